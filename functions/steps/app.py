@@ -1,0 +1,17 @@
+"""Steps function: the Task states of the durable run state machine, one thin call into the engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.logging import Logger
+
+from personal_agent.durable.steps import handle_step
+
+logger = Logger()
+
+
+@logger.inject_lambda_context(correlation_id_path="run_id")
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Advance a durable run (or answer a ping) and return a small pointer for the next state."""
+    return handle_step(event)

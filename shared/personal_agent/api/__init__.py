@@ -1,0 +1,1 @@
+"""The HTTP API (FastAPI). Routers parse, authorize and delegate; logic lives in the library."""

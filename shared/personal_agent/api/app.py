@@ -1,0 +1,29 @@
+"""The FastAPI application factory. Imports stay light: no pydantic-ai, model SDKs or boto3 here."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from personal_agent.api import health
+from personal_agent.api.errors import install_error_handlers
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    from personal_agent.bus import reset_bus
+    from personal_agent.db import close_pool
+
+    await close_pool()
+    await reset_bus()
+
+
+def create_app() -> FastAPI:
+    """The JSON API: health and everything under /api/v1."""
+    app = FastAPI(title="Personal Agent", version="0.1.0", lifespan=_lifespan)
+    install_error_handlers(app)
+    app.include_router(health.router)
+    return app

@@ -1,0 +1,69 @@
+"""The one mapping from errors to HTTP: JSON with a stable `code`, a `message` and the request id."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from personal_agent.errors import AppError
+
+log = logging.getLogger("personal_agent.api")
+
+_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
+               429: "rate_limited"}
+
+
+def request_id(request: Request) -> str:
+    rid: str | None = getattr(request.state, "request_id", None)
+    return rid or "-"
+
+
+def error_body(request: Request, status: int, code: str, message: str, **details: Any) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id(request)}
+    if details:
+        body["details"] = details
+    headers = {"X-Request-Id": request_id(request)}
+    retry_after = details.get("retry_after")
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the request-id middleware and every exception handler."""
+
+    @app.middleware("http")
+    async def _request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        incoming = request.headers.get("x-request-id", "")
+        request.state.request_id = incoming if 0 < len(incoming) <= 128 else uuid.uuid4().hex
+        response = await call_next(request)
+        response.headers.setdefault("X-Request-Id", request.state.request_id)
+        return response
+
+    @app.exception_handler(AppError)
+    async def _app_error(request: Request, exc: AppError) -> JSONResponse:
+        return error_body(request, exc.status, exc.code, exc.message, **exc.details)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
+        return error_body(request, 422, "invalid_input", "the request is not valid", errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        return error_body(request, exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error", extra={"request_id": request_id(request)})
+        return error_body(request, 500, "internal_error", "an unexpected error occurred")

@@ -1,0 +1,6 @@
+"""The event bus: one interface, two backends (Redis/Valkey over TCP, Upstash REST)."""
+
+from personal_agent.bus.base import BusEntry, EventBus
+from personal_agent.bus.factory import get_bus, reset_bus
+
+__all__ = ["BusEntry", "EventBus", "get_bus", "reset_bus"]

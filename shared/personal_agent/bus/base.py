@@ -1,0 +1,42 @@
+"""The bus interface every backend implements (and one contract test suite checks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class BusEntry:
+    """One stream entry: its id (the SSE `id:`) and its JSON payload."""
+
+    id: str
+    data: str
+
+
+class EventBus(Protocol):
+    """Append-only streams with replay by entry id; content only, never control."""
+
+    async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
+        """Append `data`; trim to about `maxlen` entries; (re)set the stream's expiry; return the entry id."""
+        ...
+
+    async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
+        """Entries after `after` ("0" for all); wait up to `block_ms` when there are none."""
+        ...
+
+    async def first_id(self, stream: str) -> str | None:
+        """The oldest retained entry id, or None when the stream does not exist (expired or never written)."""
+        ...
+
+    async def last_id(self, stream: str) -> str | None:
+        """The newest entry id, or None when the stream does not exist."""
+        ...
+
+    async def ping(self) -> bool:
+        """True when the backend answers."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...

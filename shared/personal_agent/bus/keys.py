@@ -1,0 +1,20 @@
+"""Every Redis key name the platform uses, in one place."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+
+def run_stream(org_id: UUID | str, run_id: UUID | str) -> str:
+    """The AG-UI event stream of one run."""
+    return f"pa:{org_id}:run:{run_id}"
+
+
+def feed_stream(org_id: UUID | str, user_id: UUID | str) -> str:
+    """A user's feed: runs started and finished in their chats, wherever they were started."""
+    return f"pa:{org_id}:feed:{user_id}"
+
+
+def cancel_channel(run_id: UUID | str) -> str:
+    """Pub/Sub control channel for cancelling a run (control only, never content)."""
+    return f"pa:control:cancel:{run_id}"

@@ -1,0 +1,44 @@
+"""Redis/Valkey backend over TCP: XADD with MAXLEN ~, EXPIRE for retention, XREAD BLOCK."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from personal_agent.bus.base import BusEntry
+
+
+class RedisStreamsBus:
+    """EventBus over a Redis protocol server."""
+
+    def __init__(self, url: str) -> None:
+        import redis.asyncio as aioredis
+
+        self._client: Any = aioredis.from_url(url, decode_responses=True, health_check_interval=30)
+
+    async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.xadd(stream, {"d": data}, maxlen=maxlen, approximate=True)
+            pipe.expire(stream, retention_seconds)
+            entry_id, _ = await pipe.execute()
+        return str(entry_id)
+
+    async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
+        result = await self._client.xread({stream: after}, count=count, block=block_ms or None)
+        entries: list[BusEntry] = []
+        for _name, items in result or []:
+            entries.extend(BusEntry(entry_id, fields.get("d", "")) for entry_id, fields in items)
+        return entries
+
+    async def first_id(self, stream: str) -> str | None:
+        items = await self._client.xrange(stream, count=1)
+        return str(items[0][0]) if items else None
+
+    async def last_id(self, stream: str) -> str | None:
+        items = await self._client.xrevrange(stream, count=1)
+        return str(items[0][0]) if items else None
+
+    async def ping(self) -> bool:
+        return bool(await self._client.ping())
+
+    async def close(self) -> None:
+        await self._client.aclose()

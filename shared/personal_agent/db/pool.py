@@ -1,0 +1,73 @@
+"""The process's async connection pool and the transaction helpers that set `app.current_org`.
+
+On Lambda the pool lives for the container (min size 0, so an idle container holds nothing open
+against RDS Proxy); in the dev server it lives for the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from uuid import UUID
+
+from psycopg import AsyncConnection
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from personal_agent.errors import ConfigurationError
+from personal_agent.settings import get_settings
+
+Conn = AsyncConnection[DictRow]
+
+_pools: dict[int, AsyncConnectionPool[Conn]] = {}
+
+
+def _loop_key() -> int:
+    return id(asyncio.get_running_loop())
+
+
+async def get_pool() -> AsyncConnectionPool[Conn]:
+    """The pool for the running event loop, opened on first use."""
+    key = _loop_key()
+    pool = _pools.get(key)
+    if pool is None:
+        url = get_settings().database_url
+        if not url:
+            raise ConfigurationError("DATABASE_URL is not set: run `pa dev` or point DATABASE_URL at Postgres")
+        pool = AsyncConnectionPool(
+            url,
+            min_size=0,
+            max_size=get_settings().database_pool_max,
+            kwargs={"row_factory": dict_row, "autocommit": True},
+            connection_class=AsyncConnection[DictRow],
+            open=False,
+            check=AsyncConnectionPool.check_connection,
+        )
+        await pool.open()
+        _pools[key] = pool
+    return pool
+
+
+async def close_pool() -> None:
+    """Close the running loop's pool (tests, shutdown)."""
+    pool = _pools.pop(_loop_key(), None)
+    if pool is not None:
+        await pool.close()
+
+
+@asynccontextmanager
+async def org_transaction(org_id: UUID | str) -> AsyncIterator[Conn]:
+    """A transaction in which RLS sees exactly one org's rows."""
+    pool = await get_pool()
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
+        yield conn
+
+
+@asynccontextmanager
+async def system_transaction() -> AsyncIterator[Conn]:
+    """A transaction with no org set: tenant tables read as empty; only global tables are visible."""
+    pool = await get_pool()
+    async with pool.connection() as conn, conn.transaction():
+        yield conn

@@ -1,0 +1,1 @@
+"""Readiness (hard dependencies) and soft dependency reports."""

@@ -1,0 +1,1 @@
+"""The local stack: embedded Postgres, Valkey and moto, replaceable one by one with real services."""

@@ -1,0 +1,50 @@
+"""`pa dev`: the local stack plus one uvicorn process serving the API, the SSE relay and the web chat."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+from personal_agent.errors import ConfigurationError
+from personal_agent.local.ports import ensure_port_free
+from personal_agent.local.stack import LocalStack
+from personal_agent.settings import get_settings
+
+
+def build_dev_app() -> object:
+    """The app the dev server serves (the API plus, in local mode, the relay and the web chat)."""
+    from personal_agent.local.dev_app import create_dev_app
+
+    return create_dev_app()
+
+
+def run_dev_server() -> int:
+    """Start everything, print where it is, serve until Ctrl-C, then stop every part."""
+    started = time.perf_counter()
+    settings = get_settings()
+    try:
+        ensure_port_free(settings.host, settings.port, "the dev server", "PA_PORT")
+        stack = LocalStack(settings).start()
+    except ConfigurationError as exc:
+        print(f"pa dev: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import uvicorn
+
+        app = build_dev_app()
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
+        server = uvicorn.Server(config)
+        url = f"http://{settings.host}:{settings.port}"
+        parts = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
+        print(f"Personal Agent is running at {url}  (ready in {time.perf_counter() - started:.1f}s: {parts})")
+        print(f"  log in: open {url} and choose 'Dev login', or run `pa token --org acme --user alice` for a token")
+        print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
+        sys.stdout.flush()
+        asyncio.run(server.serve())
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()
+        print("pa dev: stopped")
+    return 0

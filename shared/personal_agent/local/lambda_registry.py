@@ -1,0 +1,110 @@
+"""The project's Lambda handlers keyed by function name, built from the functions `template.yaml` declares."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+TEMPLATE = REPO_ROOT / "template.yaml"
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML loader that keeps CloudFormation short-form tags (`!Ref`, `!Sub`, ...) as plain values."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    return {f"Fn::{suffix}" if suffix not in ("Ref", "Condition") else suffix: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    """The SAM template as plain data (intrinsic functions kept as one-key dicts)."""
+    with path.open() as f:
+        data: dict[str, Any] = yaml.load(f, Loader=_CfnLoader)  # noqa: S506 - our own loader subclasses SafeLoader
+    return data
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    logical_id: str
+    folder: str
+    module: str
+    attribute: str
+
+    @property
+    def local_name(self) -> str:
+        """The function name used locally (and in the ASL substitutions of the local stack)."""
+        return "pa-" + self.folder.replace("_", "-")
+
+    def load(self) -> Handler:
+        handler: Handler = getattr(importlib.import_module(self.module), self.attribute)
+        return handler
+
+
+def declared_functions(template: dict[str, Any] | None = None) -> list[FunctionSpec]:
+    """Every AWS::Serverless::Function whose CodeUri is a folder under `functions/`."""
+    template = template or load_template()
+    specs: list[FunctionSpec] = []
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        props = resource.get("Properties", {})
+        code_uri = str(props.get("CodeUri", "")).strip("/")
+        if not code_uri.startswith("functions/"):
+            continue
+        folder = code_uri.split("/", 1)[1]
+        module_name, _, attribute = str(props.get("Handler", "app.handler")).rpartition(".")
+        specs.append(FunctionSpec(logical_id, folder, f"functions.{folder}.{module_name}", attribute))
+    return specs
+
+
+class LambdaRegistry:
+    """Handlers by function name (local name, logical id or ARN), imported on first use."""
+
+    def __init__(self, specs: list[FunctionSpec]) -> None:
+        self._specs: dict[str, FunctionSpec] = {}
+        for spec in specs:
+            self._specs[spec.local_name] = spec
+            self._specs[spec.logical_id] = spec
+        self._loaded: dict[str, Handler] = {}
+        self.overrides: dict[str, Handler] = {}
+
+    @classmethod
+    def from_template(cls, path: Path = TEMPLATE) -> LambdaRegistry:
+        return cls(declared_functions(load_template(path)))
+
+    @staticmethod
+    def _name(name_or_arn: str) -> str:
+        # arn:aws:lambda:region:account:function:NAME[:qualifier]
+        parts = name_or_arn.split(":")
+        return parts[6] if name_or_arn.startswith("arn:") and len(parts) >= 7 else name_or_arn
+
+    def names(self) -> list[str]:
+        return sorted({spec.local_name for spec in self._specs.values()})
+
+    def resolve(self, name_or_arn: str) -> tuple[str, Handler]:
+        name = self._name(name_or_arn)
+        if name in self.overrides:
+            return name, self.overrides[name]
+        spec = self._specs.get(name)
+        if spec is None:
+            raise KeyError(f"no function named {name!r} in template.yaml")
+        if spec.local_name not in self._loaded:
+            self._loaded[spec.local_name] = spec.load()
+        return spec.local_name, self._loaded[spec.local_name]

@@ -1,0 +1,125 @@
+"""Start and stop the local stack: each embedded part unless its env var points at a real service."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from personal_agent.db.migrate import apply_migrations
+from personal_agent.errors import ConfigurationError
+from personal_agent.local.aws import (
+    STATE_MACHINES_DIR,
+    LocalAws,
+    ensure_state_machine,
+    local_substitutions,
+    render_asl,
+    start_moto,
+)
+from personal_agent.local.lambda_registry import LambdaRegistry
+from personal_agent.local.ports import ensure_port_free, ensure_reachable
+from personal_agent.settings import Settings, get_settings
+
+# Durable-run settings that the template passes as DefinitionSubstitutions besides function ARNs.
+LOCAL_ASL_PARAMETERS = {"ApprovalTimeoutSeconds": "86400", "StepTimeoutSeconds": "300"}
+
+
+@dataclass
+class LocalStack:
+    """The running parts and the env vars that point the app at them."""
+
+    settings: Settings
+    env: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    _postgres: Any = None
+    _valkey: Any = None
+    aws: LocalAws | None = None
+    registry: LambdaRegistry | None = None
+
+    def _time(self, name: str, start: float) -> None:
+        self.timings[name] = round(time.perf_counter() - start, 3)
+
+    def start(self, *, with_aws: bool = True) -> LocalStack:
+        s = self.settings
+        data_dir = Path(s.data_dir).resolve()
+        data_dir.mkdir(parents=True, exist_ok=True)
+
+        t = time.perf_counter()
+        if s.database_url:
+            ensure_reachable(s.database_url, "Postgres", "DATABASE_URL")
+            admin_url = s.database_admin_url or s.database_url
+            app_url = s.database_url
+        else:
+            from personal_agent.local.postgres import start_embedded_postgres
+
+            try:
+                self._postgres, urls = start_embedded_postgres(data_dir, s.database_app_role)
+            except Exception as exc:
+                raise ConfigurationError(
+                    f"embedded Postgres failed to start ({type(exc).__name__}: {exc}); "
+                    f"see {data_dir / 'pgdata' / 'log'} or set DATABASE_URL"
+                ) from None
+            admin_url, app_url = urls.admin_url, urls.app_url
+        apply_migrations(admin_url, app_role=s.database_app_role, app_password=s.database_app_password)
+        self.env.update(DATABASE_URL=app_url, DATABASE_ADMIN_URL=admin_url)
+        self._time("postgres", t)
+
+        t = time.perf_counter()
+        if s.upstash_url:
+            ensure_reachable(s.upstash_url, "Upstash REST", "UPSTASH_REDIS_REST_URL")
+        elif s.redis_url:
+            ensure_reachable(s.redis_url, "Redis", "REDIS_URL")
+        else:
+            from personal_agent.local.valkey import start_embedded_valkey
+
+            ensure_port_free("127.0.0.1", s.valkey_port, "embedded Valkey", "PA_VALKEY_PORT")
+            self._valkey, redis_url = start_embedded_valkey(data_dir, s.valkey_port)
+            self.env["REDIS_URL"] = redis_url
+        self._time("redis", t)
+
+        if with_aws:
+            t = time.perf_counter()
+            self.registry = LambdaRegistry.from_template()
+            if s.aws_endpoint_url:
+                ensure_reachable(s.aws_endpoint_url, "AWS endpoint", "AWS_ENDPOINT_URL")
+                endpoint = s.aws_endpoint_url
+            else:
+                ensure_port_free("127.0.0.1", s.moto_port, "moto (local AWS)", "PA_MOTO_PORT")
+                self.aws = start_moto(s.moto_port, self.registry, s.aws_region)
+                endpoint = self.aws.endpoint_url
+            self.env["AWS_ENDPOINT_URL"] = endpoint
+            os.environ.update(self.env)
+            arns = self.provision_state_machines(endpoint)
+            if "agent_run" in arns:
+                self.env["PA_STATE_MACHINE_ARN"] = arns["agent_run"]
+            self._time("aws", t)
+
+        os.environ.update(self.env)
+        get_settings.cache_clear()
+        return self
+
+    def provision_state_machines(self, endpoint: str) -> dict[str, str]:
+        """Create every `infra/statemachines/*.asl.json` with local substitutions; return name -> ARN."""
+        import boto3
+
+        assert self.registry is not None
+        sfn = boto3.client("stepfunctions", endpoint_url=endpoint, region_name=self.settings.aws_region)
+        subs = local_substitutions(self.registry, self.settings.aws_region, LOCAL_ASL_PARAMETERS)
+        arns: dict[str, str] = {}
+        for path in sorted(STATE_MACHINES_DIR.glob("*.asl.json")):
+            name = path.name.removesuffix(".asl.json")
+            arns[name] = ensure_state_machine(sfn, f"pa-{name}", render_asl(path, subs))
+        return arns
+
+    def stop(self) -> None:
+        """Stop what this stack started; data stays under the data dir."""
+        if self.aws is not None:
+            self.aws.stop()
+        if self._valkey is not None:
+            self._valkey.stop()
+        if self._postgres is not None:
+            from personal_agent.local.postgres import stop_embedded_postgres
+
+            stop_embedded_postgres(self._postgres)
