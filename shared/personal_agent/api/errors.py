@@ -17,9 +17,17 @@ from personal_agent.errors import AppError
 
 log = logging.getLogger("personal_agent.api")
 
-_HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-               405: "method_not_allowed", 409: "conflict", 413: "too_large", 415: "unsupported_media_type",
-               429: "rate_limited"}
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+}
 
 
 def request_id(request: Request) -> str:

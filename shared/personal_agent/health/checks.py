@@ -58,8 +58,15 @@ async def _state_machine() -> str:
 
 async def _models() -> str:
     settings = get_settings()
-    providers = [name for name, key in (("openai", settings.openai_api_key), ("anthropic", settings.anthropic_api_key),
-                                        ("openai-compatible", settings.openai_compatible_base_url)) if key]
+    providers = [
+        name
+        for name, key in (
+            ("openai", settings.openai_api_key),
+            ("anthropic", settings.anthropic_api_key),
+            ("openai-compatible", settings.openai_compatible_base_url),
+        )
+        if key
+    ]
     if providers:
         return ", ".join(providers)
     if settings.is_local:

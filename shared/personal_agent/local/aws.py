@@ -88,8 +88,9 @@ def install_dispatcher(dispatcher: LambdaDispatcher) -> None:
 
     _dispatcher = dispatcher
 
-    def invoke(self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any,
-               response_headers: Any) -> bytes:
+    def invoke(
+        self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
+    ) -> bytes:
         assert _dispatcher is not None
         return _dispatcher.invoke(function_name, body, headers, response_headers)
 
@@ -134,8 +135,9 @@ def function_arn(name: str, region: str = "us-east-1") -> str:
     return f"arn:aws:lambda:{region}:{ACCOUNT_ID}:function:{name}"
 
 
-def local_substitutions(registry: LambdaRegistry, region: str = "us-east-1",
-                        extra: dict[str, str] | None = None) -> dict[str, str]:
+def local_substitutions(
+    registry: LambdaRegistry, region: str = "us-east-1", extra: dict[str, str] | None = None
+) -> dict[str, str]:
     """The DefinitionSubstitutions the template gives, with local ARNs (`<LogicalId>Arn`)."""
     subs: dict[str, str] = {}
     for spec in {s.local_name: s for s in registry._specs.values()}.values():

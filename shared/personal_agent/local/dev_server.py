@@ -6,13 +6,15 @@ import asyncio
 import sys
 import time
 
+from fastapi import FastAPI
+
 from personal_agent.errors import ConfigurationError
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.stack import LocalStack
 from personal_agent.settings import get_settings
 
 
-def build_dev_app() -> object:
+def build_dev_app() -> FastAPI:
     """The app the dev server serves (the API plus, in local mode, the relay and the web chat)."""
     from personal_agent.local.dev_app import create_dev_app
 

