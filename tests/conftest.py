@@ -79,13 +79,17 @@ def make_tenant(admin_url: str) -> Iterator[object]:
     """Create a fresh org and user (unique per call) so tests never share rows."""
 
     def _make(roles: tuple[str, ...] = ("user",), slug: str | None = None) -> Tenant:
+        from personal_agent.settings import get_settings
+
         slug = slug or f"org-{uuid.uuid4().hex[:10]}"
         subject = f"user-{uuid.uuid4().hex[:10]}"
+        # The user belongs to the dev issuer, so `tests.auth.auth_headers(tenant)` signs in as this user.
+        issuer = get_settings().dev_issuer
         with psycopg.connect(admin_url, autocommit=True) as conn:
             org_id = conn.execute("INSERT INTO orgs (slug, name) VALUES (%s, %s) RETURNING id", [slug, slug]).fetchone()
             user_id = conn.execute(
-                "INSERT INTO users (issuer, subject, email) VALUES ('test', %s, %s) RETURNING id",
-                [subject, f"{subject}@example.test"],
+                "INSERT INTO users (issuer, subject, email) VALUES (%s, %s, %s) RETURNING id",
+                [issuer, subject, f"{subject}@example.test"],
             ).fetchone()
             assert org_id and user_id
             conn.execute(
@@ -108,3 +112,25 @@ async def client(stack: object) -> AsyncIterator[object]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
         yield http
+
+
+@pytest.fixture(scope="session")
+def live_url(stack: object) -> Iterator[str]:
+    """The dev app on a real loopback port (streaming needs a real server)."""
+    from personal_agent.local.dev_app import create_dev_app
+    from tests.live_server import LiveServer
+
+    server = LiveServer(create_dev_app()).start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def http(live_url: str) -> AsyncIterator[object]:
+    """An HTTP client for the live server."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=live_url, timeout=30) as client:
+        yield client

@@ -1,4 +1,4 @@
-"""The `pa` command: `pa dev`, `pa migrate`."""
+"""The `pa` command: `pa dev`, `pa migrate`, `pa token`."""
 
 from __future__ import annotations
 
@@ -26,12 +26,50 @@ def _migrate(_: argparse.Namespace) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> int:
+    from personal_agent.identity.claims import ROLES, normalize_org
+    from personal_agent.identity.dev_issuer import DevIssuer
+    from personal_agent.settings import get_settings
+
+    settings = get_settings()
+    if not settings.is_local:
+        print(
+            "pa token: the dev issuer exists only in local mode (PA_ENV=local); use your identity provider",
+            file=sys.stderr,
+        )
+        return 2
+    orgs = [normalize_org(o) for o in args.org]
+    if None in orgs:
+        print("pa token: an org is a slug: lowercase letters, digits and '-', at most 63", file=sys.stderr)
+        return 2
+    roles = args.role or ["user"]
+    unknown = sorted(set(roles) - set(ROLES))
+    if unknown:
+        print(f"pa token: unknown role {', '.join(unknown)} (choose from {', '.join(ROLES)})", file=sys.stderr)
+        return 2
+    issuer = DevIssuer.from_settings(settings)
+    ttl = args.ttl or settings.dev_token_ttl_seconds
+    print(issuer.mint(subject=args.user, orgs=[o for o in orgs if o], roles=roles, ttl_seconds=ttl, email=args.email))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pa` script."""
     parser = argparse.ArgumentParser(prog="pa", description="Personal Agent command line")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("dev", help="run the local stack and the web chat").set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply database migrations").set_defaults(func=_migrate)
+    token = sub.add_parser(
+        "token",
+        help="print a dev-issuer bearer token (local mode)",
+        description="Print a bearer token signed by the local dev issuer, e.g. `pa token --org acme --user alice`.",
+    )
+    token.add_argument("--org", action="append", required=True, help="org slug; repeat to grant several")
+    token.add_argument("--user", required=True, help="the user's subject (created on first use)")
+    token.add_argument("--role", action="append", help="admin, org-admin or user (default user); repeatable")
+    token.add_argument("--email", help="the user's e-mail claim")
+    token.add_argument("--ttl", type=int, help="lifetime in seconds (default PA_DEV_TOKEN_TTL_SECONDS)")
+    token.set_defaults(func=_token)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

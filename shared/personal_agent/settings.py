@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     upstash_url: str | None = Field(None, validation_alias=_env("UPSTASH_REDIS_REST_URL"))
     upstash_token: str | None = Field(None, validation_alias=_env("UPSTASH_REDIS_REST_TOKEN"))
     event_retention_seconds: int = Field(86_400, validation_alias=_env("PA_EVENT_RETENTION_SECONDS"))
+    sse_heartbeat_seconds: float = Field(15.0, validation_alias=_env("PA_SSE_HEARTBEAT_SECONDS"))
+    sse_max_lifetime_seconds: float = Field(840.0, validation_alias=_env("PA_SSE_MAX_LIFETIME_SECONDS"))
     event_stream_maxlen: int = Field(10_000, validation_alias=_env("PA_EVENT_STREAM_MAXLEN"))
 
     # AWS (moto in local mode unless AWS_ENDPOINT_URL points elsewhere).
@@ -51,6 +53,24 @@ class Settings(BaseSettings):
     oidc_issuer: str | None = Field(None, validation_alias=_env("PA_OIDC_ISSUER"))
     oidc_audience: str = Field("personal-agent", validation_alias=_env("PA_OIDC_AUDIENCE"))
     oidc_jwks_url: str | None = Field(None, validation_alias=_env("PA_OIDC_JWKS_URL"))
+    # Where the audience lives: `aud` for OIDC ID/access tokens, `client_id` for Cognito access tokens.
+    oidc_audience_claim: str = Field("aud", validation_alias=_env("PA_OIDC_AUDIENCE_CLAIM"))
+    # Claim paths (dotted; a key containing dots, such as an Auth0 namespaced claim, is matched whole
+    # first; several paths separated by commas are merged). Prefixes filter and strip group-style values.
+    oidc_org_claim: str = Field("org", validation_alias=_env("PA_OIDC_ORG_CLAIM"))
+    oidc_org_prefix: str = Field("", validation_alias=_env("PA_OIDC_ORG_PREFIX"))
+    oidc_roles_claim: str = Field("roles", validation_alias=_env("PA_OIDC_ROLES_CLAIM"))
+    oidc_role_prefix: str = Field("", validation_alias=_env("PA_OIDC_ROLE_PREFIX"))
+    oidc_default_org: str | None = Field(None, validation_alias=_env("PA_OIDC_DEFAULT_ORG"))
+    oidc_leeway_seconds: int = Field(60, ge=0, le=600, validation_alias=_env("PA_OIDC_LEEWAY_SECONDS"))
+    oidc_jwks_cache_seconds: int = Field(600, ge=0, validation_alias=_env("PA_OIDC_JWKS_CACHE_SECONDS"))
+    oidc_jwks_min_refresh_seconds: float = Field(30.0, ge=0, validation_alias=_env("PA_OIDC_JWKS_MIN_REFRESH_SECONDS"))
+    # Orgs a valid token names but the database does not know yet are created on first use (all modes);
+    # set false when orgs are provisioned ahead (the token then gets 403 unknown_org).
+    auto_create_orgs: bool = Field(True, validation_alias=_env("PA_AUTO_CREATE_ORGS"))
+    # The built-in dev issuer (local and test only; never trusted when PA_ENV=aws).
+    dev_issuer: str = Field("urn:personal-agent:dev-issuer", validation_alias=_env("PA_DEV_ISSUER"))
+    dev_token_ttl_seconds: int = Field(43_200, ge=60, validation_alias=_env("PA_DEV_TOKEN_TTL_SECONDS"))
 
     # Model providers (platform keys; tenants may bring their own).
     openai_api_key: str | None = Field(None, validation_alias=_env("OPENAI_API_KEY"), repr=False)

@@ -7,8 +7,9 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from personal_agent.api import health
+from personal_agent.api import chats, health, models, runs, usage
 from personal_agent.api.errors import install_error_handlers
+from personal_agent.api.identity import include_identity_routers
 
 
 @asynccontextmanager
@@ -26,4 +27,7 @@ def create_app() -> FastAPI:
     app = FastAPI(title="Personal Agent", version="0.1.0", lifespan=_lifespan)
     install_error_handlers(app)
     app.include_router(health.router)
+    include_identity_routers(app)
+    for router in (chats.router, runs.router, usage.router, models.router):
+        app.include_router(router)
     return app

@@ -9,4 +9,9 @@ from personal_agent.api.app import create_app
 
 def create_dev_app() -> FastAPI:
     """The API app with the SSE relay and the built web chat mounted."""
-    return create_app()
+    from personal_agent.stream import agui_endpoint, routes
+
+    app = create_app()
+    app.include_router(routes.router)
+    app.include_router(agui_endpoint.router)
+    return app

@@ -1,0 +1,209 @@
+/**
+ * A resumable SSE client over `fetch()`: it sends `Authorization` and `Last-Event-ID`, reconnects
+ * when the server closes the stream (max lifetime) or the network drops, and never hands the same
+ * event id to the caller twice. Stop is an action on the run; closing this stream only detaches.
+ */
+
+import { EventIdTracker } from "./eventId";
+import { SseParser } from "./sse";
+
+export type StreamState = "connecting" | "open" | "reconnecting" | "done" | "failed" | "closed";
+
+export class StreamError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly fatal: boolean,
+  ) {
+    super(message);
+    this.name = "StreamError";
+  }
+}
+
+export interface EventStreamOptions<E> {
+  /** The events URL (absolute or same-origin relative). */
+  url: string;
+  /** The bearer token; called before every connection so a refreshed token is used. */
+  getToken: () => Promise<string | null> | string | null;
+  /** Resume after this id (sent as `Last-Event-ID`). */
+  lastEventId?: string | null;
+  /** Called once per new event, in order, after its id was recorded. */
+  onEvent: (event: E, id: string | null) => void;
+  onState?: (state: StreamState, error?: StreamError) => void;
+  /** True for the event after which the stream is complete (no reconnect). */
+  isTerminal?: (event: E) => boolean;
+  /** Asked when the server closed without a terminal event: true means the run is over anyway. */
+  isFinished?: () => Promise<boolean>;
+  /** Called when an event's data is not JSON; the event is skipped. */
+  onMalformed?: (data: string, id: string | null) => void;
+  fetch?: typeof fetch;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** First reconnect delay after a failure; doubled per consecutive failure up to `maxDelayMs`. */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  /** Consecutive failed connections before giving up (`failed`). */
+  maxFailures?: number;
+}
+
+function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+const FATAL_STATUSES = new Set([400, 403, 404, 410]);
+
+export class EventStream<E = unknown> {
+  private readonly ids: EventIdTracker;
+  private readonly controller = new AbortController();
+  private retryMs: number | null = null;
+  private finished = false;
+  private running: Promise<void> | null = null;
+  state: StreamState = "connecting";
+
+  constructor(private readonly options: EventStreamOptions<E>) {
+    this.ids = new EventIdTracker(options.lastEventId ?? null);
+  }
+
+  /** The id of the last event handed to `onEvent` (persist it to resume after a reload). */
+  get lastEventId(): string | null {
+    return this.ids.last;
+  }
+
+  /** Connect and keep the stream going; resolves when it is done, failed or closed. */
+  start(): Promise<void> {
+    this.running ??= this.loop();
+    return this.running;
+  }
+
+  /** Detach from the stream (does not cancel the run). */
+  close(): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort();
+    this.setState("closed");
+  }
+
+  private setState(state: StreamState, error?: StreamError): void {
+    if (this.state === "closed") return;
+    this.state = state;
+    this.options.onState?.(state, error);
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.controller.signal;
+    const sleep = this.options.sleep ?? defaultSleep;
+    const initial = this.options.initialDelayMs ?? 500;
+    const maxDelay = this.options.maxDelayMs ?? 15_000;
+    const maxFailures = this.options.maxFailures ?? 8;
+    let failures = 0;
+    let retriedAuth = false;
+    let first = true;
+    while (!signal.aborted && !this.finished) {
+      this.setState(first ? "connecting" : "reconnecting");
+      first = false;
+      let progressed = false;
+      try {
+        progressed = await this.connect(signal);
+        retriedAuth = false;
+      } catch (err) {
+        if (signal.aborted) return;
+        const error = err instanceof StreamError ? err : new StreamError(String(err), null, false);
+        if (error.status === 401 && !retriedAuth) {
+          retriedAuth = true; // the token may have been refreshed meanwhile: one more try
+        } else if (error.fatal || ++failures >= maxFailures) {
+          this.setState("failed", error);
+          return;
+        }
+      }
+      if (signal.aborted || this.finished) break;
+      if (progressed) failures = 0;
+      else if (failures === 0) failures = 1; // a stream that closed without a byte backs off too
+      // The stream ended without a terminal event: the relay's max lifetime, or a run that is over.
+      if (this.options.isFinished) {
+        try {
+          if (await this.options.isFinished()) {
+            this.finished = true;
+            break;
+          }
+        } catch {
+          // unknown: reconnect and let the stream tell
+        }
+      }
+      const delay = progressed ? (this.retryMs ?? 250) : Math.min(maxDelay, initial * 2 ** (failures - 1));
+      await sleep(delay, signal);
+    }
+    if (!signal.aborted) this.setState("done");
+  }
+
+  /** One connection. Returns true when it delivered any bytes; throws StreamError when it could not open. */
+  private async connect(signal: AbortSignal): Promise<boolean> {
+    const token = await this.options.getToken();
+    const headers: Record<string, string> = { Accept: "text/event-stream" };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    if (this.ids.last) headers["Last-Event-ID"] = this.ids.last;
+    const doFetch = this.options.fetch ?? globalThis.fetch.bind(globalThis);
+    let response: Response;
+    try {
+      response = await doFetch(this.options.url, { headers, signal, cache: "no-store" });
+    } catch (err) {
+      throw new StreamError(`could not connect: ${String(err)}`, null, false);
+    }
+    if (!response.ok) {
+      const message = await errorMessage(response);
+      throw new StreamError(message, response.status, FATAL_STATUSES.has(response.status));
+    }
+    if (!response.body) throw new StreamError("the stream has no body", response.status, true);
+    this.setState("open");
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    const parser = new SseParser();
+    let progressed = false;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        if (value.length > 0) progressed = true;
+        for (const message of parser.feed(value)) {
+          if (message.retry !== null) this.retryMs = message.retry;
+          if (!message.data && message.id === null) continue;
+          if (!this.ids.accept(message.id)) continue; // a replay of something already applied
+          if (!message.data) continue;
+          let event: E;
+          try {
+            event = JSON.parse(message.data) as E;
+          } catch {
+            this.options.onMalformed?.(message.data, message.id);
+            continue;
+          }
+          this.options.onEvent(event, message.id);
+          if (this.options.isTerminal?.(event)) {
+            this.finished = true;
+            await reader.cancel().catch(() => undefined);
+            return progressed;
+          }
+        }
+      }
+    } catch {
+      // A dropped connection mid-stream: the loop reconnects from the last applied id.
+      return progressed;
+    } finally {
+      reader.releaseLock();
+    }
+    return progressed;
+  }
+}
+
+async function errorMessage(response: Response): Promise<string> {
+  try {
+    const body = (await response.json()) as { message?: string };
+    if (body && typeof body.message === "string") return body.message;
+  } catch {
+    // not JSON
+  }
+  return `the stream answered ${response.status}`;
+}

@@ -1,0 +1,186 @@
+/**
+ * The live view of one run, built from its AG-UI events. It is plain data (so it can be saved in
+ * sessionStorage with the last applied event id and restored after a reload) and is mutated in
+ * place (so a Vue `reactive()` proxy around it re-renders as tokens arrive).
+ */
+
+import { type AguiEvent, isApprovalRequest } from "./agui";
+
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired";
+
+export type LiveItem =
+  | { kind: "assistant"; id: string; text: string; streaming: boolean }
+  | { kind: "tool"; id: string; name: string; args: string; result: string | null; done: boolean }
+  | { kind: "approval"; id: string; tool: string; args: unknown; expiresAt: string | null; status: ApprovalStatus }
+  | { kind: "error"; id: string; message: string; code: string | null }
+  | { kind: "notice"; id: string; text: string };
+
+export type RunPhase = "running" | "finished" | "error" | "cancelled" | "expired";
+
+export interface RunView {
+  runId: string;
+  chatId: string;
+  eventsUrl: string;
+  mode: string | null;
+  model: string | null;
+  phase: RunPhase;
+  /** The user's message as sent, shown until the stored transcript has it. */
+  userText: string | null;
+  items: LiveItem[];
+  /** The id of the last event applied to `items` (resume point). */
+  lastEventId: string | null;
+}
+
+export function newRunView(init: {
+  runId: string;
+  chatId: string;
+  eventsUrl: string;
+  mode?: string | null;
+  model?: string | null;
+  userText?: string | null;
+}): RunView {
+  return {
+    runId: init.runId,
+    chatId: init.chatId,
+    eventsUrl: init.eventsUrl,
+    mode: init.mode ?? null,
+    model: init.model ?? null,
+    phase: "running",
+    userText: init.userText ?? null,
+    items: [],
+    lastEventId: null,
+  };
+}
+
+function find<K extends LiveItem["kind"]>(view: RunView, kind: K, id: string): Extract<LiveItem, { kind: K }> | undefined {
+  return view.items.find((item) => item.kind === kind && item.id === id) as Extract<LiveItem, { kind: K }> | undefined;
+}
+
+function assistant(view: RunView, messageId: string): Extract<LiveItem, { kind: "assistant" }> {
+  let item = find(view, "assistant", messageId);
+  if (!item) {
+    item = { kind: "assistant", id: messageId, text: "", streaming: true };
+    view.items.push(item);
+  }
+  return item;
+}
+
+function tool(view: RunView, toolCallId: string, name = "tool"): Extract<LiveItem, { kind: "tool" }> {
+  let item = find(view, "tool", toolCallId);
+  if (!item) {
+    item = { kind: "tool", id: toolCallId, name, args: "", result: null, done: false };
+    view.items.push(item);
+  }
+  return item;
+}
+
+function lastId(view: RunView, kind: "assistant" | "tool"): string {
+  for (let i = view.items.length - 1; i >= 0; i--) if (view.items[i]!.kind === kind) return view.items[i]!.id;
+  return "";
+}
+
+/** Apply one event (already de-duplicated by id) to the view. */
+export function applyEvent(view: RunView, event: AguiEvent, id: string | null = null): void {
+  if (id) view.lastEventId = id;
+  switch (event.type) {
+    case "TEXT_MESSAGE_START":
+      assistant(view, event.messageId);
+      break;
+    case "TEXT_MESSAGE_CONTENT":
+      assistant(view, event.messageId).text += event.delta;
+      break;
+    case "TEXT_MESSAGE_END":
+      assistant(view, event.messageId).streaming = false;
+      break;
+    case "TEXT_MESSAGE_CHUNK": {
+      const messageId = event.messageId ?? lastId(view, "assistant");
+      if (messageId) assistant(view, messageId).text += event.delta ?? "";
+      break;
+    }
+    case "TOOL_CALL_START":
+      tool(view, event.toolCallId, event.toolCallName).name = event.toolCallName;
+      break;
+    case "TOOL_CALL_ARGS":
+      tool(view, event.toolCallId).args += event.delta;
+      break;
+    case "TOOL_CALL_END":
+      tool(view, event.toolCallId).done = true;
+      break;
+    case "TOOL_CALL_CHUNK": {
+      const toolCallId = event.toolCallId ?? lastId(view, "tool");
+      if (toolCallId) {
+        const item = tool(view, toolCallId, event.toolCallName);
+        if (event.toolCallName) item.name = event.toolCallName;
+        item.args += event.delta ?? "";
+      }
+      break;
+    }
+    case "TOOL_CALL_RESULT": {
+      const item = tool(view, event.toolCallId);
+      item.result = event.content;
+      item.done = true;
+      break;
+    }
+    case "RUN_FINISHED":
+      endStreaming(view);
+      if (view.phase === "running") view.phase = "finished";
+      break;
+    case "RUN_ERROR":
+      endStreaming(view);
+      view.phase = "error";
+      view.items.push({ kind: "error", id: `error-${id ?? view.items.length}`, message: event.message, code: event.code ?? null });
+      break;
+    case "CUSTOM":
+      applyCustom(view, event.name, event.value, id);
+      break;
+    default:
+      break; // steps, state snapshots and anything newer are not shown
+  }
+}
+
+function applyCustom(view: RunView, name: string, value: unknown, id: string | null): void {
+  if (name === "approval_requested" && isApprovalRequest(value)) {
+    const existing = find(view, "approval", value.approval_id);
+    if (!existing) {
+      view.items.push({
+        kind: "approval",
+        id: value.approval_id,
+        tool: value.tool,
+        args: value.args,
+        expiresAt: value.expires_at ?? null,
+        status: "pending",
+      });
+    }
+  } else if (name.startsWith("approval_") && isApprovalRequest(value)) {
+    // approval_decided / approval_resolved / approval_expired: the card shows the outcome.
+    const item = find(view, "approval", value.approval_id);
+    const status = approvalStatus(name, value);
+    if (item && status) item.status = status;
+  } else if (name === "run_cancelled") {
+    endStreaming(view);
+    view.phase = "cancelled";
+    view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
+  } else if (name === "resume_expired") {
+    view.phase = "expired";
+  }
+}
+
+function approvalStatus(name: string, value: object): ApprovalStatus | null {
+  const raw = String((value as { status?: unknown; decision?: unknown }).status ?? (value as { decision?: unknown }).decision ?? "");
+  if (name === "approval_expired" || raw === "expired") return "expired";
+  if (raw === "approve" || raw === "approved") return "approved";
+  if (raw === "deny" || raw === "denied") return "denied";
+  return null;
+}
+
+function endStreaming(view: RunView): void {
+  for (const item of view.items) if (item.kind === "assistant") item.streaming = false;
+}
+
+/** The whole text the run's assistant messages streamed (for tests and the "copy" action). */
+export function assistantText(view: RunView): string {
+  return view.items
+    .filter((item): item is Extract<LiveItem, { kind: "assistant" }> => item.kind === "assistant")
+    .map((item) => item.text)
+    .join("\n\n");
+}

@@ -1,0 +1,63 @@
+"""Runs: start one in a chat (202 with its events URL), read its status, cancel it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.runs import service
+from personal_agent.runs.launch import LaunchRequest, launch_run
+
+router = APIRouter(prefix="/api/v1", tags=["runs"])
+
+
+class RunCreate(BaseModel):
+    message: str
+    model: str | None = None
+    mode: Literal["inline", "durable", "auto"] = "auto"
+
+
+class RunAccepted(BaseModel):
+    run_id: UUID
+    mode: str
+    model: str
+    events_url: str
+    status_url: str
+
+
+@router.post("/chats/{chat_id}/runs", status_code=202, operation_id="start_run", response_model=RunAccepted)
+async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal) -> JSONResponse:
+    await service.ensure_own_chat(principal, chat_id)
+    spec = await launch_run(
+        LaunchRequest(
+            org_id=principal.org_id,
+            user_id=principal.user_id,
+            chat_id=chat_id,
+            message=body.message,
+            model=body.model,
+            mode=body.mode,
+        )
+    )
+    body_out = {
+        "run_id": str(spec.run_id),
+        "mode": spec.mode,
+        "model": spec.model,
+        "events_url": f"/api/v1/runs/{spec.run_id}/events",
+        "status_url": f"/api/v1/runs/{spec.run_id}",
+    }
+    return JSONResponse(body_out, status_code=202, headers={"Location": body_out["status_url"]})
+
+
+@router.get("/runs/{run_id}", operation_id="get_run")
+async def get_run(run_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    return await service.run_view(principal, run_id)
+
+
+@router.post("/runs/{run_id}/cancel", status_code=202, operation_id="cancel_run")
+async def cancel_run(run_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    return await service.cancel(principal, run_id)

@@ -1,0 +1,116 @@
+"""Upstash REST backend: one atomic EVAL per publish, XREAD polled with backoff (REST cannot block)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import httpx
+
+from personal_agent.bus.base import BusEntry
+
+T = TypeVar("T")
+
+# XADD with approximate trimming and the retention EXPIRE in one script: atomic, one round trip,
+# and (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
+_PUBLISH = """
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return id
+"""
+
+
+class UpstashBusError(RuntimeError):
+    """Upstash REST refused or failed a bus command; the message says which and why (never the token)."""
+
+
+def _entries(result: Any) -> list[BusEntry]:
+    """XREAD's `[[stream, [[id, [field, value, ...]], ...]]]` as entries (payload in field `d`)."""
+    entries: list[BusEntry] = []
+    for _name, items in result or []:
+        for entry_id, fields in items or []:
+            pairs = dict(zip(fields[::2], fields[1::2], strict=True))
+            entries.append(BusEntry(str(entry_id), str(pairs.get("d", ""))))
+    return entries
+
+
+class UpstashBus:
+    """EventBus over the Upstash REST API (`upstash-redis`).
+
+    REST has no blocking read, so `read` polls XREAD, sleeping `poll_initial_s` doubling up to
+    `poll_max_s` until entries arrive or `block_ms` runs out. The client retries nothing: a retried
+    XADD whose first attempt did land would publish an event twice.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        request_timeout_s: float = 10.0,
+        poll_initial_s: float = 0.01,
+        poll_max_s: float = 0.25,
+    ) -> None:
+        from upstash_redis.asyncio import Redis
+
+        self._url = url.rstrip("/")
+        self._client: Any = Redis(url=self._url, token=token, rest_retries=0, allow_telemetry=False)
+        self._timeout = request_timeout_s
+        self._poll_initial = poll_initial_s
+        self._poll_max = poll_max_s
+
+    async def _call(self, what: str, request: Awaitable[T]) -> T:
+        """One REST request with a deadline (the client's own HTTP timeout is None) and a clear error."""
+        from upstash_redis.errors import UpstashError
+
+        where = f"Upstash REST {what} at {self._url}"
+        try:
+            async with asyncio.timeout(self._timeout):
+                return await request
+        except UpstashError as exc:
+            message = str(exc)
+            hint = " (check UPSTASH_REDIS_REST_TOKEN)" if "WRONGPASS" in message or "auth" in message.lower() else ""
+            raise UpstashBusError(f"{where} failed: {message}{hint}") from None
+        except TimeoutError:
+            raise UpstashBusError(f"{where} timed out after {self._timeout} s") from None
+        except (httpx.HTTPError, ValueError) as exc:  # transport failure, or a body that is not JSON
+            raise UpstashBusError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
+        entry_id = await self._call(
+            "publish",
+            self._client.eval(_PUBLISH, keys=[stream], args=[str(maxlen), data, str(retention_seconds)]),
+        )
+        return str(entry_id)
+
+    async def _xread(self, stream: str, after: str, count: int) -> list[BusEntry]:
+        return _entries(await self._call("read", self._client.xread({stream: after}, count=count)))
+
+    async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
+        if after == "$":  # "only what comes next": pin it to the current tail once, or every poll moves it
+            after = await self.last_id(stream) or "0-0"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(block_ms, 0) / 1000
+        delay = self._poll_initial
+        while True:
+            entries = await self._xread(stream, after, count)
+            remaining = deadline - loop.time()
+            if entries or remaining <= 0:
+                return entries
+            await asyncio.sleep(min(delay, remaining))
+            delay = min(delay * 2, self._poll_max)
+
+    async def first_id(self, stream: str) -> str | None:
+        items = await self._call("first_id", self._client.xrange(stream, "-", "+", count=1))
+        return str(items[0][0]) if items else None
+
+    async def last_id(self, stream: str) -> str | None:
+        items = await self._call("last_id", self._client.xrevrange(stream, "+", "-", count=1))
+        return str(items[0][0]) if items else None
+
+    async def ping(self) -> bool:
+        return bool(await self._call("ping", self._client.ping()) == "PONG")
+
+    async def close(self) -> None:
+        await self._client.close()

@@ -1,0 +1,1 @@
+"""Chats: CRUD under RLS and the transcript view of their pydantic-ai messages."""

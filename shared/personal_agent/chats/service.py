@@ -1,0 +1,106 @@
+"""Chat rows. A chat is private to its owner; anyone else (same org or not) gets 404."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db import org_transaction
+from personal_agent.errors import InvalidInput, NotFound
+from personal_agent.identity.principal import Principal
+
+COLUMNS = "id, title, classification, created_at, updated_at"
+MAX_TITLE = 200
+
+
+def _title(title: str | None) -> str:
+    text = (title or "").strip() or "New chat"
+    if len(text) > MAX_TITLE:
+        raise InvalidInput(f"the title is longer than {MAX_TITLE} characters", code="title_too_long")
+    return text
+
+
+def _encode_cursor(row: dict[str, Any]) -> str:
+    raw = json.dumps([row["updated_at"].isoformat(), str(row["id"])]).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        updated, chat_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return datetime.fromisoformat(updated), UUID(chat_id)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput("the cursor is not valid", code="invalid_cursor") from exc
+
+
+async def create_chat(principal: Principal, title: str | None) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            f"INSERT INTO chats (org_id, user_id, title) VALUES (%s, %s, %s) RETURNING {COLUMNS}",
+            [principal.org_id, principal.user_id, _title(title)],
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+async def list_chats(principal: Principal, limit: int, cursor: str | None, q: str | None) -> dict[str, Any]:
+    clauses = ["user_id = %s"]
+    params: list[Any] = [principal.user_id]
+    if cursor:
+        updated, chat_id = _decode_cursor(cursor)
+        clauses.append("(updated_at, id) < (%s, %s)")
+        params += [updated, chat_id]
+    if q:
+        clauses.append("title ILIKE %s")
+        params.append("%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+    sql = f"SELECT {COLUMNS} FROM chats WHERE {' AND '.join(clauses)} ORDER BY updated_at DESC, id DESC LIMIT %s"
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(sql, [*params, limit + 1])
+        rows = await cur.fetchall()
+    next_cursor = _encode_cursor(rows[limit - 1]) if len(rows) > limit else None
+    return {"items": rows[:limit], "next_cursor": next_cursor}
+
+
+async def get_chat(principal: Principal, chat_id: UUID) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            f"SELECT {COLUMNS} FROM chats WHERE id = %s AND user_id = %s", [chat_id, principal.user_id]
+        )
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound("chat not found", code="chat_not_found")
+    return row
+
+
+async def rename_chat(principal: Principal, chat_id: UUID, title: str) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            f"UPDATE chats SET title = %s, updated_at = now() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
+            [_title(title), chat_id, principal.user_id],
+        )
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound("chat not found", code="chat_not_found")
+    return row
+
+
+async def delete_chat(principal: Principal, chat_id: UUID) -> None:
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            "DELETE FROM chats WHERE id = %s AND user_id = %s RETURNING id", [chat_id, principal.user_id]
+        )
+        if await cur.fetchone() is None:
+            raise NotFound("chat not found", code="chat_not_found")
+
+
+async def transcript_rows(principal: Principal, chat_id: UUID) -> list[dict[str, Any]]:
+    await get_chat(principal, chat_id)
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            "SELECT id, run_id, message, created_at FROM messages WHERE chat_id = %s ORDER BY id", [chat_id]
+        )
+        return await cur.fetchall()

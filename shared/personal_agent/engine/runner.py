@@ -1,0 +1,247 @@
+"""The engine: advance a run by steps over pydantic-ai, checkpointing after every model response and
+every tool round, emitting AG-UI events, and recording usage per ModelResponse.
+
+Both drivers call `advance`: inline loops it once with no time budget; a durable Task calls it with
+its budget and gets back a small outcome for the state machine's Choice.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from uuid import UUID
+
+from ag_ui.core import (
+    CustomEvent,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    StepFinishedEvent,
+    StepStartedEvent,
+)
+from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai.exceptions import AgentRunError, ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart
+from pydantic_ai.usage import UsageLimits
+
+from personal_agent.db import org_transaction
+from personal_agent.engine import usage
+from personal_agent.engine.agent_factory import build_agent
+from personal_agent.engine.agui import AgUiTranslator
+from personal_agent.engine.cancellation import CancelWatch, RunCancelled, clear_local_cancel
+from personal_agent.engine.emitter import RunEmitter
+from personal_agent.errors import NotFound
+from personal_agent.runs import store
+from personal_agent.runs.spec import RunSpec
+
+StepStatus = Literal["continue", "waiting", "succeeded", "failed", "cancelled"]
+MODEL_ERRORS = (ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded, AgentRunError)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a step did: small enough for a Step Functions payload (no content)."""
+
+    status: StepStatus
+    seq: int
+    request_index: int
+    approval_ids: list[str] = field(default_factory=list)
+
+
+class RunLimitExceeded(Exception):
+    """The run reached a hard limit of its spec."""
+
+
+def dump_messages(messages: list[ModelMessage]) -> bytes:
+    return ModelMessagesTypeAdapter.dump_json(messages)
+
+
+def _ids(spec: RunSpec) -> dict[str, str]:
+    return {"thread_id": str(spec.chat_id), "run_id": str(spec.run_id)}
+
+
+async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
+    """First step: the chat history plus this run's user message become checkpoint 0."""
+    async with org_transaction(spec.org_id) as conn:
+        existing = await store.latest_checkpoint(conn, spec.run_id)
+        if existing is not None:
+            return existing
+        prior = await store.chat_history(conn, spec.chat_id, before_run=spec.run_id)
+        cur = await conn.execute("SELECT message FROM messages WHERE run_id = %s ORDER BY id", [spec.run_id])
+        own = [row["message"] for row in await cur.fetchall()]
+        messages = prior + own
+        state = {"history_len": len(messages), "request_index": 0}
+        await emitter.emit(RunStartedEvent(**_ids(spec)))
+        await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
+        await store.mark_running(conn, spec.run_id)
+    await emitter.announce(
+        "run_started",
+        {
+            "run_id": str(spec.run_id),
+            "chat_id": str(spec.chat_id),
+            "status": "running",
+            "source": spec.trigger_source,
+            "mode": spec.mode,
+        },
+    )
+    return store.Checkpoint(0, "start", messages, state)
+
+
+async def advance(run_id: UUID, org_id: UUID, *, time_budget: float | None = None) -> StepOutcome:
+    """Advance the run from its last checkpoint until it ends, waits for a person, or the budget is spent."""
+    async with org_transaction(org_id) as conn:
+        row = await store.get_run(conn, run_id)
+    if row is None:
+        raise NotFound("run not found", code="run_not_found")
+    spec = RunSpec.model_validate(row["spec"])
+    if row["status"] in store.TERMINAL:
+        return StepOutcome(row["status"], -1, -1)
+    emitter = RunEmitter(spec)
+    checkpoint = await _start(spec, emitter)
+    return await _drive(spec, emitter, checkpoint, time_budget)
+
+
+async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_budget: float | None) -> StepOutcome:
+    seq, ri = cp.seq, int(cp.state["request_index"])
+    history_len = int(cp.state["history_len"])
+    state = dict(cp.state)
+    history = ModelMessagesTypeAdapter.validate_python(cp.messages)
+    deadline = time.monotonic() + time_budget if time_budget else None
+    watch = CancelWatch(spec.run_id, spec.org_id)
+    translator = AgUiTranslator(str(spec.run_id), ri)
+    completed: list[ModelMessage] = list(history)
+    agent = build_agent(spec)
+    try:
+        async with agent.iter(None, message_history=history, usage_limits=UsageLimits(request_limit=None)) as run:
+            node = run.next_node
+            while not Agent.is_end_node(node):
+                await watch.check(force=True)
+                if Agent.is_model_request_node(node):
+                    if ri >= spec.limits.max_model_requests:
+                        raise RunLimitExceeded(
+                            f"the run reached its limit of {spec.limits.max_model_requests} model requests"
+                        )
+                    translator = AgUiTranslator(str(spec.run_id), ri)
+                    step = f"model_request:{ri}"
+                    await emitter.emit(StepStartedEvent(step_name=step))
+                    async with node.stream(run.ctx) as stream:
+                        async for event in stream:
+                            await emitter.emit(*translator.translate(event))
+                            await watch.check()
+                    node = await run.next(node)
+                    completed = run.all_messages()
+                    response = completed[-1]
+                    assert isinstance(response, ModelResponse)
+                    seq, ri = seq + 1, ri + 1
+                    state.update(request_index=ri, last_event_id=emitter.last_id)
+                    async with org_transaction(spec.org_id) as conn:
+                        await usage.record(conn, spec, ri - 1, response)
+                        await store.save_checkpoint(conn, spec, seq, "model_response", dump_messages(completed), state)
+                    await emitter.emit(StepFinishedEvent(step_name=step))
+                elif Agent.is_call_tools_node(node):
+                    calls = node.model_response.tool_calls
+                    step = f"tools:{ri - 1}"
+                    if calls:
+                        await emitter.emit(StepStartedEvent(step_name=step))
+                    async with node.stream(run.ctx) as tool_stream:
+                        async for event in tool_stream:
+                            await emitter.emit(*translator.translate(event))
+                    node = await run.next(node)
+                    if calls and Agent.is_model_request_node(node):
+                        completed = [*run.all_messages(), node.request]
+                        seq += 1
+                        state.update(last_event_id=emitter.last_id)
+                        async with org_transaction(spec.org_id) as conn:
+                            await store.save_checkpoint(
+                                conn, spec, seq, "tool_results", dump_messages(completed), state
+                            )
+                    if calls:
+                        await emitter.emit(StepFinishedEvent(step_name=step))
+                else:
+                    node = await run.next(node)
+                if deadline is not None and time.monotonic() > deadline and not Agent.is_end_node(node):
+                    return StepOutcome("continue", seq, ri)
+            output = node.data.output
+            completed = run.all_messages()
+    except RunCancelled:
+        partial = translator.partial_text()
+        await emitter.emit(*translator.close_open())
+        if partial and not (completed and isinstance(completed[-1], ModelResponse)):
+            completed = [*completed, ModelResponse(parts=[TextPart(partial)], model_name=spec.model)]
+        return await _end(spec, emitter, completed, history_len, "cancelled", seq, ri)
+    except (*MODEL_ERRORS, RunLimitExceeded) as exc:
+        await emitter.emit(*translator.close_open())
+        code = "limit_exceeded" if isinstance(exc, RunLimitExceeded | UsageLimitExceeded) else "model_error"
+        return await _end(
+            spec, emitter, completed, history_len, "failed", seq, ri, error={"code": code, "message": str(exc)[:500]}
+        )
+    if isinstance(output, DeferredToolRequests):
+        from personal_agent.durable.approvals import request_approvals
+
+        approval_ids = await request_approvals(spec, emitter, output, seq)
+        return StepOutcome("waiting", seq, ri, approval_ids)
+    return await _end(spec, emitter, completed, history_len, "succeeded", seq, ri)
+
+
+async def _end(
+    spec: RunSpec,
+    emitter: RunEmitter,
+    messages: list[ModelMessage],
+    history_len: int,
+    status: str,
+    seq: int,
+    ri: int,
+    error: dict[str, Any] | None = None,
+) -> StepOutcome:
+    """Write the run's messages to the chat once, then emit its terminal event and tell the feed."""
+    new = ModelMessagesTypeAdapter.dump_python(messages[history_len:], mode="json")
+    async with org_transaction(spec.org_id) as conn:
+        if await store.finish_run(conn, spec.run_id, status, error):
+            await store.append_messages(conn, spec, new)
+    clear_local_cancel(spec.run_id)
+    if status == "failed" and error:
+        await emitter.emit(RunErrorEvent(message=error["message"], code=error["code"]))
+    elif status == "cancelled":
+        await emitter.emit(
+            CustomEvent(name="run_cancelled", value={"run_id": str(spec.run_id)}),
+            RunFinishedEvent(**_ids(spec), outcome=RunFinishedCancelledOutcome()),
+        )
+    else:
+        await emitter.emit(RunFinishedEvent(**_ids(spec), outcome=RunFinishedSuccessOutcome()))
+    await emitter.announce(
+        "run_finished",
+        {
+            "run_id": str(spec.run_id),
+            "chat_id": str(spec.chat_id),
+            "status": status,
+            "source": spec.trigger_source,
+            "mode": spec.mode,
+        },
+    )
+    return StepOutcome(status, seq, ri)  # type: ignore[arg-type]
+
+
+async def fail_run(run_id: UUID, org_id: UUID, code: str, message: str) -> None:
+    """Mark a run failed from outside the engine (a driver that crashed, the state machine's Catch)."""
+    async with org_transaction(org_id) as conn:
+        row = await store.get_run(conn, run_id)
+    if row is None or row["status"] in store.TERMINAL:
+        return
+    spec = RunSpec.model_validate(row["spec"])
+    async with org_transaction(org_id) as conn:
+        cp = await store.latest_checkpoint(conn, run_id)
+    messages = ModelMessagesTypeAdapter.validate_python(cp.messages) if cp else []
+    history_len = int(cp.state["history_len"]) if cp else 0
+    await _end(
+        spec,
+        RunEmitter(spec),
+        messages,
+        history_len,
+        "failed",
+        cp.seq if cp else 0,
+        0,
+        error={"code": code, "message": message[:500]},
+    )

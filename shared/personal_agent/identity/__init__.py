@@ -1,0 +1,1 @@
+"""Identity and tenancy: who is calling, in which org, with which roles."""

@@ -1,0 +1,1 @@
+"""Model choice: the catalogue of models this deployment offers and how each is built."""

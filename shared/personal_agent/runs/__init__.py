@@ -1,0 +1,1 @@
+"""Runs: the RunSpec, the launch chokepoint, the drivers and the run store."""

@@ -1,0 +1,109 @@
+"""The one chokepoint that starts a run: validate, build the frozen RunSpec, store it, hand it to a driver."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from personal_agent.db import org_transaction
+from personal_agent.errors import AppError, InvalidInput, NotFound
+from personal_agent.models.catalog import resolve_model_id
+from personal_agent.runs import store
+from personal_agent.runs.spec import MAX_MESSAGE_CHARS, RequestedMode, RunMode, RunSpec, ToolRef, TriggerSource
+from personal_agent.tools.registry import default_tool_names, get_tool
+
+DEFAULT_INSTRUCTIONS = (
+    "You are Personal Agent, a helpful assistant. Answer clearly and concisely in Markdown. "
+    "Use tools when they help; never invent tool results."
+)
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    org_id: UUID
+    user_id: UUID | None
+    chat_id: UUID
+    message: str
+    model: str | None = None
+    mode: RequestedMode = "auto"
+    trigger_source: TriggerSource = "chat"
+    tools: tuple[str, ...] | None = None
+    instructions: str | None = None
+
+
+def user_request_json(message: str) -> dict[str, Any]:
+    """The user's turn as a pydantic-ai `ModelRequest` in JSON, built without importing pydantic-ai (the API
+    function does not ship it)."""
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": message, "timestamp": now}]}
+
+
+def validate_message(message: str) -> str:
+    text = message.strip()
+    if not text:
+        raise InvalidInput("the message is empty", code="empty_message")
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise AppError(
+            f"the message is longer than {MAX_MESSAGE_CHARS} characters",
+            code="message_too_long",
+            status=413,
+            limit=MAX_MESSAGE_CHARS,
+        )
+    return message
+
+
+def choose_mode(requested: RequestedMode, tools: tuple[ToolRef, ...], trigger: TriggerSource) -> RunMode:
+    """`auto` is durable when the run may wait for a person or nobody is watching; otherwise inline."""
+    if requested != "auto":
+        return requested
+    if trigger in ("webhook", "schedule") or any(t.requires_approval for t in tools):
+        return "durable"
+    return "inline"
+
+
+def snapshot_tools(names: tuple[str, ...] | None) -> tuple[ToolRef, ...]:
+    refs = []
+    for name in names if names is not None else tuple(default_tool_names()):
+        tool = get_tool(name)
+        if tool is None:
+            raise InvalidInput(f"unknown tool {name!r}", code="unknown_tool")
+        refs.append(ToolRef(name=name, requires_approval=tool.requires_approval, acts=tool.acts))
+    return tuple(refs)
+
+
+async def launch_run(request: LaunchRequest) -> RunSpec:
+    """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input."""
+    message = validate_message(request.message)
+    tools = snapshot_tools(request.tools)
+    mode = choose_mode(request.mode, tools, request.trigger_source)
+    from personal_agent.runs.drivers import ensure_driver_available, start_run
+
+    ensure_driver_available(mode)
+    spec = RunSpec(
+        run_id=uuid.uuid4(),
+        org_id=request.org_id,
+        user_id=request.user_id,
+        chat_id=request.chat_id,
+        model=resolve_model_id(request.model),
+        instructions=request.instructions or DEFAULT_INSTRUCTIONS,
+        tools=tools,
+        mode=mode,
+        trigger_source=request.trigger_source,
+    )
+    async with org_transaction(request.org_id) as conn:
+        cur = await conn.execute("SELECT id FROM chats WHERE id = %s FOR UPDATE", [request.chat_id])
+        if await cur.fetchone() is None:
+            raise NotFound("chat not found", code="chat_not_found")
+        await store.insert_run(conn, spec)
+        await conn.execute(
+            "INSERT INTO messages (org_id, chat_id, run_id, kind, message) VALUES (%s, %s, %s, 'request', %s)",
+            [spec.org_id, spec.chat_id, spec.run_id, Jsonb(user_request_json(message))],
+        )
+        await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [request.chat_id])
+    await start_run(spec)
+    return spec

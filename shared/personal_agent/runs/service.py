@@ -1,0 +1,62 @@
+"""Run views and actions for the API (ownership checks live here, not in the routers)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db import org_transaction
+from personal_agent.errors import NotFound
+from personal_agent.identity.principal import Principal
+from personal_agent.runs import store
+
+
+async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute("SELECT 1 FROM chats WHERE id = %s AND user_id = %s", [chat_id, principal.user_id])
+        if await cur.fetchone() is None:
+            raise NotFound("chat not found", code="chat_not_found")
+
+
+async def visible_run(principal: Principal, run_id: UUID) -> dict[str, Any]:
+    """The run if the caller may see it: its own runs, or any run of the org for org admins; else 404."""
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.get_run(conn, run_id)
+    if row is None or (row["user_id"] != principal.user_id and not principal.is_org_admin):
+        raise NotFound("run not found", code="run_not_found")
+    return row
+
+
+async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
+    row = await visible_run(principal, run_id)
+    return {
+        "id": str(row["id"]),
+        "chat_id": str(row["chat_id"]) if row["chat_id"] else None,
+        "status": row["status"],
+        "mode": row["mode"],
+        "model": row["model_name"],
+        "trigger_source": row["trigger_source"],
+        "parent_run_id": str(row["parent_run_id"]) if row["parent_run_id"] else None,
+        "error": row["error"],
+        "created_at": row["created_at"].isoformat(),
+        "started_at": row["started_at"].isoformat() if row["started_at"] else None,
+        "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
+        "events_url": f"/api/v1/runs/{row['id']}/events",
+    }
+
+
+async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
+    """Set the cancel flag (the engine stops between stream chunks) and stop a durable execution."""
+    row = await visible_run(principal, run_id)
+    if row["status"] in store.TERMINAL:
+        return {"run_id": str(run_id), "status": row["status"], "cancelled": False}
+    async with org_transaction(principal.org_id) as conn:
+        await conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
+    from personal_agent.engine.cancellation import signal_local_cancel
+
+    signal_local_cancel(run_id)
+    if row["mode"] == "durable" and row["execution_arn"]:
+        from personal_agent.durable.launch import stop_execution
+
+        await stop_execution(principal.org_id, run_id, row["execution_arn"])
+    return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}

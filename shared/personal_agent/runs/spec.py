@@ -1,0 +1,55 @@
+"""The frozen, JSON-serialisable description of a run, built once at launch (the toolset snapshot included)."""
+
+from __future__ import annotations
+
+from typing import Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RunMode = Literal["inline", "durable"]
+RequestedMode = Literal["inline", "durable", "auto"]
+TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent"]
+
+MAX_MESSAGE_CHARS = 32_000
+"""The longest user message accepted (characters). Longer input is refused with 413 `message_too_long`."""
+
+
+class RunLimits(BaseModel):
+    """Hard limits enforced by the engine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_model_requests: int = Field(25, ge=1, le=200)
+    max_tool_calls: int = Field(50, ge=0, le=500)
+    step_time_budget_seconds: float = Field(240.0, gt=0)
+
+
+class ToolRef(BaseModel):
+    """One tool in the run's snapshot: its name and whether a person must approve each call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    requires_approval: bool = False
+    acts: bool = False
+
+
+class RunSpec(BaseModel):
+    """Everything a driver needs to run, fixed at launch; steps never re-read live config."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: UUID
+    org_id: UUID
+    user_id: UUID | None
+    chat_id: UUID
+    model: str
+    instructions: str
+    tools: tuple[ToolRef, ...] = ()
+    limits: RunLimits = RunLimits()
+    mode: RunMode
+    trigger_source: TriggerSource = "chat"
+    parent_run_id: UUID | None = None
+    approval_timeout_seconds: int = 86_400
+    approval_policy: Literal["wait", "deny"] = "wait"

@@ -1,0 +1,161 @@
+"""Run rows, checkpoints, chat messages and usage rows. Every call runs inside an org transaction (RLS)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from personal_agent.db.pool import Conn
+from personal_agent.runs.spec import RunSpec
+
+TERMINAL = ("succeeded", "failed", "cancelled", "skipped")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    seq: int
+    kind: str
+    messages: list[Any]  # pydantic-ai message JSON (the whole history the run continues from)
+    state: dict[str, Any]
+
+
+async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
+    await conn.execute(
+        "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        [
+            spec.run_id,
+            spec.org_id,
+            spec.chat_id,
+            spec.user_id,
+            spec.parent_run_id,
+            status,
+            spec.mode,
+            spec.trigger_source,
+            Jsonb(spec.model_dump(mode="json")),
+            spec.model,
+        ],
+    )
+
+
+async def get_run(conn: Conn, run_id: UUID | str) -> dict[str, Any] | None:
+    cur = await conn.execute("SELECT * FROM runs WHERE id = %s", [str(run_id)])
+    return await cur.fetchone()
+
+
+async def load_spec(conn: Conn, run_id: UUID | str) -> RunSpec | None:
+    row = await get_run(conn, run_id)
+    return RunSpec.model_validate(row["spec"]) if row else None
+
+
+async def mark_running(conn: Conn, run_id: UUID) -> None:
+    await conn.execute(
+        "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now())"
+        " WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')",
+        [run_id],
+    )
+
+
+async def finish_run(conn: Conn, run_id: UUID, status: str, error: dict[str, Any] | None = None) -> bool:
+    """Move a run to a terminal status once; False when it already was terminal (a retry or a race)."""
+    cur = await conn.execute(
+        "UPDATE runs SET status = %s, error = %s, finished_at = now()"
+        " WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped') RETURNING id",
+        [status, Jsonb(error) if error else None, run_id],
+    )
+    return await cur.fetchone() is not None
+
+
+async def set_waiting(conn: Conn, run_id: UUID, waiting: bool) -> None:
+    await conn.execute(
+        "UPDATE runs SET status = %s WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')",
+        ["waiting" if waiting else "running", run_id],
+    )
+
+
+async def cancel_requested(conn: Conn, run_id: UUID) -> bool:
+    cur = await conn.execute("SELECT cancel_requested FROM runs WHERE id = %s", [run_id])
+    row = await cur.fetchone()
+    return bool(row and row["cancel_requested"])
+
+
+async def latest_checkpoint(conn: Conn, run_id: UUID) -> Checkpoint | None:
+    cur = await conn.execute(
+        "SELECT seq, kind, messages, state FROM run_checkpoints WHERE run_id = %s ORDER BY seq DESC LIMIT 1", [run_id]
+    )
+    row = await cur.fetchone()
+    return Checkpoint(row["seq"], row["kind"], row["messages"], row["state"]) if row else None
+
+
+async def save_checkpoint(
+    conn: Conn, spec: RunSpec, seq: int, kind: str, messages_json: bytes, state: dict[str, Any]
+) -> None:
+    """Store the history after a model response or tool results; a retried step never overwrites one."""
+    await conn.execute(
+        "INSERT INTO run_checkpoints (run_id, seq, org_id, kind, messages, state)"
+        " VALUES (%s, %s, %s, %s, %s::jsonb, %s)"
+        " ON CONFLICT (run_id, seq) DO NOTHING",
+        [spec.run_id, seq, spec.org_id, kind, messages_json.decode(), Jsonb(state)],
+    )
+
+
+async def chat_history(conn: Conn, chat_id: UUID, before_run: UUID | None = None) -> list[Any]:
+    """The chat's stored messages (pydantic-ai JSON), oldest first, excluding `before_run`'s own."""
+    cur = await conn.execute(
+        "SELECT message FROM messages WHERE chat_id = %s AND (run_id IS DISTINCT FROM %s) ORDER BY id",
+        [chat_id, before_run],
+    )
+    return [row["message"] for row in await cur.fetchall()]
+
+
+async def append_messages(conn: Conn, spec: RunSpec, messages: list[dict[str, Any]]) -> None:
+    for message in messages:
+        await conn.execute(
+            "INSERT INTO messages (org_id, chat_id, run_id, kind, message) VALUES (%s, %s, %s, %s, %s)",
+            [spec.org_id, spec.chat_id, spec.run_id, message["kind"], Jsonb(message)],
+        )
+    await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [spec.chat_id])
+
+
+async def record_usage(
+    conn: Conn,
+    spec: RunSpec,
+    request_index: int,
+    model_name: str,
+    provider: str | None,
+    usage: dict[str, int],
+    cost_usd: Decimal | None,
+    price_version: str | None,
+) -> bool:
+    """One row per model response; a replay of the same response writes nothing (UNIQUE(run_id, request_index))."""
+    cur = await conn.execute(
+        "INSERT INTO usage_records (org_id, run_id, request_index, user_id, chat_id, model_name, provider,"
+        " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, price_version)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (run_id, request_index) DO NOTHING RETURNING id",
+        [
+            spec.org_id,
+            spec.run_id,
+            request_index,
+            spec.user_id,
+            spec.chat_id,
+            model_name,
+            provider,
+            usage.get("input_tokens", 0),
+            usage.get("output_tokens", 0),
+            usage.get("cache_read_tokens", 0),
+            usage.get("cache_write_tokens", 0),
+            cost_usd,
+            price_version,
+        ],
+    )
+    return await cur.fetchone() is not None
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), default=str)

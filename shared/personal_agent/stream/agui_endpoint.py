@@ -1,0 +1,92 @@
+"""`POST /api/v1/agui/{agent}`: an AG-UI endpoint, so existing AG-UI clients (CopilotKit's HttpAgent)
+work unchanged. It starts an inline run from the input's last user message and streams that run's
+events in the same response (the run still lands in a chat and can be resumed like any other)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from personal_agent.bus.keys import run_stream
+from personal_agent.db import org_transaction
+from personal_agent.errors import InvalidInput, NotFound
+from personal_agent.identity.principal import Principal
+from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.settings import get_settings
+from personal_agent.stream.relay import relay
+from personal_agent.stream.routes import SSE_HEADERS, StreamPrincipal
+
+router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
+AGENTS = {"default", "assistant"}
+
+
+def _last_user_text(run_input: RunAgentInput) -> str:
+    for message in reversed(run_input.messages):
+        if getattr(message, "role", None) == "user":
+            content = message.content
+            if isinstance(content, str):
+                return content
+            return "".join(getattr(part, "text", "") for part in content or [])
+    raise InvalidInput("the AG-UI input has no user message", code="no_user_message")
+
+
+async def _chat_for_thread(principal: Principal, thread_id: str) -> Any:
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            "INSERT INTO chats (org_id, user_id, title, external_thread_id) VALUES (%s, %s, %s, %s)"
+            " ON CONFLICT (org_id, user_id, external_thread_id) WHERE external_thread_id IS NOT NULL"
+            " DO UPDATE SET updated_at = now() RETURNING id",
+            [principal.org_id, principal.user_id, f"AG-UI {thread_id[:60]}", thread_id],
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return row["id"]
+
+
+def _rewrite_ids(frame: str, thread_id: str, run_id: str) -> str:
+    """Answer with the client's own thread and run ids on the lifecycle events."""
+    if not frame.startswith("id:") or '"runId"' not in frame:
+        return frame
+    head, _, data = frame.partition("data: ")
+    event = json.loads(data)
+    event["threadId"], event["runId"] = thread_id, run_id
+    return f"{head}data: {json.dumps(event, separators=(',', ':'))}\n\n"
+
+
+@router.post("/agui/{agent}", operation_id="agui_run", responses={200: {"content": {"text/event-stream": {}}}})
+async def agui_run(agent: str, run_input: RunAgentInput, principal: StreamPrincipal) -> StreamingResponse:
+    if agent not in AGENTS:
+        raise NotFound(f"no agent named {agent!r}", code="agent_not_found")
+    message = _last_user_text(run_input)
+    chat_id = await _chat_for_thread(principal, run_input.thread_id)
+    spec = await launch_run(
+        LaunchRequest(
+            org_id=principal.org_id,
+            user_id=principal.user_id,
+            chat_id=chat_id,
+            message=message,
+            mode="inline",
+            trigger_source="agui",
+        )
+    )
+    settings = get_settings()
+
+    async def not_gone() -> bool:
+        return False
+
+    async def frames() -> AsyncIterator[str]:
+        async for frame in relay(
+            run_stream(spec.org_id, spec.run_id),
+            None,
+            heartbeat=settings.sse_heartbeat_seconds,
+            max_lifetime=settings.sse_max_lifetime_seconds,
+            is_gone=not_gone,
+        ):
+            yield _rewrite_ids(frame, run_input.thread_id, run_input.run_id)
+
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)

@@ -1,0 +1,18 @@
+"""The stream function's ASGI app: the SSE relay, the AG-UI endpoint and liveness."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from personal_agent.api import health
+from personal_agent.api.errors import install_error_handlers
+from personal_agent.stream import agui_endpoint, routes
+
+
+def create_stream_app() -> FastAPI:
+    app = FastAPI(title="Personal Agent stream relay", version="0.1.0")
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(routes.router)
+    app.include_router(agui_endpoint.router)
+    return app

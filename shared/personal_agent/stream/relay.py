@@ -1,0 +1,93 @@
+"""Relay bus entries as Server-Sent Events. Each event's `id:` is its Redis entry id, so
+`Last-Event-ID` (or `?after=`) replays exactly what a client missed."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from ag_ui.core import CustomEvent
+
+from personal_agent.bus import get_bus
+from personal_agent.engine.emitter import encode
+from personal_agent.errors import InvalidInput
+
+_ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
+
+
+def parse_resume_point(last_event_id: str | None, after: str | None) -> str | None:
+    """The entry id to resume after, or None to start from the beginning; malformed ids are refused."""
+    value = last_event_id if last_event_id not in (None, "") else after
+    if value in (None, ""):
+        return None
+    assert value is not None
+    if value == "0":
+        return None
+    if not _ENTRY_ID.match(value):
+        raise InvalidInput("Last-Event-ID must be a stream entry id like 1712345678901-0", code="invalid_last_event_id")
+    return value
+
+
+def _id_tuple(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def sse(entry_id: str | None, data: str) -> str:
+    head = f"id: {entry_id}\n" if entry_id else ""
+    return f"{head}data: {data}\n\n"
+
+
+def is_terminal(data: str) -> bool:
+    """RUN_FINISHED (except an interrupt, after which the run goes on) and RUN_ERROR end a run's stream."""
+    if '"RUN_' not in data:
+        return False
+    event = json.loads(data)
+    if event.get("type") == "RUN_ERROR":
+        return True
+    return event.get("type") == "RUN_FINISHED" and (event.get("outcome") or {}).get("type") != "interrupt"
+
+
+async def relay(
+    stream: str,
+    after: str | None,
+    *,
+    heartbeat: float,
+    max_lifetime: float,
+    is_gone: Callable[[], Awaitable[bool]],
+    stop_on_terminal: bool = True,
+) -> AsyncIterator[str]:
+    """Yield SSE frames from `stream` after `after` until a terminal event or `max_lifetime` passes.
+
+    `is_gone` says whether a stream that no longer exists will never be written again (its run ended
+    long ago); then, or when `after` is older than what is retained, a CUSTOM `resume_expired` event
+    tells the client to reload the transcript from the API.
+    """
+    bus = get_bus()
+    if after is not None or await is_gone():
+        first = await bus.first_id(stream)
+        if (first is None and (after is not None or await is_gone())) or (
+            first is not None and after is not None and _id_tuple(after) < _id_tuple(first)
+        ):
+            expired = CustomEvent(name="resume_expired", value={"after": after, "reason": "retention"})
+            yield sse(None, encode(expired))
+            return
+    cursor = after or "0"
+    deadline = time.monotonic() + max_lifetime
+    yield ": connected\n\n"
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        entries = await bus.read(stream, cursor, block_ms=int(min(heartbeat, remaining) * 1000))
+        if not entries:
+            yield ": ping\n\n"
+            continue
+        for entry in entries:
+            cursor = entry.id
+            yield sse(entry.id, entry.data)
+            if stop_on_terminal and is_terminal(entry.data):
+                return

@@ -1,0 +1,80 @@
+"""First-party tools by name. A run's toolset is the snapshot of names in its RunSpec."""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    name: str
+    function: Callable[..., Any]
+    description: str
+    acts: bool = False
+    requires_approval: bool = False
+
+
+def current_time() -> str:
+    """The current date and time in UTC (ISO 8601)."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+_OPS: dict[type, Callable[..., Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.Pow: operator.pow,
+    ast.USub: operator.neg,
+    ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv,
+}
+
+
+def calculate(expression: str) -> str:
+    """Evaluate an arithmetic expression (numbers, + - * / // % ** and parentheses)."""
+
+    def ev(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            if isinstance(node.op, ast.Pow) and abs(ev(node.right)) > 100:
+                raise ValueError("exponent too large")
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.operand))
+        raise ValueError("only arithmetic is allowed")
+
+    if len(expression) > 500:
+        raise ValueError("expression too long")
+    return str(ev(ast.parse(expression, mode="eval").body))
+
+
+_TOOLS: dict[str, ToolDef] = {}
+
+
+def register_tool(tool: ToolDef) -> None:
+    """Add a tool to the registry (first-party tools at import; tests add scripted ones)."""
+    _TOOLS[tool.name] = tool
+
+
+def unregister_tool(name: str) -> None:
+    _TOOLS.pop(name, None)
+
+
+def get_tool(name: str) -> ToolDef | None:
+    return _TOOLS.get(name)
+
+
+def default_tool_names() -> list[str]:
+    """The tools a chat run gets unless it asks otherwise."""
+    return ["current_time", "calculate"]
+
+
+register_tool(ToolDef("current_time", current_time, "The current date and time in UTC."))
+register_tool(ToolDef("calculate", calculate, "Evaluate an arithmetic expression."))

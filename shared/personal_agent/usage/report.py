@@ -1,0 +1,67 @@
+"""Usage reports from the ledger. A user sees their own usage; org admins see the org's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from personal_agent.db import org_transaction
+from personal_agent.errors import InvalidInput
+from personal_agent.identity.principal import Principal
+
+GroupBy = Literal["model", "chat", "user", "day"]
+_KEYS: dict[str, str] = {
+    "model": "model_name",
+    "chat": "coalesce(chat_id::text, '-')",
+    "user": "coalesce(user_id::text, '-')",
+    "day": "to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD')",
+}
+
+
+async def usage_report(
+    principal: Principal,
+    start: datetime | None,
+    end: datetime | None,
+    group_by: GroupBy,
+    scope: Literal["me", "org"] = "me",
+) -> dict[str, Any]:
+    end = end or datetime.now(UTC)
+    start = start or end - timedelta(days=30)
+    if start >= end:
+        raise InvalidInput("`from` must be before `to`", code="invalid_range")
+    clauses = ["created_at >= %s", "created_at < %s"]
+    params: list[Any] = [start, end]
+    if scope == "me" or not principal.is_org_admin:
+        clauses.append("user_id = %s")
+        params.append(principal.user_id)
+    key = _KEYS[group_by]
+    sql = (
+        f"SELECT {key} AS key, count(*) AS requests, sum(input_tokens) AS input_tokens,"
+        " sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd,"
+        " count(*) FILTER (WHERE cost_usd IS NULL) AS unpriced_requests"
+        f" FROM usage_records WHERE {' AND '.join(clauses)} GROUP BY 1 ORDER BY 1"
+    )
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(sql, params)
+        rows = await cur.fetchall()
+    items = [
+        {
+            "key": r["key"],
+            "requests": r["requests"],
+            "input_tokens": int(r["input_tokens"] or 0),
+            "output_tokens": int(r["output_tokens"] or 0),
+            "cost_usd": float(r["cost_usd"]) if r["cost_usd"] is not None else None,
+            "unpriced_requests": r["unpriced_requests"],
+        }
+        for r in rows
+    ]
+    total = sum(i["cost_usd"] or 0.0 for i in items)
+    return {
+        "from": start.isoformat(),
+        "to": end.isoformat(),
+        "group_by": group_by,
+        "scope": "org" if scope == "org" and principal.is_org_admin else "me",
+        "items": items,
+        "total_cost_usd": round(total, 8),
+        "unpriced_requests": sum(i["unpriced_requests"] for i in items),
+    }
