@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: dev test bootstrap lint typecheck pytest frontend validate build bench clean
+.PHONY: dev test bootstrap lint typecheck pytest frontend validate build deploy bench clean
 
 bootstrap: $(VENV)/.installed frontend
 
@@ -33,7 +33,7 @@ frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend
 dev: bootstrap
 	$(VENV)/bin/pa dev
 
-test: bootstrap lint typecheck pytest
+test: bootstrap lint typecheck validate pytest
 
 lint:
 	$(VENV)/bin/ruff check .
@@ -44,6 +44,54 @@ typecheck:
 
 pytest:
 	$(VENV)/bin/pytest -q
+
+# ---- AWS: validate, build and deploy the SAM stack (template.yaml; docs/deploy.md) ----
+# aws-sam-cli lives in its own venv: its pins conflict with the app's. Installed once per version.
+SAM_VERSION := 1.170.0
+SAM := .tools/sam/bin/sam
+SAM_STAMP := .tools/sam/.installed-$(SAM_VERSION)
+SAM_ENV := SAM_CLI_TELEMETRY=0
+# sam build for the python3.12 runtime needs a working python3.12 on PATH (pyenv keeps one outside its shims).
+PYTHON312 = $(shell for p in "$$(command -v python3.12)" $(HOME)/.pyenv/versions/3.12*/bin/python3.12 \
+	/usr/local/bin/python3.12 /usr/bin/python3.12; do [ -x "$$p" ] && "$$p" -c 'import sys; \
+	assert sys.version_info[:2] == (3, 12)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+# Layer requirements come from uv.lock: the API layer leaves out pydantic-ai, the model SDKs and what only
+# the workers use; the worker layer adds the X-Ray SDK that Powertools' Tracer needs.
+LAYER_EXPORT := $(UV) export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate
+API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3
+WORKER_LAYER_EXTRA := aws-xray-sdk|wrapt
+DEPLOY_ARGS ?= --guided
+
+$(SAM_STAMP):
+	rm -rf .tools/sam
+	$(PYTHON) -m venv .tools/sam
+	.tools/sam/bin/pip install --quiet --disable-pip-version-check aws-sam-cli==$(SAM_VERSION)
+	touch $@
+
+validate: $(SAM_STAMP) $(VENV)/.installed
+	$(SAM_ENV) $(SAM) validate --region us-east-1 --template template.yaml
+	$(SAM_ENV) $(SAM) validate --region us-east-1 --lint --template template.yaml
+	$(VENV)/bin/cfn-lint template.yaml
+
+build: $(SAM_STAMP) $(VENV)/.installed
+	@py="$(PYTHON312)"; if [ -z "$$py" ]; then \
+		echo "make build: the Lambda runtime is python3.12 and sam build needs it; no working python3.12 on PATH" \
+			"or under ~/.pyenv/versions/3.12* (install one, e.g. 'pyenv install 3.12')" >&2; exit 1; fi; \
+	set -euo pipefail; \
+	$(LAYER_EXPORT) $(addprefix --prune ,$(API_LAYER_PRUNE)) > layers/api.requirements.txt; \
+	{ $(LAYER_EXPORT); $(UV) export --frozen --all-groups --no-emit-project --no-hashes --no-header --no-annotate \
+		| grep -E '^($(WORKER_LAYER_EXTRA))=='; } | awk -F'[=; ]' '!seen[$$1]++' \
+		> layers/worker.requirements.txt; \
+	echo "sam build with $$py"; \
+	PATH="$$(dirname "$$py"):$$PATH" PYTHON312="$$py" REPO_ROOT="$(CURDIR)" UV="$(CURDIR)/$(UV)" \
+		$(SAM_ENV) $(SAM) build --template template.yaml --parallel
+	$(VENV)/bin/python bench/package_size.py
+
+# First time: `make deploy` asks for every parameter (docs/deploy.md) and saves the answers to samconfig.toml;
+# later `make deploy DEPLOY_ARGS=` reuses them. Then the built web chat is uploaded and CloudFront refreshed.
+deploy: build frontend
+	$(SAM_ENV) $(SAM) deploy $(DEPLOY_ARGS)
+	$(VENV)/bin/python infra/publish_web.py
 
 bench: bootstrap
 	$(VENV)/bin/python bench/cold_start.py

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ async def read_events(
     last_event_id: str | None = None,
     limit: int | None = None,
     timeout: float = 30.0,
+    connected: asyncio.Event | None = None,
 ) -> list[Frame]:
     """Read frames until the server closes the stream or `limit` frames arrived (then drop the connection)."""
     request_headers = dict(headers)
@@ -55,6 +57,8 @@ async def read_events(
             raise httpx.HTTPStatusError(
                 f"{response.status_code}: {response.text}", request=response.request, response=response
             )
+        if connected is not None:
+            connected.set()  # the server fixed its resume point before sending the headers
         async for line in response.aiter_lines():
             if line.startswith(":"):
                 continue

@@ -47,11 +47,15 @@ class Settings(BaseSettings):
     aws_endpoint_url: str | None = Field(None, validation_alias=_env("AWS_ENDPOINT_URL"))
     aws_region: str = Field("us-east-1", validation_alias=_env("AWS_REGION", "AWS_DEFAULT_REGION"))
     state_machine_arn: str | None = Field(None, validation_alias=_env("PA_STATE_MACHINE_ARN"))
+    step_time_budget_seconds: float = Field(240.0, validation_alias=_env("PA_STEP_TIME_BUDGET_SECONDS"))
+    approval_timeout_seconds: int = Field(86_400, validation_alias=_env("PA_APPROVAL_TIMEOUT_SECONDS"))
     run_worker_function: str = Field("pa-run-worker", validation_alias=_env("PA_RUN_WORKER_FUNCTION"))
 
     # Identity.
     oidc_issuer: str | None = Field(None, validation_alias=_env("PA_OIDC_ISSUER"))
     oidc_audience: str = Field("personal-agent", validation_alias=_env("PA_OIDC_AUDIENCE"))
+    # The web chat's OIDC client (authorization code + PKCE); defaults to the audience (Cognito: the app client id).
+    oidc_client_id: str | None = Field(None, validation_alias=_env("PA_OIDC_CLIENT_ID"))
     oidc_jwks_url: str | None = Field(None, validation_alias=_env("PA_OIDC_JWKS_URL"))
     # Where the audience lives: `aud` for OIDC ID/access tokens, `client_id` for Cognito access tokens.
     oidc_audience_claim: str = Field("aud", validation_alias=_env("PA_OIDC_AUDIENCE_CLAIM"))
@@ -85,5 +89,8 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once."""
+    """The process-wide settings, read once (on AWS after the secrets the template names are loaded)."""
+    from personal_agent.secret_env import load_secrets_into_environ
+
+    load_secrets_into_environ()
     return Settings()

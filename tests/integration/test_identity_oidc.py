@@ -161,7 +161,8 @@ async def test_x_org_must_be_granted_by_the_token(client: Any, idp: TestIdentity
     first, second, subject = _org(), _org(), _user()
     other = make_tenant()  # exists, but this token does not grant it
     token = idp.sign(idp.claims(subject, org=[first, second]), kid)
-    assert (await _me(client, token)).json()["org"]["slug"] == first
+    me = (await _me(client, token)).json()
+    assert me["org"]["slug"] == first and me["orgs"] == [first, second]
     assert (await _me(client, token, **{"X-Org": second})).json()["org"]["slug"] == second
     refused = await _me(client, token, **{"X-Org": other.slug})
     assert (refused.status_code, refused.json()["code"]) == (403, "org_not_granted")

@@ -54,9 +54,13 @@ async def test_the_dev_jwks_is_public_and_verifies_dev_tokens(client: Any) -> No
     assert (await client.get("/api/v1/me", headers=bearer(token))).status_code == 200
 
 
-@pytest.fixture
-def aws_mode(stack: object, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("PA_ENV", "aws")
+@pytest.fixture(params=["PA_ENV=aws", "inside Lambda with PA_ENV left at local"])
+def aws_mode(stack: object, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.param == "PA_ENV=aws":
+        monkeypatch.setenv("PA_ENV", "aws")
+    else:
+        monkeypatch.setenv("PA_ENV", "local")
+        monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "pa-api")
     monkeypatch.delenv("PA_OIDC_ISSUER", raising=False)
     get_settings.cache_clear()
     try:
@@ -79,3 +83,26 @@ async def test_no_dev_issuer_in_aws_mode(aws_mode: None) -> None:
         assert (await http.get("/.well-known/jwks.json")).status_code == 404
         refused = await http.get("/api/v1/me", headers=bearer(token))
         assert (refused.status_code, refused.json()["code"]) == (401, "wrong_issuer")
+
+
+async def test_pa_token_prints_a_token_the_api_accepts(client: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from personal_agent.cli import main
+
+    assert main(["token", "--org", "acme-cli", "--user", "alice", "--role", "admin"]) == 0
+    token = capsys.readouterr().out.strip()
+    me = (await client.get("/api/v1/me", headers=bearer(token))).json()
+    assert (me["subject"], me["org"]["slug"], me["roles"]) == ("alice", "acme-cli", ["admin"])
+    assert main(["token", "--org", "acme", "--user", "alice", "--role", "root"]) == 2
+
+
+async def test_the_dev_servers_jwks_verifies_dev_tokens_over_http(live_url: str) -> None:
+    """What a real deployment does with an IdP, done against the dev server's well-known JWKS."""
+    from personal_agent.identity.dev_issuer import DEV_CLAIMS
+    from personal_agent.identity.jwks import HttpJwksSource
+    from personal_agent.identity.oidc import Issuer, TokenVerifier
+
+    issuer = dev_issuer()
+    source = HttpJwksSource(issuer.issuer, f"{live_url}/.well-known/jwks.json")
+    verifier = TokenVerifier([Issuer(issuer.issuer, issuer.audience, source, DEV_CLAIMS)])
+    verified = await verifier.verify(issuer.mint(subject="carol", orgs=["acme"]))
+    assert verified.subject == "carol" and source.fetches == 1

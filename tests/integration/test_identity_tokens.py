@@ -73,7 +73,7 @@ async def test_unknown_and_foreign_org_tokens(client: Any, make_tenant: Any) -> 
     foreign = await client.get("/api/v1/me", headers={**bearer(secret), "X-Org": other.slug})
     assert (foreign.status_code, foreign.json()["code"]) == (403, "org_not_granted")
     same = await client.get("/api/v1/me", headers={**bearer(secret), "X-Org": tenant.slug})
-    assert same.status_code == 200
+    assert same.status_code == 200 and same.json()["orgs"] == [tenant.slug]
 
 
 async def test_a_token_never_holds_more_than_its_owner(client: Any, make_tenant: Any) -> None:

@@ -7,7 +7,7 @@ interface Base {
 
 export type AguiEvent =
   | (Base & { type: "RUN_STARTED"; threadId?: string; runId?: string })
-  | (Base & { type: "RUN_FINISHED"; threadId?: string; runId?: string; result?: unknown })
+  | (Base & { type: "RUN_FINISHED"; threadId?: string; runId?: string; result?: unknown; outcome?: RunOutcome })
   | (Base & { type: "RUN_ERROR"; message: string; code?: string | null })
   | (Base & { type: "STEP_STARTED" | "STEP_FINISHED"; stepName?: string })
   | (Base & { type: "TEXT_MESSAGE_START"; messageId: string; role?: string })
@@ -22,10 +22,21 @@ export type AguiEvent =
   | (Base & { type: "CUSTOM"; name: string; value?: unknown })
   | (Base & { type: "OTHER"; [key: string]: unknown });
 
-/** The event after which a run's stream is complete. */
+/** How a run ended: an `interrupt` (waiting for a person) is not the end, the run goes on after it. */
+export interface RunOutcome {
+  type?: "success" | "interrupt" | "cancelled" | string;
+  interrupts?: { id: string; reason?: string; tool_call_id?: string; message?: string; expires_at?: string }[];
+}
+
+/**
+ * The event after which the relay closes a run's stream for good (the relay's own rule): RUN_ERROR,
+ * RUN_FINISHED unless its outcome is an interrupt, and `resume_expired` (the events are gone; the
+ * transcript is reloaded from the API instead).
+ */
 export function isTerminalEvent(event: AguiEvent): boolean {
-  if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") return true;
-  return event.type === "CUSTOM" && event.name === "run_cancelled";
+  if (event.type === "RUN_ERROR") return true;
+  if (event.type === "RUN_FINISHED") return event.outcome?.type !== "interrupt";
+  return event.type === "CUSTOM" && event.name === "resume_expired";
 }
 
 export interface ApprovalRequest {

@@ -39,7 +39,7 @@ describe("EventStream", () => {
     const { stream, seen } = collect(relay);
     await stream.start();
     expect(ids(seen)).toEqual(relay.events.map((e) => e.id));
-    const expectedHeaders = [null];
+    const expectedHeaders: (string | null)[] = [null];
     for (let i = 3; i < relay.events.length - 1; i += 4) expectedHeaders.push(relay.events[i]!.id);
     expect(relay.requests.map((r) => r.lastEventId)).toEqual(expectedHeaders);
   });
@@ -125,5 +125,31 @@ describe("EventStream", () => {
     expect(seen).toHaveLength(3);
     expect(relay.requests).toHaveLength(2);
     expect(stream.state).toBe("closed");
+  });
+
+  it("keeps streaming through an approval interrupt until the run really finishes", async () => {
+    const data = [
+      { type: "RUN_STARTED" },
+      { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", tool: "send", args: {} } },
+      { type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ id: "a1" }] } },
+      { type: "RUN_STARTED" },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "sent" },
+      { type: "RUN_FINISHED", outcome: { type: "success" } },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "never read" },
+    ];
+    const relay = new FakeRelay(data.map((d, i) => ({ id: `${i + 1}-0`, data: d })));
+    const { stream, seen, states } = collect(relay);
+    await stream.start();
+    expect(ids(seen)).toEqual(["1-0", "2-0", "3-0", "4-0", "5-0", "6-0"]);
+    expect(relay.requests).toHaveLength(1);
+    expect(states.at(-1)).toBe("done");
+  });
+
+  it("stops at resume_expired (the events are gone; the transcript is reloaded instead)", async () => {
+    const relay = new FakeRelay([{ id: "", data: { type: "CUSTOM", name: "resume_expired", value: { reason: "retention" } } }]);
+    const { stream, seen } = collect(relay, { lastEventId: "1-0" });
+    await stream.start();
+    expect(seen).toHaveLength(1);
+    expect(relay.requests).toHaveLength(1);
   });
 });

@@ -169,6 +169,7 @@ export class EventStream<E = unknown> {
         if (done) break;
         if (value.length > 0) progressed = true;
         for (const message of parser.feed(value)) {
+          if (signal.aborted) return progressed;
           if (message.retry !== null) this.retryMs = message.retry;
           if (!message.data && message.id === null) continue;
           if (!this.ids.accept(message.id)) continue; // a replay of something already applied

@@ -123,6 +123,11 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
     }
     case "RUN_FINISHED":
       endStreaming(view);
+      if (event.outcome?.type === "interrupt") break; // paused for approval; the run goes on after it
+      if (event.outcome?.type === "cancelled" && view.phase === "running") {
+        view.phase = "cancelled";
+        view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
+      }
       if (view.phase === "running") view.phase = "finished";
       break;
     case "RUN_ERROR":

@@ -62,7 +62,7 @@ export class FakeRelay {
     }
     const slice = this.events.slice(start, start + (this.options.perConnection ?? Infinity));
     let body = this.options.heartbeat ? ": ping\n\n" : "";
-    for (const e of slice) body += `id: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`;
+    for (const e of slice) body += `${e.id ? `id: ${e.id}\n` : ""}data: ${JSON.stringify(e.data)}\n\n`;
     const size = this.options.chunkSize ?? body.length;
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from personal_agent.api import chats, health, models, runs, usage
+from personal_agent.api import approvals, chats, client_config, health, models, runs, usage
 from personal_agent.api.errors import install_error_handlers
 from personal_agent.api.identity import include_identity_routers
 
@@ -27,7 +27,8 @@ def create_app() -> FastAPI:
     app = FastAPI(title="Personal Agent", version="0.1.0", lifespan=_lifespan)
     install_error_handlers(app)
     app.include_router(health.router)
+    app.include_router(client_config.router)
     include_identity_routers(app)
-    for router in (chats.router, runs.router, usage.router, models.router):
+    for router in (chats.router, runs.router, usage.router, models.router, approvals.router):
         app.include_router(router)
     return app

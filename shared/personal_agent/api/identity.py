@@ -13,7 +13,9 @@ def include_identity_routers(app: FastAPI) -> None:
 
     app.include_router(me.router)
     app.include_router(org.router)
-    if get_settings().is_local:
+    from personal_agent.identity.dev_issuer import dev_issuer_enabled
+
+    if dev_issuer_enabled(get_settings()):
         from personal_agent.api import dev_issuer
 
         app.include_router(dev_issuer.router)

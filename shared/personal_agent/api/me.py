@@ -27,6 +27,7 @@ class MeOut(BaseModel):
     org: OrgOut
     roles: list[str]
     via: str
+    orgs: list[str] = Field(description="orgs this credential may act in, for the X-Org header")
 
 
 class TokenIn(BaseModel):
@@ -70,6 +71,7 @@ async def get_me(principal: CurrentPrincipal) -> MeOut:
         org=OrgOut(id=principal.org_id, slug=principal.org_slug),
         roles=sorted(principal.roles),
         via=principal.via,
+        orgs=list(principal.orgs or (principal.org_slug,)),
     )
 
 

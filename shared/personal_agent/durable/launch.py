@@ -20,8 +20,12 @@ def sfn_client() -> Any:
 
 
 def execution_input(spec: RunSpec) -> dict[str, Any]:
-    """The state machine's input: the run and org ids, nothing else."""
-    return {"run_id": str(spec.run_id), "org_id": str(spec.org_id)}
+    """The state machine's input: the run and org ids and the approval wait; nothing else."""
+    return {
+        "run_id": str(spec.run_id),
+        "org_id": str(spec.org_id),
+        "approval_timeout_seconds": spec.approval_timeout_seconds,
+    }
 
 
 def _start(spec: RunSpec) -> str:
@@ -46,7 +50,18 @@ async def start_execution(spec: RunSpec) -> str:
 
 
 async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None:
-    """Stop the execution; the engine (or the stop handler) emits the cancelled outcome."""
+    """Stop the execution; the engine (or the cancel path for a waiting run) emits the cancelled outcome.
+
+    A Task waiting for an approval token is also failed with its token, so the wait ends at once
+    (AWS ignores that after StopExecution; some emulators need it to leave the wait)."""
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "UPDATE approvals a SET task_token = NULL FROM (SELECT id, task_token FROM approvals"
+            " WHERE run_id = %s AND task_token IS NOT NULL FOR UPDATE) old WHERE a.id = old.id"
+            " RETURNING old.task_token",
+            [run_id],
+        )
+        tokens = {row["task_token"] for row in await cur.fetchall()}
 
     def _stop() -> None:
         client = sfn_client()
@@ -54,5 +69,10 @@ async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None
             client.stop_execution(executionArn=execution_arn, error="Cancelled", cause="cancelled by the user")
         except client.exceptions.ExecutionDoesNotExist:
             pass
+        for token in tokens:
+            try:
+                client.send_task_failure(taskToken=token, error="Cancelled", cause="cancelled by the user")
+            except (client.exceptions.TaskTimedOut, client.exceptions.InvalidToken, client.exceptions.TaskDoesNotExist):
+                pass
 
     await asyncio.to_thread(_stop)

@@ -1,16 +1,85 @@
-"""Dispatch of the state machine's Task inputs to step kinds. Inputs and outputs are small pointers."""
+"""The state machine's Task inputs, dispatched to step kinds. Inputs and outputs are small pointers
+(run id, org id, status, counters): never message history, message text or keys."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
+from uuid import UUID
 
 from personal_agent.errors import InvalidInput
+from personal_agent.runtime import run_sync
+from personal_agent.settings import get_settings
+
+
+class RetryableStepError(Exception):
+    """A transient failure (database, bus, network); the state machine retries the Task with backoff."""
+
+
+def _transient() -> tuple[type[BaseException], ...]:
+    import psycopg
+    import redis.exceptions
+
+    return (
+        psycopg.OperationalError,
+        redis.exceptions.ConnectionError,
+        redis.exceptions.TimeoutError,
+        ConnectionError,
+        TimeoutError,
+    )
+
+
+def _ids(event: dict[str, Any]) -> tuple[UUID, UUID]:
+    try:
+        return UUID(str(event["run_id"])), UUID(str(event["org_id"]))
+    except (KeyError, ValueError) as exc:
+        raise InvalidInput("a step needs run_id and org_id", code="invalid_step_input") from exc
+
+
+async def _advance(run_id: UUID, org_id: UUID) -> dict[str, Any]:
+    from personal_agent.engine.runner import advance
+
+    outcome = await advance(run_id, org_id, time_budget=get_settings().step_time_budget_seconds)
+    return {"run_id": str(run_id), "org_id": str(org_id), "status": outcome.status, "seq": outcome.seq}
+
+
+async def _await_approval(run_id: UUID, org_id: UUID, token: str) -> dict[str, Any]:
+    from personal_agent.durable.approvals import store_task_token
+
+    await store_task_token(org_id, run_id, token)
+    return {"run_id": str(run_id), "org_id": str(org_id), "status": "waiting"}
+
+
+async def _approval_timeout(run_id: UUID, org_id: UUID) -> dict[str, Any]:
+    from personal_agent.durable.approvals import expire_pending
+
+    expired = await expire_pending(org_id, run_id)
+    return {"run_id": str(run_id), "org_id": str(org_id), "status": "continue", "expired": expired}
+
+
+async def _fail(run_id: UUID, org_id: UUID, error: Any) -> dict[str, Any]:
+    from personal_agent.engine.runner import fail_run
+
+    name = str(error)[:80] if error else "StepFailed"
+    await fail_run(run_id, org_id, "step_failed", f"the durable run failed ({name})")
+    return {"run_id": str(run_id), "org_id": str(org_id), "status": "failed"}
 
 
 def handle_step(event: dict[str, Any]) -> dict[str, Any]:
-    """Run one step kind named by `action`."""
+    """Run one step kind named by `action`; transient failures surface as RetryableStepError."""
     action = event.get("action")
     if action == "ping":
         return {"ok": True, "action": "ping", "execution": event.get("execution"), "pid": os.getpid()}
+    run_id, org_id = _ids(event)
+    try:
+        if action == "advance":
+            return run_sync(_advance(run_id, org_id))
+        if action == "await_approval":
+            return run_sync(_await_approval(run_id, org_id, str(event["task_token"])))
+        if action == "approval_timeout":
+            return run_sync(_approval_timeout(run_id, org_id))
+        if action == "fail":
+            return run_sync(_fail(run_id, org_id, event.get("error")))
+    except _transient() as exc:
+        raise RetryableStepError(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
     raise InvalidInput(f"unknown step action {action!r}", code="unknown_step")

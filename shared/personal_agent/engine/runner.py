@@ -22,7 +22,7 @@ from ag_ui.core import (
     StepFinishedEvent,
     StepStartedEvent,
 )
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_ai.exceptions import AgentRunError, ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart
 from pydantic_ai.usage import UsageLimits
@@ -114,8 +114,15 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
     translator = AgUiTranslator(str(spec.run_id), ri)
     completed: list[ModelMessage] = list(history)
     agent = build_agent(spec)
+    deferred = None
+    if cp.kind == "awaiting_approval":
+        deferred = await _approval_results(spec, cp.seq)
+        if deferred is None:
+            return StepOutcome("waiting", seq, ri)
     try:
-        async with agent.iter(None, message_history=history, usage_limits=UsageLimits(request_limit=None)) as run:
+        async with agent.iter(
+            None, message_history=history, deferred_tool_results=deferred, usage_limits=UsageLimits(request_limit=None)
+        ) as run:
             node = run.next_node
             while not Agent.is_end_node(node):
                 await watch.check(force=True)
@@ -181,9 +188,32 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
     if isinstance(output, DeferredToolRequests):
         from personal_agent.durable.approvals import request_approvals
 
-        approval_ids = await request_approvals(spec, emitter, output, seq)
+        seq += 1
+        state.update(last_event_id=emitter.last_id)
+        approval_ids = await request_approvals(spec, emitter, output, seq, dump_messages(completed), state)
         return StepOutcome("waiting", seq, ri, approval_ids)
     return await _end(spec, emitter, completed, history_len, "succeeded", seq, ri)
+
+
+async def _approval_results(spec: RunSpec, seq: int) -> DeferredToolResults | None:
+    """The decisions for the approvals of checkpoint `seq`, or None while any is still pending."""
+    from personal_agent.durable.approvals import decisions_for
+
+    async with org_transaction(spec.org_id) as conn:
+        rows = await decisions_for(conn, spec.run_id, seq)
+        if not rows or any(r["status"] == "pending" for r in rows):
+            return None
+        await store.mark_running(conn, spec.run_id)
+    approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
+    for row in rows:
+        if row["status"] == "approved":
+            approvals[row["tool_call_id"]] = (
+                ToolApproved(override_args=row["edited_args"]) if row["edited_args"] else True
+            )
+        else:
+            why = row["reason"] or ("denied by a person" if row["status"] == "denied" else "the approval expired")
+            approvals[row["tool_call_id"]] = ToolDenied(f"The tool call was not approved: {why}.")
+    return DeferredToolResults(approvals=approvals)
 
 
 async def _end(
@@ -224,24 +254,20 @@ async def _end(
     return StepOutcome(status, seq, ri)  # type: ignore[arg-type]
 
 
-async def fail_run(run_id: UUID, org_id: UUID, code: str, message: str) -> None:
-    """Mark a run failed from outside the engine (a driver that crashed, the state machine's Catch)."""
+async def end_idle_run(run_id: UUID, org_id: UUID, status: str, error: dict[str, Any] | None = None) -> bool:
+    """End a run that no engine is advancing (waiting for a person, or its driver is gone)."""
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
-    if row is None or row["status"] in store.TERMINAL:
-        return
-    spec = RunSpec.model_validate(row["spec"])
-    async with org_transaction(org_id) as conn:
         cp = await store.latest_checkpoint(conn, run_id)
+    if row is None or row["status"] in store.TERMINAL:
+        return False
+    spec = RunSpec.model_validate(row["spec"])
     messages = ModelMessagesTypeAdapter.validate_python(cp.messages) if cp else []
     history_len = int(cp.state["history_len"]) if cp else 0
-    await _end(
-        spec,
-        RunEmitter(spec),
-        messages,
-        history_len,
-        "failed",
-        cp.seq if cp else 0,
-        0,
-        error={"code": code, "message": message[:500]},
-    )
+    await _end(spec, RunEmitter(spec), messages, history_len, status, cp.seq if cp else 0, 0, error=error)
+    return True
+
+
+async def fail_run(run_id: UUID, org_id: UUID, code: str, message: str) -> None:
+    """Mark a run failed from outside the engine (a driver that crashed, the state machine's Catch)."""
+    await end_idle_run(run_id, org_id, "failed", {"code": code, "message": message[:500]})

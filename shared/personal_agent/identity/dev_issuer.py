@@ -23,6 +23,11 @@ ALGORITHM = "ES256"
 DEV_CLAIMS = ClaimMapping(org_claim="org", roles_claim="roles")
 
 
+def dev_issuer_enabled(settings: Settings) -> bool:
+    """Local and test mode only, and never inside AWS Lambda even if PA_ENV was left at its default."""
+    return settings.is_local and "AWS_LAMBDA_FUNCTION_NAME" not in os.environ
+
+
 class DevIssuer:
     """Signs dev tokens with the newest key in `<data_dir>/dev-issuer/keys.json`, creating it on first use."""
 

@@ -108,29 +108,39 @@ async def principal_for_token(verified: VerifiedToken, x_org: str | None) -> Pri
         org_id = await _org_id(conn, slug, create=from_token and settings.auto_create_orgs)
         await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
         roles = await _sync_membership(conn, org_id, user_id, grant.roles)
-    return Principal(user_id=user_id, org_id=org_id, org_slug=slug, roles=roles, subject=verified.subject, via="oidc")
+    return Principal(
+        user_id=user_id,
+        org_id=org_id,
+        org_slug=slug,
+        roles=roles,
+        subject=verified.subject,
+        via="oidc",
+        orgs=tuple(dict.fromkeys([slug, *granted])),
+    )
 
 
 async def _sync_membership(
     conn: Conn, org_id: UUID, user_id: UUID, token_roles: frozenset[str] | None
 ) -> frozenset[str]:
-    if token_roles is not None:
-        roles = _sorted_roles(token_roles) or ["user"]
-        await conn.execute(
-            "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)"
-            " ON CONFLICT (org_id, user_id) DO UPDATE SET roles = EXCLUDED.roles"
-            " WHERE memberships.roles IS DISTINCT FROM EXCLUDED.roles",
-            [org_id, user_id, roles],
-        )
-        return frozenset(roles)
-    await conn.execute(
-        "INSERT INTO memberships (org_id, user_id) VALUES (%s, %s) ON CONFLICT (org_id, user_id) DO NOTHING",
-        [org_id, user_id],
-    )
+    # Read first: the common case (nothing changed) takes no row lock and writes nothing.
     row = await (
         await conn.execute("SELECT roles FROM memberships WHERE org_id = %s AND user_id = %s", [org_id, user_id])
     ).fetchone()
-    return frozenset(row["roles"] if row else ["user"])
+    stored: list[str] | None = row["roles"] if row else None
+    if token_roles is None:
+        if stored is not None:
+            return frozenset(stored)
+        wanted = ["user"]
+    else:
+        wanted = _sorted_roles(token_roles) or ["user"]
+        if stored is not None and sorted(stored) == sorted(wanted):
+            return frozenset(stored)
+    await conn.execute(
+        "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)"
+        " ON CONFLICT (org_id, user_id) DO UPDATE SET roles = EXCLUDED.roles",
+        [org_id, user_id, wanted],
+    )
+    return frozenset(wanted)
 
 
 async def list_members(org_id: UUID) -> list[dict[str, object]]:

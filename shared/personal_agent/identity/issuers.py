@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from personal_agent.identity.claims import ClaimMapping
-from personal_agent.identity.dev_issuer import DEV_CLAIMS, DevIssuer
+from personal_agent.identity.dev_issuer import DEV_CLAIMS, DevIssuer, dev_issuer_enabled
 from personal_agent.identity.jwks import HttpJwksSource, StaticJwksSource
 from personal_agent.identity.oidc import Issuer, TokenVerifier
 from personal_agent.settings import Settings, get_settings
@@ -13,7 +13,7 @@ _verifiers: dict[tuple[object, ...], TokenVerifier] = {}
 
 def _config_key(s: Settings) -> tuple[object, ...]:
     return (
-        s.environment,
+        dev_issuer_enabled(s),
         s.data_dir,
         s.oidc_issuer,
         s.oidc_audience,
@@ -36,7 +36,7 @@ def build_issuers(s: Settings) -> list[Issuer]:
     if s.oidc_issuer:
         source = HttpJwksSource(
             s.oidc_issuer,
-            s.oidc_jwks_url,
+            s.oidc_jwks_url or None,  # empty (a blank template parameter) means: discover it
             cache_seconds=s.oidc_jwks_cache_seconds,
             min_refresh_seconds=s.oidc_jwks_min_refresh_seconds,
         )
@@ -44,7 +44,7 @@ def build_issuers(s: Settings) -> list[Issuer]:
         issuers.append(
             Issuer(s.oidc_issuer, s.oidc_audience, source, mapping, s.oidc_audience_claim, s.oidc_leeway_seconds)
         )
-    if s.is_local and s.dev_issuer != s.oidc_issuer:
+    if dev_issuer_enabled(s) and s.dev_issuer != s.oidc_issuer:
         dev = DevIssuer.from_settings(s)
         source_dev = StaticJwksSource(dev.public_jwks)
         issuers.append(Issuer(dev.issuer, dev.audience, source_dev, DEV_CLAIMS, "aud", s.oidc_leeway_seconds))

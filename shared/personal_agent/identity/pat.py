@@ -149,4 +149,5 @@ async def authenticate_token(secret: str, x_org: str | None) -> Principal:
         roles=roles,
         subject=row["subject"],
         via="pat",
+        orgs=(row["slug"],),
     )

@@ -19,6 +19,8 @@ class Principal:
     roles: frozenset[str]
     subject: str
     via: Literal["oidc", "pat"] = "oidc"
+    # Every org this credential may act in (pick one with `X-Org`); a PAT grants only its own.
+    orgs: tuple[str, ...] = ()
 
     @property
     def is_org_admin(self) -> bool:

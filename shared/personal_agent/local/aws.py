@@ -103,6 +103,9 @@ def configure_moto() -> None:
 
     default_user_config["stepfunctions"] = {"execute_state_machine": True}
     default_user_config["lambda"] = {"use_docker": False}
+    import logging
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from personal_agent.api.app import create_app
+from personal_agent.local.web_chat import mount_web_chat
 
 
 def create_dev_app() -> FastAPI:
@@ -14,4 +15,5 @@ def create_dev_app() -> FastAPI:
     app = create_app()
     app.include_router(routes.router)
     app.include_router(agui_endpoint.router)
+    mount_web_chat(app)
     return app

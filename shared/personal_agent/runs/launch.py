@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
@@ -15,6 +15,7 @@ from personal_agent.errors import AppError, InvalidInput, NotFound
 from personal_agent.models.catalog import resolve_model_id
 from personal_agent.runs import store
 from personal_agent.runs.spec import MAX_MESSAGE_CHARS, RequestedMode, RunMode, RunSpec, ToolRef, TriggerSource
+from personal_agent.settings import get_settings
 from personal_agent.tools.registry import default_tool_names, get_tool
 
 DEFAULT_INSTRUCTIONS = (
@@ -34,6 +35,8 @@ class LaunchRequest:
     trigger_source: TriggerSource = "chat"
     tools: tuple[str, ...] | None = None
     instructions: str | None = None
+    approval_timeout_seconds: int | None = None
+    approval_policy: Literal["wait", "deny"] = "wait"
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -94,6 +97,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         tools=tools,
         mode=mode,
         trigger_source=request.trigger_source,
+        approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
+        approval_policy=request.approval_policy,
     )
     async with org_transaction(request.org_id) as conn:
         cur = await conn.execute("SELECT id FROM chats WHERE id = %s FOR UPDATE", [request.chat_id])

@@ -59,4 +59,9 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
         from personal_agent.durable.launch import stop_execution
 
         await stop_execution(principal.org_id, run_id, row["execution_arn"])
+    if row["status"] in ("waiting", "queued"):
+        # No engine is advancing it (it waits for a person): end it here with the cancelled outcome.
+        from personal_agent.engine.runner import end_idle_run
+
+        await end_idle_run(run_id, principal.org_id, "cancelled")
     return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}

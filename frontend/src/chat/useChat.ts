@@ -1,0 +1,266 @@
+/**
+ * One open chat: its stored transcript, the run being followed live (resumed after a reload from
+ * sessionStorage), runs that start elsewhere (the feed), sending, stopping and approvals.
+ */
+
+import { computed, onBeforeUnmount, reactive, ref, shallowRef, watch, type Ref } from "vue";
+
+import { api } from "../api/client";
+import type { Approval, Chat, Message, RunMode } from "../api/client";
+import { ApiError, describeError, getToken, resolveUrl, streamBase } from "../api/http";
+import { loadApprovals, markDecided, pendingApprovals } from "../state/approvals";
+import { refreshChat } from "../state/chats";
+import { onFeed } from "../state/feed";
+import type { StreamState } from "../stream/eventStream";
+import { clearRun, type Following, followRun, loadRun, saveRun } from "../stream/runSession";
+import { type ApprovalStatus, type LiveItem, newRunView, type RunView } from "../stream/runView";
+import { buildTranscript, isActiveStatus } from "./transcript";
+
+function storage(): Storage | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null;
+  }
+}
+
+export function useChat(chatId: Ref<string>) {
+  const chat = ref<Chat | null>(null);
+  const messages = shallowRef<Message[]>([]);
+  const live = ref<RunView | null>(null);
+  const notices = reactive(new Map<string, LiveItem[]>());
+  const decided = reactive(new Map<string, ApprovalStatus>());
+  const sending = ref<string | null>(null);
+  const loading = ref(false);
+  const error = ref<string | null>(null);
+  const streamState = ref<StreamState | null>(null);
+  const streamError = ref<string | null>(null);
+  const runMode = ref<string | null>(null);
+  let following: Following | null = null;
+  let generation = 0;
+
+  const approvalsHere = computed<Approval[]>(() => pendingApprovals(chatId.value));
+  const items = computed(() =>
+    buildTranscript({
+      messages: messages.value,
+      live: live.value,
+      notices,
+      approvals: approvalsHere.value,
+      decided,
+      sending: sending.value,
+    }),
+  );
+  const running = computed(() => live.value?.phase === "running");
+
+  function detach(): void {
+    following?.stop();
+    following = null;
+  }
+
+  async function reloadMessages(): Promise<void> {
+    const page = await api.listMessages(chatId.value);
+    messages.value = page.items;
+  }
+
+  /** Follow `view` (reactive) from its last event id; reconcile with the stored transcript at the end. */
+  function follow(view: RunView): void {
+    detach();
+    const store = storage();
+    live.value = view;
+    const current = live.value; // the reactive proxy: mutations re-render
+    runMode.value = view.mode;
+    streamError.value = null;
+    if (store) saveRun(store, current);
+    const mine = generation;
+    const f: Following = followRun(current, {
+      getToken,
+      store,
+      isFinished: async () => !isActiveStatus((await api.getRun(current.runId)).status),
+      onState(state, err) {
+        if (mine !== generation || following !== f) return;
+        streamState.value = state;
+        if (state === "failed") streamError.value = err ? err.message : "The live stream stopped.";
+      },
+      onEvent(event) {
+        if (event.type === "CUSTOM" && event.name === "approval_requested") void loadApprovals();
+      },
+    });
+    following = f;
+    streamState.value = f.stream.state;
+    void f.done.then(() => {
+      if (following === f && f.stream.state === "done") void finished(current, mine);
+    });
+  }
+
+  async function finished(view: RunView, mine: number): Promise<void> {
+    if (mine !== generation || live.value?.runId !== view.runId) return;
+    const store = storage();
+    if (view.phase === "running") {
+      // The relay closed and the run is over (isFinished) without a terminal event on the bus.
+      view.phase = "finished";
+      for (const item of view.items) if (item.kind === "assistant") item.streaming = false;
+    }
+    if (view.phase === "expired") {
+      notices.set(view.runId, [
+        { kind: "notice", id: `expired-${view.runId}`, text: "Live updates for this run are no longer kept; the saved transcript is shown." },
+      ]);
+    }
+    try {
+      await reloadMessages();
+    } catch {
+      // keep showing the live view
+    }
+    if (mine !== generation) return;
+    const stored = messages.value.some((m) => m.run_id === view.runId && m.role !== "user");
+    const kept = view.items.filter((i) => i.kind === "error" || i.kind === "notice");
+    if (kept.length) notices.set(view.runId, [...(notices.get(view.runId) ?? []), ...kept]);
+    if (stored || view.phase !== "finished") {
+      live.value = null;
+    }
+    if (store) clearRun(store, view.chatId);
+    void refreshChat(view.chatId);
+    void loadApprovals();
+  }
+
+  /** After the transcript loaded: is a run of this chat still going (started here before a reload, or elsewhere)? */
+  async function resumeIfRunning(): Promise<void> {
+    const store = storage();
+    const saved = store ? loadRun(store, chatId.value) : null;
+    if (saved && saved.phase === "running") {
+      follow(saved);
+      return;
+    }
+    if (saved && store) clearRun(store, chatId.value);
+    const last = [...messages.value].reverse().find((m) => m.run_id);
+    if (!last?.run_id) return;
+    await attachIfActive(last.run_id);
+  }
+
+  async function attachIfActive(runId: string, known?: { mode?: string | null }): Promise<void> {
+    const mine = generation;
+    let status: string;
+    let mode: string | null = known?.mode ?? null;
+    try {
+      const run = await api.getRun(runId);
+      status = run.status;
+      mode = run.mode ?? mode;
+    } catch {
+      return;
+    }
+    if (mine !== generation || !isActiveStatus(status) || live.value?.runId === runId) return;
+    // A run we have no saved view of: replay its events from the start (its stored assistant messages are hidden meanwhile).
+    follow(
+      newRunView({
+        runId,
+        chatId: chatId.value,
+        eventsUrl: resolveUrl(`/api/v1/runs/${encodeURIComponent(runId)}/events`, streamBase),
+        mode,
+      }),
+    );
+  }
+
+  async function load(): Promise<void> {
+    const mine = ++generation;
+    detach();
+    live.value = null;
+    notices.clear();
+    messages.value = [];
+    chat.value = null;
+    error.value = null;
+    streamError.value = null;
+    streamState.value = null;
+    runMode.value = null;
+    loading.value = true;
+    try {
+      const [c, page] = await Promise.all([api.getChat(chatId.value), api.listMessages(chatId.value)]);
+      if (mine !== generation) return;
+      chat.value = c;
+      messages.value = page.items;
+      void loadApprovals();
+      await resumeIfRunning();
+    } catch (err) {
+      if (mine !== generation) return;
+      error.value = err instanceof ApiError && err.status === 404 ? "This chat does not exist (or was deleted)." : describeError(err);
+    } finally {
+      if (mine === generation) loading.value = false;
+    }
+  }
+
+  async function send(text: string, model: string, mode: RunMode): Promise<boolean> {
+    const message = text.trim();
+    if (!message || sending.value !== null || running.value) return false;
+    sending.value = message;
+    error.value = null;
+    const mine = generation;
+    try {
+      const started = await api.startRun(chatId.value, { message, model, mode });
+      if (mine !== generation) return true;
+      sending.value = null;
+      follow(
+        newRunView({
+          runId: started.run_id,
+          chatId: chatId.value,
+          eventsUrl: resolveUrl(started.events_url, streamBase),
+          mode: started.mode,
+          model,
+          userText: message,
+        }),
+      );
+      void refreshChat(chatId.value);
+      return true;
+    } catch (err) {
+      sending.value = null;
+      error.value = describeError(err);
+      return false;
+    }
+  }
+
+  async function stop(): Promise<void> {
+    const view = live.value;
+    if (!view) return;
+    try {
+      await api.cancelRun(view.runId);
+    } catch (err) {
+      error.value = describeError(err);
+    }
+  }
+
+  function retryStream(): void {
+    if (live.value) follow(live.value);
+  }
+
+  function approvalDecided(id: string, status: "approved" | "denied"): void {
+    decided.set(id, status);
+    markDecided(id, status);
+    void loadApprovals();
+  }
+
+  // Runs that start or finish elsewhere (another tab, a webhook, a schedule).
+  const unsubscribe = onFeed((event) => {
+    if (event.run.chat_id !== chatId.value) return;
+    if (event.name === "run_started" && !running.value && sending.value === null) {
+      void attachIfActive(event.run.run_id);
+    } else if (event.name === "run_finished" && live.value?.runId !== event.run.run_id) {
+      void reloadMessages().catch(() => undefined);
+    }
+  });
+
+  // Keep the saved view current when the page goes away mid-run.
+  const save = () => {
+    const store = storage();
+    if (store && live.value && live.value.phase === "running") saveRun(store, live.value);
+  };
+  window.addEventListener("pagehide", save);
+
+  onBeforeUnmount(() => {
+    generation++;
+    save();
+    detach();
+    unsubscribe();
+    window.removeEventListener("pagehide", save);
+  });
+
+  watch(chatId, load, { immediate: true });
+
+  return { chat, items, live, running, sending, loading, error, streamState, streamError, runMode, send, stop, retryStream, approvalDecided, reload: load };
+}

@@ -1,0 +1,64 @@
+/** The chat list (sidebar): search, paging, create, rename, delete. */
+
+import { reactive } from "vue";
+
+import { api } from "../api/client";
+import type { Chat } from "../api/client";
+import { describeError } from "../api/http";
+
+export const chats = reactive({
+  items: [] as Chat[],
+  nextCursor: null as string | null,
+  query: "",
+  loading: false,
+  error: null as string | null,
+});
+
+let generation = 0;
+
+export async function loadChats(more = false): Promise<void> {
+  const mine = ++generation;
+  chats.loading = true;
+  chats.error = null;
+  try {
+    const page = await api.listChats({ limit: 30, q: chats.query.trim() || undefined, cursor: more ? chats.nextCursor : undefined });
+    if (mine !== generation) return; // a newer search answered first
+    chats.items = more ? [...chats.items, ...page.items] : page.items;
+    chats.nextCursor = page.next_cursor ?? null;
+  } catch (err) {
+    if (mine === generation) chats.error = describeError(err);
+  } finally {
+    if (mine === generation) chats.loading = false;
+  }
+}
+
+export async function createChat(title?: string): Promise<Chat> {
+  const chat = await api.createChat(title);
+  chats.items = [chat, ...chats.items.filter((c) => c.id !== chat.id)];
+  return chat;
+}
+
+export async function renameChat(id: string, title: string): Promise<void> {
+  const chat = await api.renameChat(id, title);
+  chats.items = chats.items.map((c) => (c.id === id ? { ...c, ...chat } : c));
+}
+
+export async function deleteChat(id: string): Promise<void> {
+  await api.deleteChat(id);
+  chats.items = chats.items.filter((c) => c.id !== id);
+}
+
+/** Bring a chat to the top after activity (a run started or finished in it). */
+export async function refreshChat(id: string): Promise<void> {
+  try {
+    const chat = await api.getChat(id);
+    if (chats.query && !chats.items.some((c) => c.id === id)) return;
+    chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
+  } catch {
+    // deleted meanwhile, or not ours: nothing to show
+  }
+}
+
+export function chatTitle(chat: Pick<Chat, "title"> | null | undefined): string {
+  return chat?.title?.trim() || "New chat";
+}

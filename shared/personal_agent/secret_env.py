@@ -1,0 +1,114 @@
+"""Secrets into the environment. On AWS the functions get Secrets Manager ARNs, never secret values.
+
+template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN` and, to the run workers only,
+`PA_PROVIDER_KEYS_SECRET_ARN`. The first time settings are read, each named secret is fetched once per
+container and becomes the plain variable the settings read (`DATABASE_URL`, `UPSTASH_REDIS_REST_TOKEN`,
+`OPENAI_API_KEY`, ...). A plain variable that is already set wins, so local runs and tests never reach
+Secrets Manager, and boto3 is imported only when there is something to fetch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, MutableMapping
+from urllib.parse import quote
+
+from personal_agent.errors import ConfigurationError
+
+DATABASE_SECRET = "PA_DATABASE_SECRET_ARN"
+UPSTASH_TOKEN_SECRET = "PA_UPSTASH_TOKEN_SECRET_ARN"
+PROVIDER_KEYS_SECRET = "PA_PROVIDER_KEYS_SECRET_ARN"
+
+# Only provider credentials may come from the provider-keys secret: it must not be a way to set PYTHONPATH.
+_PROVIDER_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+
+Fetch = Callable[[str], str]
+
+# Provider-key secrets already applied to this process (their names are unknown until fetched).
+_applied_to_process: set[str] = set()
+
+
+def database_url_from_secret(secret: str, host: str | None, port: str | None, dbname: str | None) -> str:
+    """A postgresql:// URL from a secret holding a URL, or RDS-style JSON (`username`, `password`, ...).
+
+    `host` (an RDS Proxy endpoint) overrides the secret's host; `port` and `dbname` fill what it lacks.
+    """
+    text = secret.strip()
+    if text.startswith(("postgresql://", "postgres://")):
+        return text
+    try:
+        data = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        raise ConfigurationError("the database secret is neither a postgresql:// URL nor JSON") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError("the database secret's JSON is not an object")
+    url = data.get("url") or data.get("DATABASE_URL")
+    if isinstance(url, str) and url:
+        return url
+    missing = [k for k in ("username", "password") if not data.get(k)]
+    host = host or data.get("host")
+    if not host:
+        missing.append("host (or the DatabaseHost parameter)")
+    if missing:
+        raise ConfigurationError(f"the database secret lacks {', '.join(missing)}; see docs/deploy.md")
+    port = str(data.get("port") or port or "5432")
+    dbname = data.get("dbname") or dbname or "postgres"
+    user, password = quote(str(data["username"]), safe=""), quote(str(data["password"]), safe="")
+    return f"postgresql://{user}:{password}@{host}:{port}/{quote(str(dbname), safe='')}?sslmode=require"
+
+
+def provider_keys_from_secret(secret: str) -> dict[str, str]:
+    """`{"OPENAI_API_KEY": "...", ...}` from the provider-keys secret; empty strings are skipped."""
+    try:
+        data = json.loads(secret or "{}")
+    except json.JSONDecodeError:
+        raise ConfigurationError("the provider-keys secret is not JSON") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError("the provider-keys secret's JSON is not an object")
+    bad = sorted(k for k in data if not _PROVIDER_KEY_NAME.match(str(k)))
+    if bad:
+        raise ConfigurationError(f"the provider-keys secret may only hold *_API_KEY names, not {', '.join(bad)}")
+    return {str(k): str(v) for k, v in data.items() if v}
+
+
+def _fetch_with_boto3(arn: str) -> str:
+    import boto3
+    from botocore.config import Config
+
+    # Short timeouts: a function in a VPC without a route to Secrets Manager should fail fast and say so.
+    config = Config(connect_timeout=3, read_timeout=5, retries={"max_attempts": 2, "mode": "standard"})
+    client = boto3.client("secretsmanager", config=config)
+    try:
+        return str(client.get_secret_value(SecretId=arn)["SecretString"])
+    except Exception as exc:
+        raise ConfigurationError(f"cannot read secret {arn}: {type(exc).__name__}: {exc}") from None
+
+
+def load_secrets_into_environ(environ: MutableMapping[str, str] | None = None, fetch: Fetch | None = None) -> list[str]:
+    """Fetch the secrets the environment names and set the variables they stand for; return what was set."""
+    env = os.environ if environ is None else environ
+    get = fetch or _fetch_with_boto3
+    updates: dict[str, str] = {}
+    arn = env.get(DATABASE_SECRET)
+    if arn and not env.get("DATABASE_URL"):
+        secret = get(arn)
+        updates["DATABASE_URL"] = database_url_from_secret(
+            secret, env.get("PA_DATABASE_HOST"), env.get("PA_DATABASE_PORT"), env.get("PA_DATABASE_NAME")
+        )
+    arn = env.get(UPSTASH_TOKEN_SECRET)
+    if arn and not env.get("UPSTASH_REDIS_REST_TOKEN"):
+        token = get(arn).strip()
+        if not token:
+            raise ConfigurationError(f"the Upstash token secret {arn} is empty")
+        updates["UPSTASH_REDIS_REST_TOKEN"] = token
+    arn = env.get(PROVIDER_KEYS_SECRET)
+    if arn and (env is not os.environ or arn not in _applied_to_process):
+        for name, value in provider_keys_from_secret(get(arn)).items():
+            if not env.get(name):
+                updates[name] = value
+        if env is os.environ:
+            _applied_to_process.add(arn)
+    env.update(updates)
+    return sorted(updates)

@@ -1,0 +1,376 @@
+"""Cross-tenant matrix, generated from the app's OpenAPI document so new routes are covered unedited.
+
+Org A creates one real resource per path-parameter kind through the API (FACTORIES). Then, for every
+operation under /api/v1:
+- with no credentials it is 401 (unless listed in PUBLIC);
+- if it takes a path parameter, a user of org B gets 404 for org A's resource (SSE routes answer 404
+  before any stream starts), and org A's resources are intact afterwards;
+- if it is a JSON list (GET without path parameters), org B's response never contains org A's ids.
+
+A route whose path parameter has no factory fails loudly: add one to FACTORIES (or, for a parameter
+that names no tenant data, to NOT_TENANT_DATA with the reason).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from personal_agent.local.dev_app import create_dev_app
+from tests.auth import bearer, dev_issuer
+
+API_PREFIX = "/api/v1/"
+# Operations anyone may call: they authenticate the caller some other way (signed webhooks verify
+# their own signatures) or hand out dev tokens (local mode only). Matched by operationId or path prefix.
+PUBLIC = {
+    "dev_login",
+    "client_config",  # how to sign in (issuer, client id, whether dev login exists): needed before signing in
+}
+PUBLIC_PREFIXES = ("/api/v1/hooks/", "/api/v1/dev/")
+# Path parameters that name no tenant-owned row, with the reason.
+NOT_TENANT_DATA = {"agent": "an agent name; AG-UI threads are scoped by the caller's org in the request body"}
+# Request bodies where the schema-derived example is not enough (by operationId).
+EXAMPLE_BODIES: dict[str, Any] = {"start_run": {"message": "hi", "mode": "inline"}}
+REQUEST_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    operation_id: str
+    spec: dict[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def path_params(self) -> list[str]:
+        return re.findall(r"{([^}]+)}", self.path)
+
+    @property
+    def streams(self) -> bool:
+        content = self.spec.get("responses", {}).get("200", {}).get("content", {})
+        return "text/event-stream" in content
+
+    @property
+    def public(self) -> bool:
+        return self.operation_id in PUBLIC or self.path.startswith(PUBLIC_PREFIXES)
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path}"
+
+
+def _load_spec() -> dict[str, Any]:
+    return create_dev_app().openapi()
+
+
+SPEC = _load_spec()
+OPERATIONS = sorted(
+    (
+        Operation(method.upper(), path, op.get("operationId", f"{method} {path}"), op)
+        for path, ops in SPEC["paths"].items()
+        if path.startswith(API_PREFIX)
+        for method, op in ops.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    ),
+    # Destructive calls go last, so a leak in them cannot hide a leak elsewhere.
+    key=lambda o: (o.method == "DELETE", o.path, o.method),
+)
+WITH_IDS = [o for o in OPERATIONS if not o.public and any(p not in NOT_TENANT_DATA for p in o.path_params)]
+# Streaming lists (the per-user feed) start at "now" and never end, so they are not read here; the feed's
+# stream key is built from the caller's org and user (bus/keys.py).
+LISTS = [o for o in OPERATIONS if o.method == "GET" and not o.public and not o.path_params and not o.streams]
+
+
+# --- example values from JSON schema -------------------------------------------------------------
+
+
+def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        schema = SPEC["components"]["schemas"][name]
+    return schema
+
+
+def example(schema: dict[str, Any]) -> Any:
+    """A small value that satisfies `schema` (required fields only)."""
+    schema = _resolve(schema)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [s for s in schema[key] if _resolve(s).get("type") != "null"]
+            return example(options[0]) if options else None
+    if "allOf" in schema:
+        return example(schema["allOf"][0])
+    kind = schema.get("type")
+    if kind == "string":
+        fmt = schema.get("format")
+        if fmt == "uuid":
+            return str(uuid.uuid4())
+        if fmt == "date-time":
+            return datetime.now(UTC).isoformat()
+        return "x" * max(int(schema.get("minLength", 1)), 1)
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    if kind == "array":
+        return [example(schema.get("items", {})) for _ in range(int(schema.get("minItems", 0)))]
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        return {name: example(props.get(name, {})) for name in schema.get("required", [])}
+    return "x"
+
+
+def body_for(op: Operation) -> Any:
+    if op.operation_id in EXAMPLE_BODIES:
+        return EXAMPLE_BODIES[op.operation_id]
+    content = op.spec.get("requestBody", {}).get("content", {}).get("application/json")
+    return example(content["schema"]) if content else None
+
+
+def query_for(op: Operation) -> dict[str, Any]:
+    return {
+        p["name"]: example(p.get("schema", {}))
+        for p in op.spec.get("parameters", [])
+        if p["in"] == "query" and p.get("required")
+    }
+
+
+def query_variants(op: Operation) -> list[dict[str, Any]]:
+    """The required query, then once per value of each optional enum parameter (`scope=org`...)."""
+    base = query_for(op)
+    variants = [base]
+    for p in op.spec.get("parameters", []):
+        schema = _resolve(p.get("schema", {}))
+        if p["in"] == "query" and "enum" in schema:
+            variants.extend({**base, p["name"]: value} for value in schema["enum"])
+    return variants
+
+
+# --- the two orgs and org A's resources ----------------------------------------------------------
+
+
+@dataclass
+class Org:
+    slug: str
+    headers: dict[str, str]
+    ids: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class World:
+    http: httpx.AsyncClient
+    a: Org
+    b: Org
+    approval_model: str
+
+    async def call(self, op: Operation, org: Org | None, ids: dict[str, str], query: dict[str, Any]) -> httpx.Response:
+        url = op.path
+        for name in op.path_params:
+            url = url.replace("{" + name + "}", ids.get(name) or "default")
+        body = body_for(op)
+        request = self.http.request(
+            op.method,
+            url,
+            params=query,
+            json=body if body is not None else None,
+            headers=org.headers if org else {},
+        )
+        # A wrongly opened stream would never end: fail instead of hanging.
+        return await asyncio.wait_for(request, REQUEST_TIMEOUT)
+
+
+Factory = Callable[[World], Awaitable[str]]
+
+
+async def _post(world: World, url: str, body: dict[str, Any], key: str) -> str:
+    response = await world.http.post(url, json=body, headers=world.a.headers)
+    assert response.status_code in (200, 201, 202), f"factory POST {url}: {response.status_code} {response.text}"
+    return str(response.json()[key])
+
+
+async def _chat(world: World) -> str:
+    return await _post(world, "/api/v1/chats", {"title": "x"}, "id")
+
+
+async def _run(world: World) -> str:
+    chat_id = await resource(world, "chat_id")
+    return await _post(world, f"/api/v1/chats/{chat_id}/runs", {"message": "hi", "mode": "inline"}, "run_id")
+
+
+async def _token(world: World) -> str:
+    return await _post(world, "/api/v1/me/tokens", {"name": "matrix"}, "id")
+
+
+APPROVAL_TOOL = "matrix_send_email"
+
+
+@contextmanager
+def _approval_kit() -> Iterator[str]:
+    """A tool that needs approval and a scripted model that calls it; yields the model id."""
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall
+
+    from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
+    from tests.scripted import scripted_model
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        answered = any(isinstance(p, ToolReturnPart) for m in messages if isinstance(m, ModelRequest) for p in m.parts)
+        if answered:
+            yield "sent"
+        else:
+            yield {0: DeltaToolCall(name=APPROVAL_TOOL, json_args='{"to": "bob@example.com"}', tool_call_id="mail_1")}
+
+    def send_email(to: str) -> str:
+        return f"sent to {to}"
+
+    register_tool(ToolDef(APPROVAL_TOOL, send_email, "Send an email.", acts=True, requires_approval=True))
+    try:
+        with scripted_model(script) as (model_id, _):
+            yield model_id
+    finally:
+        unregister_tool(APPROVAL_TOOL)
+
+
+async def _approval(world: World) -> str:
+    # No API route creates an approval: a real run asks for one. The run is launched through the same
+    # launch code the API uses, because the API does not let a caller pick tools.
+    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from tests.sse import read_events
+
+    chat_id = await resource(world, "chat_id")
+    a = world.a
+    spec = await launch_run(
+        LaunchRequest(
+            org_id=uuid.UUID(a.ids["org_id"]),
+            user_id=uuid.UUID(a.ids["user_id"]),
+            chat_id=uuid.UUID(chat_id),
+            message="email bob",
+            model=world.approval_model,
+            tools=(APPROVAL_TOOL,),
+        )
+    )
+    a.ids["approval_run_id"] = str(spec.run_id)
+    frames: list[Any] = []
+    while not any(f.data.get("name") == "approval_requested" for f in frames):
+        assert not any(f.type in ("RUN_FINISHED", "RUN_ERROR") for f in frames), f"no approval requested: {frames}"
+        frames = await read_events(world.http, f"/api/v1/runs/{spec.run_id}/events", a.headers, limit=len(frames) + 1)
+    requested = next(f for f in frames if f.data.get("name") == "approval_requested")
+    return str(requested.data["value"]["approval_id"])
+
+
+FACTORIES: dict[str, Factory] = {"chat_id": _chat, "run_id": _run, "token_id": _token, "approval_id": _approval}
+
+
+async def resource(world: World, name: str) -> str:
+    """Org A's resource for a path parameter, created through the API on first use."""
+    if name not in world.a.ids:
+        if name in NOT_TENANT_DATA:
+            return "default"
+        factory = FACTORIES.get(name)
+        assert factory is not None, (
+            f"path parameter {{{name}}} has no factory: add one to FACTORIES in {__name__} "
+            "(or to NOT_TENANT_DATA with the reason it names no tenant data)"
+        )
+        world.a.ids[name] = await factory(world)
+    return world.a.ids[name]
+
+
+def _org(label: str) -> Org:
+    slug = f"matrix-{label}-{uuid.uuid4().hex[:8]}"
+    # Org admins: the strongest role inside one org, so admin-only routes are in the matrix too.
+    token = dev_issuer().mint(subject=f"{slug}-owner", orgs=[slug], roles=["org-admin"])
+    return Org(slug, bearer(token))
+
+
+@pytest.fixture(scope="module")
+async def world(live_url: str) -> AsyncIterator[World]:
+    """Orgs A and B on the live dev server (a real HTTP server, so SSE routes are exercised for real)."""
+    with ExitStack() as scripted:
+        approval_model = scripted.enter_context(_approval_kit())
+        async with httpx.AsyncClient(base_url=live_url, timeout=REQUEST_TIMEOUT) as http:
+            w = World(http, _org("a"), _org("b"), approval_model)
+            for org in (w.a, w.b):  # sign in once: creates the user, the org and the membership
+                me = await http.get("/api/v1/me", headers=org.headers)
+                assert me.status_code == 200, me.text
+                org.ids["org_id"], org.ids["user_id"] = me.json()["org"]["id"], me.json()["user_id"]
+            try:
+                yield w
+            finally:
+                # Stop org A's durable run that waits for an approval, so nothing outlives the module.
+                if "approval_run_id" in w.a.ids:
+                    await http.post(f"/api/v1/runs/{w.a.ids['approval_run_id']}/cancel", headers=w.a.headers)
+
+
+def _a_markers(world: World) -> list[str]:
+    return [world.a.slug, *world.a.ids.values()]
+
+
+# --- the matrix -----------------------------------------------------------------------------------
+
+
+def test_the_matrix_sees_the_api() -> None:
+    assert WITH_IDS and LISTS, "no /api/v1 routes found in the OpenAPI document"
+    unknown = {p for o in WITH_IDS for p in o.path_params if p not in FACTORIES and p not in NOT_TENANT_DATA}
+    assert not unknown, f"path parameters without a factory: {sorted(unknown)} (add them to FACTORIES)"
+
+
+@pytest.mark.parametrize("op", [o for o in OPERATIONS if not o.public], ids=str)
+async def test_every_route_needs_credentials(world: World, op: Operation) -> None:
+    ids = {name: str(uuid.uuid4()) for name in op.path_params}
+    response = await world.call(op, None, ids, query_for(op))
+    assert response.status_code == 401, f"{op} without credentials: {response.status_code} {response.text[:200]}"
+    assert response.json()["code"] in ("missing_token", "unauthorized")
+
+
+@pytest.mark.parametrize("op", WITH_IDS, ids=str)
+async def test_org_b_gets_404_for_org_a_resources(world: World, op: Operation) -> None:
+    ids = {name: await resource(world, name) for name in op.path_params}
+    response = await world.call(op, world.b, ids, query_for(op))
+    assert response.status_code == 404, f"{op} as org B on org A's ids: {response.status_code} {response.text[:300]}"
+    assert not response.headers.get("content-type", "").startswith("text/event-stream")
+    assert isinstance(response.json().get("code"), str)
+    for marker in _a_markers(world):
+        assert marker not in response.text
+
+
+@pytest.mark.parametrize("op", LISTS, ids=str)
+async def test_org_b_lists_never_show_org_a_items(world: World, op: Operation) -> None:
+    for name in FACTORIES:  # org A has one of everything before B looks
+        await resource(world, name)
+    for query in query_variants(op):
+        response = await world.call(op, world.b, {}, query)
+        assert response.status_code in (200, 403), f"{op} {query} as org B: {response.status_code} {response.text}"
+        leaked = [m for m in _a_markers(world) if m in response.text]
+        assert not leaked, f"{op} {query} shows org A's {leaked} to org B"
+
+
+async def test_org_a_lists_do_show_its_items(world: World) -> None:
+    """The list check has teeth: the same calls as org A do return org A's ids."""
+    seen = ""
+    for op in LISTS:
+        for query in query_variants(op):
+            seen += (await world.call(op, world.a, {}, query)).text
+    shown = [name for name, value in world.a.ids.items() if name in FACTORIES and value in seen]
+    assert shown, "none of org A's resources appear in any list route as org A"
+
+
+async def test_org_a_resources_survive_org_b(world: World) -> None:
+    """Runs after the matrix: org B's PATCH/POST/DELETE attempts changed nothing of org A's."""
+    for op in WITH_IDS:
+        if op.method != "GET" or op.streams:
+            continue
+        ids = {name: await resource(world, name) for name in op.path_params}
+        response = await world.call(op, world.a, ids, query_for(op))
+        assert response.status_code == 200, f"{op} as org A after the matrix: {response.status_code} {response.text}"

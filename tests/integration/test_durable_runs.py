@@ -1,0 +1,303 @@
+"""Durable runs: the real ASL executes in moto with the steps handler in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import boto3
+import httpx
+import psycopg
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall
+
+from personal_agent.durable.steps import RetryableStepError
+from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
+from tests.auth import auth_headers
+from tests.integration.test_runs_inline import start_run
+from tests.scripted import scripted_model, text_then_tool
+from tests.sfn import wait_for_execution
+from tests.sse import Frame, read_events
+
+
+def normalized(frames: list[Frame]) -> list[tuple[Any, ...]]:
+    """An event sequence without ids and timestamps."""
+    keep = ("delta", "toolCallName", "content", "stepName", "outcome", "name", "role")
+    return [(f.type, *(f.data.get(k) for k in keep)) for f in frames]
+
+
+def sfn() -> Any:
+    return boto3.client("stepfunctions", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+
+
+def history(execution_arn: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    token = None
+    while True:
+        page = sfn().get_execution_history(executionArn=execution_arn, **({"nextToken": token} if token else {}))
+        events += page["events"]
+        token = page.get("nextToken")
+        if not token:
+            return events
+
+
+async def execution_arn(http: httpx.AsyncClient, headers: dict[str, str], run_id: str, admin_url: str) -> str:
+    with psycopg.connect(admin_url) as conn:
+        row = conn.execute("SELECT execution_arn FROM runs WHERE id = %s", [run_id]).fetchone()
+    assert row and row[0]
+    return str(row[0])
+
+
+async def test_inline_and_durable_give_the_same_event_sequence(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    headers = auth_headers(make_tenant())
+    script = text_then_tool(rounds=2, tool="calculate", args='{"expression": "6*7"}')
+    with scripted_model(script) as (model, _):
+        inline = await start_run(http, headers, model)
+        inline_frames = await read_events(http, inline["events_url"], headers)
+        chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+        durable = await http.post(
+            f"/api/v1/chats/{chat['id']}/runs",
+            json={"message": "what time is it?", "model": model, "mode": "durable"},
+            headers=headers,
+        )
+        assert durable.status_code == 202 and durable.json()["mode"] == "durable"
+        durable_frames = await read_events(http, durable.json()["events_url"], headers)
+    assert normalized(durable_frames) == normalized(inline_frames)
+    assert durable_frames[-1].type == "RUN_FINISHED"
+    arn = await execution_arn(http, headers, durable.json()["run_id"], admin_url)
+    assert wait_for_execution(sfn(), arn)["status"] == "SUCCEEDED"
+    status = (await http.get(durable.json()["status_url"], headers=headers)).json()
+    assert (status["status"], status["mode"]) == ("succeeded", "durable")
+
+
+@pytest.fixture
+def flaky_tool() -> Iterator[dict[str, int]]:
+    calls = {"n": 0}
+
+    def flaky(value: str) -> str:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RetryableStepError("the database went away for a moment")
+        return value.upper()
+
+    register_tool(ToolDef("flaky", flaky, "Echo in capitals."))
+    yield calls
+    unregister_tool("flaky")
+
+
+async def test_a_retried_step_resumes_from_its_checkpoint(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, flaky_tool: dict[str, int]
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+    script = text_then_tool(rounds=1, tool="flaky", args='{"value": "ok"}')
+    with scripted_model(script) as (model, recorder):
+        spec = await launch_run(
+            LaunchRequest(
+                org_id=tenant.org_id,
+                user_id=tenant.user_id,
+                chat_id=chat["id"],
+                message="go",
+                model=model,
+                mode="durable",
+                tools=("flaky",),
+            )
+        )
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "success"}
+    assert flaky_tool["n"] == 2  # the tool failed once, the Task was retried, the tool ran again
+    assert recorder.calls == [1, 3]  # the first model request was not sent again after the retry
+    arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
+    events = history(arn)
+    assert any(e["type"] == "LambdaFunctionFailed" or e["type"] == "TaskFailed" for e in events)
+    with psycopg.connect(admin_url) as conn:
+        usage = conn.execute(
+            "SELECT request_index FROM usage_records WHERE run_id = %s ORDER BY 1", [spec.run_id]
+        ).fetchall()
+    assert usage == [(0,), (1,)]
+
+
+@pytest.fixture
+def email_tool() -> Iterator[list[dict[str, Any]]]:
+    sent: list[dict[str, Any]] = []
+
+    def send_email(to: str, subject: str) -> str:
+        sent.append({"to": to, "subject": subject})
+        return f"sent to {to}"
+
+    register_tool(ToolDef("send_email", send_email, "Send an email.", acts=True, requires_approval=True))
+    yield sent
+    unregister_tool("send_email")
+
+
+async def email_script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+    if not returns:
+        yield {
+            0: DeltaToolCall(
+                name="send_email", json_args='{"to": "bob@example.com", "subject": "hi"}', tool_call_id="mail_1"
+            )
+        }
+    else:
+        yield f"Done: {returns[-1].content}"
+
+
+async def _launch_email_run(http: httpx.AsyncClient, tenant: Any, model: str, **extra: Any) -> Any:
+    chat = (await http.post("/api/v1/chats", json={}, headers=auth_headers(tenant))).json()
+    return await launch_run(
+        LaunchRequest(
+            org_id=tenant.org_id,
+            user_id=tenant.user_id,
+            chat_id=chat["id"],
+            message="email bob",
+            model=model,
+            tools=("send_email",),
+            **extra,
+        )
+    )
+
+
+async def _wait_for_approval(http: httpx.AsyncClient, headers: dict[str, str], run_id: uuid.UUID) -> Frame:
+    frames: list[Frame] = []
+    while not any(f.data.get("name") == "approval_requested" for f in frames):
+        frames = await read_events(http, f"/api/v1/runs/{run_id}/events", headers, limit=len(frames) + 1)
+    return next(f for f in frames if f.data.get("name") == "approval_requested")
+
+
+async def test_approve_runs_the_tool_and_completes(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant, stranger = make_tenant(), make_tenant(roles=("admin",))
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model)
+        assert spec.mode == "durable"  # auto: a tool that needs approval makes the run durable
+        requested = await _wait_for_approval(http, headers, spec.run_id)
+        approval_id = requested.data["value"]["approval_id"]
+        assert requested.data["value"]["tool"] == "send_email"
+        assert requested.data["value"]["args"] == {"to": "bob@example.com", "subject": "hi"}
+        arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
+        assert sfn().describe_execution(executionArn=arn)["status"] == "RUNNING"
+        assert email_tool == []
+        pending = (await http.get("/api/v1/approvals", headers=headers)).json()["items"]
+        assert [p["id"] for p in pending] == [approval_id]
+        foreign = await http.post(
+            f"/api/v1/approvals/{approval_id}",
+            json={"decision": "approve"},
+            headers=auth_headers(stranger, roles=("admin",)),
+        )
+        assert (foreign.status_code, foreign.json()["code"]) == (404, "approval_not_found")
+        decided = await http.post(
+            f"/api/v1/approvals/{approval_id}", json={"decision": "approve", "reason": "ok"}, headers=headers
+        )
+        assert decided.status_code == 200 and decided.json()["status"] == "approved"
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "success"}
+    assert email_tool == [{"to": "bob@example.com", "subject": "hi"}]
+    text = "".join(f.data.get("delta", "") for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    assert text == "Done: sent to bob@example.com"
+    again = await http.post(f"/api/v1/approvals/{approval_id}", json={"decision": "deny"}, headers=headers)
+    assert (again.status_code, again.json()["code"]) == (409, "approval_already_decided")
+    assert wait_for_execution(sfn(), arn)["status"] == "SUCCEEDED"
+    with psycopg.connect(admin_url) as conn:
+        audit = conn.execute(
+            "SELECT action, actor_id FROM approval_audit WHERE approval_id = %s ORDER BY id", [approval_id]
+        ).fetchall()
+    assert audit == [("requested", None), ("approved", tenant.user_id)]
+
+
+async def test_deny_returns_the_denial_to_the_model(
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model)
+        requested = await _wait_for_approval(http, headers, spec.run_id)
+        approval_id = requested.data["value"]["approval_id"]
+        denied = await http.post(
+            f"/api/v1/approvals/{approval_id}", json={"decision": "deny", "reason": "not now"}, headers=headers
+        )
+        assert denied.status_code == 200 and denied.json()["status"] == "denied"
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert email_tool == []
+    text = "".join(f.data.get("delta", "") for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    assert text == "Done: The tool call was not approved: not now."
+    assert frames[-1].type == "RUN_FINISHED"
+
+
+async def test_an_expired_approval_resolves_as_denied(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model, approval_timeout_seconds=1)
+        requested = await _wait_for_approval(http, headers, spec.run_id)
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert email_tool == []
+    text = "".join(f.data.get("delta", "") for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    assert "not approved" in text and "timed out" in text
+    late = await http.post(
+        f"/api/v1/approvals/{requested.data['value']['approval_id']}", json={"decision": "approve"}, headers=headers
+    )
+    assert late.status_code == 409
+    arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
+    assert "ApprovalTimedOut" in {e.get("stateEnteredEventDetails", {}).get("name") for e in history(arn)}
+
+
+async def test_cancel_stops_a_waiting_durable_run(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model)
+        await _wait_for_approval(http, headers, spec.run_id)
+        cancelled = await http.post(f"/api/v1/runs/{spec.run_id}/cancel", headers=headers)
+        assert cancelled.status_code == 202
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "cancelled"}
+    arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
+    # AWS aborts the execution. moto ignores StopExecution while a Task waits for its token, so the
+    # wait is also failed with the token (error "Cancelled"); moto then ends the stopped execution there.
+    final = wait_for_execution(sfn(), arn)
+    assert final["status"] == "ABORTED" or (final["status"] == "FAILED" and final.get("error") == "Cancelled")
+    entered = {e.get("stateEnteredEventDetails", {}).get("name") for e in history(arn)}
+    assert "RecordFailure" not in entered
+    assert (await http.get(f"/api/v1/runs/{spec.run_id}", headers=headers)).json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 3])
+async def test_execution_history_is_small_content_free_and_cheap(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, rounds: int
+) -> None:
+    headers = auth_headers(make_tenant())
+    secret_text = "the quarterly numbers are confidential"
+    with scripted_model(text_then_tool(rounds=rounds, tool="calculate", args='{"expression": "1+1"}')) as (model, _):
+        chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+        started = (
+            await http.post(
+                f"/api/v1/chats/{chat['id']}/runs",
+                headers=headers,
+                json={"message": secret_text, "model": model, "mode": "durable"},
+            )
+        ).json()
+        await read_events(http, started["events_url"], headers)
+    arn = await execution_arn(http, headers, started["run_id"], admin_url)
+    assert wait_for_execution(sfn(), arn)["status"] == "SUCCEEDED"
+    events = history(arn)
+    payloads = [json.dumps(e[k]) for e in events for k in e if k.endswith("EventDetails")]
+    assert payloads and max(len(p) for p in payloads) < 2048
+    assert not any(secret_text in p or "noon" in p or "Checking" in p for p in payloads)
+    entered = [e for e in events if e["type"].endswith("StateEntered")]
+    print(f"state transitions for a turn with {rounds} tool rounds: {len(entered)}")
+    assert len(entered) <= 4

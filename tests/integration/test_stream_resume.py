@@ -1,0 +1,127 @@
+"""The SSE relay resumes without loss: for every cut point, reconnecting with Last-Event-ID gives exactly
+the rest. Also: retention expiry, the feed, and the AG-UI endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from ag_ui.core import RunAgentInput, UserMessage
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo
+
+from personal_agent.bus import get_bus
+from personal_agent.bus.keys import run_stream
+from tests.auth import auth_headers
+from tests.integration.test_runs_inline import EVENT, start_run
+from tests.scripted import scripted_model, text_then_tool
+from tests.sse import read_events
+
+
+def many_chunks(n: int) -> Any:
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        for i in range(n):
+            yield f"c{i} "
+
+    return script
+
+
+async def test_every_cut_point_resumes_exactly(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    headers = auth_headers(make_tenant())
+    # RUN_STARTED, STEP_STARTED, TEXT_MESSAGE_START, 194 deltas, TEXT_MESSAGE_END, STEP_FINISHED, RUN_FINISHED = 200
+    with scripted_model(many_chunks(194)) as (model, _):
+        run = await start_run(http, headers, model)
+        full = await read_events(http, run["events_url"], headers)
+    assert len(full) == 200
+    for k in range(1, 200):
+        head = await read_events(http, run["events_url"], headers, limit=k)  # read K, then drop
+        assert head == full[:k]
+        rest = await read_events(http, run["events_url"], headers, last_event_id=head[-1].id)
+        assert rest == full[k:], f"cut at {k}"
+    # ?after= works like the header for clients that cannot set it
+    after = await read_events(http, f"{run['events_url']}?after={full[99].id}", headers)
+    assert after == full[100:]
+
+
+async def test_a_resume_point_older_than_retention_gets_resume_expired(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(text_then_tool(rounds=0)) as (model, _):
+        run = await start_run(http, headers, model)
+        full = await read_events(http, run["events_url"], headers)
+    # Retention ends: the stream is gone while the run row (and transcript) stays.
+    bus = get_bus()
+    await bus.close()
+    import redis.asyncio as aioredis
+
+    from personal_agent.settings import get_settings
+
+    direct = aioredis.from_url(str(get_settings().redis_url))
+    await direct.delete(run_stream(tenant.org_id, run["run_id"]))
+    await direct.aclose()
+    from personal_agent.bus import reset_bus
+
+    await reset_bus()
+    frames = await read_events(http, run["events_url"], headers, last_event_id=full[2].id)
+    assert [(f.type, f.data.get("name")) for f in frames] == [("CUSTOM", "resume_expired")]
+    fresh = await read_events(http, run["events_url"], headers)
+    assert [(f.type, f.data.get("name")) for f in fresh] == [("CUSTOM", "resume_expired")]
+
+
+async def test_feed_announces_runs_started_elsewhere(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(text_then_tool(rounds=0)) as (model, _):
+        connected = asyncio.Event()
+        reader = asyncio.create_task(read_events(http, "/api/v1/feed", headers, limit=2, connected=connected))
+        await asyncio.wait_for(connected.wait(), 30)
+        # Another tab: a different client starts the run.
+        async with httpx.AsyncClient(base_url=str(http.base_url)) as other_tab:
+            run = await start_run(other_tab, headers, model)
+        frames = await asyncio.wait_for(reader, 30)
+    assert [(f.data["name"], f.data["value"]["run_id"]) for f in frames] == [
+        ("run_started", run["run_id"]),
+        ("run_finished", run["run_id"]),
+    ]
+    assert frames[1].data["value"]["status"] == "succeeded"
+
+
+async def test_agui_endpoint_streams_the_run_in_the_response(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    headers = auth_headers(make_tenant())
+    run_input = RunAgentInput(
+        thread_id="thread-1",
+        run_id="client-run-1",
+        state={},
+        tools=[],
+        context=[],
+        forwarded_props={},
+        messages=[UserMessage(id="m1", role="user", content="hello")],
+    )
+    body = run_input.model_dump(mode="json", by_alias=True)
+    with scripted_model(text_then_tool(rounds=1)) as (model, _):
+        from personal_agent.settings import get_settings
+
+        original = get_settings().default_model
+        get_settings().default_model = model
+        try:
+            frames = []
+            async with http.stream("POST", "/api/v1/agui/default", json=body, headers=headers) as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                from tests.sse import parse_frames
+
+                lines = [line async for line in response.aiter_lines() if not line.startswith(":")]
+                frames, _ = parse_frames([*lines, ""])
+        finally:
+            get_settings().default_model = original
+    for frame in frames:
+        EVENT.validate_python(frame.data)
+    assert frames[0].type == "RUN_STARTED" and frames[-1].type == "RUN_FINISHED"
+    assert (frames[0].data["threadId"], frames[0].data["runId"]) == ("thread-1", "client-run-1")
+    assert "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT").endswith("It is noon.")
+    unknown = await http.post("/api/v1/agui/nobody", json=body, headers=headers)
+    assert (unknown.status_code, unknown.json()["code"]) == (404, "agent_not_found")
