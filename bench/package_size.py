@@ -61,7 +61,7 @@ def main() -> int:
             folder = BUILD / name
             if folder.is_dir():
                 sizes[name] = tree_size(folder)
-                print(f"{name:<22}{sizes[name] / MB:>14.2f}{zipped_size(folder) / MB:>12.2f}")
+                print(f"{name:<22}{sizes[name] / MB:>14.3f}{zipped_size(folder) / MB:>12.3f}")
     print()
     over = False
     for name, resource in sorted(resources.items()):

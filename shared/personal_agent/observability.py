@@ -24,6 +24,7 @@ records each of its invocations as a segment.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -103,15 +104,12 @@ def publish_metrics() -> None:
 @functools.cache
 def get_tracer() -> Tracer | None:
     """The process's Tracer, built on first use; None where the X-Ray SDK is not installed (the API layer)."""
-    try:
-        from aws_lambda_powertools import Tracer
-    except ImportError:  # pragma: no cover - powertools itself is always there
-        return None
-    try:
-        import aws_xray_sdk  # noqa: F401 - Tracer imports it lazily; find out now, not mid-invocation
-    except ImportError:
+    # Tracer imports the SDK lazily; find out now rather than in the middle of an invocation.
+    if importlib.util.find_spec("aws_xray_sdk") is None:
         logger.warning("aws_xray_sdk is not installed: X-Ray subsegments are off for this function")
         return None
+    from aws_lambda_powertools import Tracer
+
     return Tracer(service=SERVICE)
 
 
@@ -127,7 +125,7 @@ def instrument(*, correlation_id_path: str | None = None, trace: bool = False) -
 
         @functools.wraps(handler)
         def wrapper(event: Any, context: Any) -> Any:
-            target = logged
+            target: Callable[..., Any] = logged
             if trace:
                 if not traced:
                     tracer = get_tracer()

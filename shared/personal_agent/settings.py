@@ -51,6 +51,16 @@ class Settings(BaseSettings):
     approval_timeout_seconds: int = Field(86_400, validation_alias=_env("PA_APPROVAL_TIMEOUT_SECONDS"))
     run_worker_function: str = Field("pa-run-worker", validation_alias=_env("PA_RUN_WORKER_FUNCTION"))
 
+    # Workflow schedules on EventBridge Scheduler (the template sets these; local mode targets moto's
+    # `pa-triggers` and the dev server's scheduler loop fires what is due).
+    schedule_group: str = Field("personal-agent-local", validation_alias=_env("PA_SCHEDULE_GROUP"))
+    scheduler_role_arn: str | None = Field(None, validation_alias=_env("PA_SCHEDULER_ROLE_ARN"))
+    schedule_target_arn: str | None = Field(None, validation_alias=_env("PA_SCHEDULE_TARGET_ARN"))
+    schedule_dlq_arn: str | None = Field(None, validation_alias=_env("PA_SCHEDULE_DLQ_ARN"))
+    local_scheduler_interval_seconds: float = Field(
+        5.0, gt=0, validation_alias=_env("PA_LOCAL_SCHEDULER_INTERVAL_SECONDS")
+    )
+
     # Identity.
     oidc_issuer: str | None = Field(None, validation_alias=_env("PA_OIDC_ISSUER"))
     oidc_audience: str = Field("personal-agent", validation_alias=_env("PA_OIDC_AUDIENCE"))
@@ -80,6 +90,9 @@ class Settings(BaseSettings):
     openai_api_key: str | None = Field(None, validation_alias=_env("OPENAI_API_KEY"), repr=False)
     anthropic_api_key: str | None = Field(None, validation_alias=_env("ANTHROPIC_API_KEY"), repr=False)
     openai_compatible_base_url: str | None = Field(None, validation_alias=_env("PA_OPENAI_COMPATIBLE_BASE_URL"))
+    openai_compatible_model: str = Field("llama3.2", validation_alias=_env("PA_OPENAI_COMPATIBLE_MODEL"))
+    kms_key_id: str | None = Field(None, validation_alias=_env("PA_KMS_KEY_ID"))
+    platform_monthly_budget_usd: float | None = Field(None, validation_alias=_env("PA_PLATFORM_MONTHLY_BUDGET_USD"))
     default_model: str = Field("auto", validation_alias=_env("PA_DEFAULT_MODEL"))
 
     @property

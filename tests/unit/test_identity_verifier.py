@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import time
 from typing import Any
 
@@ -114,3 +115,21 @@ async def test_critical_headers_and_encrypted_tokens_are_refused(keys: dict[str,
 
 def test_the_clock_default_is_wall_time() -> None:
     assert abs(TokenVerifier([]).clock() - time.time()) < 5
+
+
+def _forge(header: dict[str, Any], claims: dict[str, Any]) -> str:
+    """A token with any header and claims and a junk signature (checks that run before the signature)."""
+
+    def seg(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return f"{seg(header)}.{seg(claims)}.c2ln"
+
+
+async def test_odd_claim_types_are_401_not_500(keys: dict[str, Any]) -> None:
+    verifier = _verifier(keys["ec"])
+    claims = {"iss": ISS, "aud": "pa", "sub": "alice", "exp": NOW + 300}
+    assert await _code(verifier, _forge({"alg": "ES256", "kid": "ec-1"}, {**claims, "iss": [ISS]})) == "wrong_issuer"
+    assert await _code(verifier, _forge({"alg": "ES256", "kid": 7}, claims)) == "malformed_token"
+    assert await _code(verifier, _forge({"alg": "ES256", "kid": "ec-1"}, claims)) == "bad_signature"
+    assert await _code(verifier, _forge(["not", "an", "object"], claims)) == "malformed_token"  # type: ignore[arg-type]

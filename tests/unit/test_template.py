@@ -238,24 +238,34 @@ def test_provider_keys_reach_only_the_functions_that_build_models() -> None:
     assert holders == {"RunWorkerFunction", "StepsFunction"}
 
 
-def test_http_api_checks_jwts_except_on_health_and_webhook_routes() -> None:
+def _routes(api: str) -> dict[tuple[str, str], tuple[str, bool]]:
+    """(method, path) -> (function, open) for the routes of `api`."""
+    routes = {}
+    for name in FUNCTIONS:
+        for event in _props(name).get("Events", {}).values():
+            if event["Type"] == "HttpApi" and event["Properties"]["ApiId"] == {"Ref": api}:
+                route = (event["Properties"]["Method"], event["Properties"]["Path"])
+                routes[route] = (name, event["Properties"].get("Auth", {}).get("Authorizer") == "NONE")
+    return routes
+
+
+def test_http_api_checks_jwts_except_on_health_config_and_webhook_routes() -> None:
     api = _props("HttpApi")
     authorizer = api["Auth"]["Authorizers"][api["Auth"]["DefaultAuthorizer"]]["JwtConfiguration"]
     assert authorizer == {"issuer": {"Ref": "OidcIssuer"}, "audience": [{"Ref": "OidcAudience"}]}
-    open_routes, guarded = set(), set()
-    for name in FUNCTIONS:
-        for event in _props(name).get("Events", {}).values():
-            if event["Type"] == "HttpApi":
-                route = (event["Properties"]["Method"], event["Properties"]["Path"])
-                is_open = event["Properties"].get("Auth", {}).get("Authorizer") == "NONE"
-                (open_routes if is_open else guarded).add(route)
-    assert open_routes == {
-        ("GET", "/healthz"),
-        ("GET", "/readyz"),
-        ("GET", "/health/deps"),
-        ("POST", "/api/v1/hooks/{workflow_id}"),
+    assert _routes("HttpApi") == {
+        ("ANY", "/api/{proxy+}"): ("ApiFunction", False),
+        ("GET", "/healthz"): ("ApiFunction", True),
+        ("GET", "/readyz"): ("ApiFunction", True),
+        ("GET", "/health/deps"): ("ApiFunction", True),
+        ("GET", "/api/v1/config"): ("ApiFunction", True),
+        ("POST", "/api/v1/hooks/{workflow_id}"): ("TriggersFunction", True),
     }
-    assert guarded == {("ANY", "/api/{proxy+}")}
+
+
+def test_personal_access_tokens_have_an_api_without_the_jwt_authorizer() -> None:
+    assert "Auth" not in _props("TokenApi")
+    assert _routes("TokenApi") == {("ANY", "/api/{proxy+}"): ("ApiFunction", False)}
 
 
 def test_stream_function_streams_through_the_web_adapter() -> None:

@@ -72,12 +72,13 @@ export function useChat(chatId: Ref<string>) {
     streamError.value = null;
     if (store) saveRun(store, current);
     const mine = generation;
-    const f: Following = followRun(current, {
+    let f: Following | null = null; // onState runs once before followRun returns
+    f = followRun(current, {
       getToken,
       store,
       isFinished: async () => !isActiveStatus((await api.getRun(current.runId)).status),
       onState(state, err) {
-        if (mine !== generation || following !== f) return;
+        if (mine !== generation || (f !== null && following !== f)) return;
         streamState.value = state;
         if (state === "failed") streamError.value = err ? err.message : "The live stream stopped.";
       },
@@ -85,10 +86,11 @@ export function useChat(chatId: Ref<string>) {
         if (event.type === "CUSTOM" && event.name === "approval_requested") void loadApprovals();
       },
     });
-    following = f;
-    streamState.value = f.stream.state;
-    void f.done.then(() => {
-      if (following === f && f.stream.state === "done") void finished(current, mine);
+    const started: Following = f;
+    following = started;
+    streamState.value = started.stream.state;
+    void started.done.then(() => {
+      if (following === started && started.stream.state === "done") void finished(current, mine);
     });
   }
 
@@ -239,7 +241,10 @@ export function useChat(chatId: Ref<string>) {
   const unsubscribe = onFeed((event) => {
     if (event.run.chat_id !== chatId.value) return;
     if (event.name === "run_started" && !running.value && sending.value === null) {
-      void attachIfActive(event.run.run_id);
+      // Its user message is stored at launch: show it, then follow the run from its first event.
+      void reloadMessages()
+        .catch(() => undefined)
+        .then(() => attachIfActive(event.run.run_id));
     } else if (event.name === "run_finished" && live.value?.runId !== event.run.run_id) {
       void reloadMessages().catch(() => undefined);
     }

@@ -27,6 +27,6 @@ export function loadModels(force = false): Promise<void> {
 }
 
 export function modelLabel(model: Model): string {
-  const label = model.id === "auto" ? `Auto — ${model.label || "best available"}` : model.label || model.id;
+  const label = model.label || model.id;
   return model.offline_demo ? `${label} (offline demo)` : label;
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
@@ -15,12 +15,17 @@ from personal_agent.chats.transcript import transcript_items
 router = APIRouter(prefix="/api/v1/chats", tags=["chats"])
 
 
+Classification = Literal["standard", "confidential", "restricted"]
+
+
 class ChatCreate(BaseModel):
     title: str | None = Field(None, max_length=200)
+    classification: Classification = "standard"
 
 
 class ChatRename(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
+    title: str | None = Field(None, min_length=1, max_length=200)
+    classification: Classification | None = None
 
 
 class Chat(BaseModel):
@@ -38,7 +43,7 @@ class ChatPage(BaseModel):
 
 @router.post("", status_code=201, operation_id="create_chat", response_model=Chat)
 async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> dict[str, Any]:
-    return await service.create_chat(principal, body.title)
+    return await service.create_chat(principal, body.title, body.classification)
 
 
 @router.get("", operation_id="list_chats", response_model=ChatPage)
@@ -58,7 +63,7 @@ async def get_chat(chat_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]
 
 @router.patch("/{chat_id}", operation_id="rename_chat", response_model=Chat)
 async def rename_chat(chat_id: UUID, body: ChatRename, principal: CurrentPrincipal) -> dict[str, Any]:
-    return await service.rename_chat(principal, chat_id, body.title)
+    return await service.update_chat(principal, chat_id, body.title, body.classification)
 
 
 @router.delete("/{chat_id}", status_code=204, operation_id="delete_chat")

@@ -36,11 +36,11 @@ def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
         raise InvalidInput("the cursor is not valid", code="invalid_cursor") from exc
 
 
-async def create_chat(principal: Principal, title: str | None) -> dict[str, Any]:
+async def create_chat(principal: Principal, title: str | None, classification: str = "standard") -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
         cur = await conn.execute(
-            f"INSERT INTO chats (org_id, user_id, title) VALUES (%s, %s, %s) RETURNING {COLUMNS}",
-            [principal.org_id, principal.user_id, _title(title)],
+            f"INSERT INTO chats (org_id, user_id, title, classification) VALUES (%s, %s, %s, %s) RETURNING {COLUMNS}",
+            [principal.org_id, principal.user_id, _title(title), classification],
         )
         row = await cur.fetchone()
     assert row is not None
@@ -76,11 +76,15 @@ async def get_chat(principal: Principal, chat_id: UUID) -> dict[str, Any]:
     return row
 
 
-async def rename_chat(principal: Principal, chat_id: UUID, title: str) -> dict[str, Any]:
+async def update_chat(
+    principal: Principal, chat_id: UUID, title: str | None, classification: str | None
+) -> dict[str, Any]:
+    """Rename a chat and/or change its data classification (which decides the models it may reach)."""
     async with org_transaction(principal.org_id) as conn:
         cur = await conn.execute(
-            f"UPDATE chats SET title = %s, updated_at = now() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
-            [_title(title), chat_id, principal.user_id],
+            "UPDATE chats SET title = coalesce(%s, title), classification = coalesce(%s, classification),"
+            f" updated_at = now() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
+            [_title(title) if title is not None else None, classification, chat_id, principal.user_id],
         )
         row = await cur.fetchone()
     if row is None:

@@ -1,4 +1,5 @@
-"""Build the pydantic-ai agent for a RunSpec: its model and its snapshotted toolset."""
+"""Build the pydantic-ai agent for a RunSpec: its model chain (through the classification gate) and its
+snapshotted toolset, with the confidence gate deciding which acting tools need approval."""
 
 from __future__ import annotations
 
@@ -7,37 +8,37 @@ from typing import Any
 from pydantic_ai import Agent, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
-from personal_agent.models.catalog import build_model
+from personal_agent.governance.routing import tool_needs_approval
+from personal_agent.models.build import build_run_model
 from personal_agent.runs.spec import RunSpec
 from personal_agent.tools.registry import get_tool
 
 
-def build_toolset(spec: RunSpec) -> FunctionToolset[None]:
+def build_toolset(spec: RunSpec, routing: dict[str, Any] | None) -> FunctionToolset[None]:
     """The tools the spec snapshotted; a tool no longer registered is left out, never replaced."""
     tools: list[Tool[None]] = []
     for ref in spec.tools:
         tool = get_tool(ref.name)
         if tool is None:
             continue
+        approval = tool_needs_approval(
+            ref.acts or tool.acts, ref.requires_approval or tool.requires_approval, routing, spec.confidence_threshold
+        )
         tools.append(
             Tool(
-                tool.function,
-                name=tool.name,
-                description=tool.description,
-                takes_ctx=False,
-                requires_approval=ref.requires_approval or tool.requires_approval,
+                tool.function, name=tool.name, description=tool.description, takes_ctx=False, requires_approval=approval
             )
         )
     return FunctionToolset(tools)
 
 
-def build_agent(spec: RunSpec) -> Agent[None, Any]:
-    """A fresh agent for one engine step (cheap: no I/O)."""
+async def build_agent(spec: RunSpec, routing: dict[str, Any] | None) -> Agent[None, Any]:
+    """A fresh agent for one engine step."""
     from pydantic_ai import DeferredToolRequests
 
     return Agent(
-        build_model(spec.model),
+        await build_run_model(spec),
         instructions=spec.instructions or None,
-        toolsets=[build_toolset(spec)],
+        toolsets=[build_toolset(spec, routing)],
         output_type=[str, DeferredToolRequests],
     )

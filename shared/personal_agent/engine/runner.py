@@ -34,6 +34,8 @@ from personal_agent.engine.agui import AgUiTranslator
 from personal_agent.engine.cancellation import CancelWatch, RunCancelled, clear_local_cancel
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.errors import NotFound
+from personal_agent.governance.budgets import BudgetExceeded, check_run_budget
+from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
 
@@ -73,7 +75,10 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         cur = await conn.execute("SELECT message FROM messages WHERE run_id = %s ORDER BY id", [spec.run_id])
         own = [row["message"] for row in await cur.fetchall()]
         messages = prior + own
-        state = {"history_len": len(messages), "request_index": 0}
+    routing = await _route(spec, own)
+    async with org_transaction(spec.org_id) as conn:
+        state = {"history_len": len(messages), "request_index": 0, "routing": routing}
+        await store.set_routing(conn, spec.run_id, routing)
         await emitter.emit(RunStartedEvent(**_ids(spec)))
         await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
         await store.mark_running(conn, spec.run_id)
@@ -88,6 +93,20 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         },
     )
     return store.Checkpoint(0, "start", messages, state)
+
+
+async def _route(spec: RunSpec, own: list[Any]) -> dict[str, Any] | None:
+    """Classify the request with the cheap router; its response goes in the ledger as request -1."""
+    from personal_agent.governance.routing import classify_request
+
+    text = " ".join(
+        str(p.get("content", "")) for m in own for p in m.get("parts", []) if p.get("part_kind") == "user-prompt"
+    )
+    decision, response = await classify_request(spec, text)
+    if response is not None:
+        async with org_transaction(spec.org_id) as conn:
+            await usage.record(conn, spec, -1, response)
+    return decision.model_dump() if decision is not None else None
 
 
 async def advance(run_id: UUID, org_id: UUID, *, time_budget: float | None = None) -> StepOutcome:
@@ -113,7 +132,7 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
     watch = CancelWatch(spec.run_id, spec.org_id)
     translator = AgUiTranslator(str(spec.run_id), ri)
     completed: list[ModelMessage] = list(history)
-    agent = build_agent(spec)
+    agent = await build_agent(spec, state.get("routing"))
     deferred = None
     if cp.kind == "awaiting_approval":
         deferred = await _approval_results(spec, cp.seq)
@@ -127,6 +146,7 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
             while not Agent.is_end_node(node):
                 await watch.check(force=True)
                 if Agent.is_model_request_node(node):
+                    await check_run_budget(spec.org_id, spec.user_id)
                     if ri >= spec.limits.max_model_requests:
                         raise RunLimitExceeded(
                             f"the run reached its limit of {spec.limits.max_model_requests} model requests"
@@ -146,6 +166,7 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
                     state.update(request_index=ri, last_event_id=emitter.last_id)
                     async with org_transaction(spec.org_id) as conn:
                         await usage.record(conn, spec, ri - 1, response)
+                        await store.set_answered_model(conn, spec.run_id, response.model_name)
                         await store.save_checkpoint(conn, spec, seq, "model_response", dump_messages(completed), state)
                     await emitter.emit(StepFinishedEvent(step_name=step))
                 elif Agent.is_call_tools_node(node):
@@ -179,9 +200,11 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
         if partial and not (completed and isinstance(completed[-1], ModelResponse)):
             completed = [*completed, ModelResponse(parts=[TextPart(partial)], model_name=spec.model)]
         return await _end(spec, emitter, completed, history_len, "cancelled", seq, ri)
-    except (*MODEL_ERRORS, RunLimitExceeded) as exc:
+    except (*MODEL_ERRORS, RunLimitExceeded, BudgetExceeded, ClassificationBlocked) as exc:
         await emitter.emit(*translator.close_open())
         code = "limit_exceeded" if isinstance(exc, RunLimitExceeded | UsageLimitExceeded) else "model_error"
+        if isinstance(exc, BudgetExceeded | ClassificationBlocked):
+            code = exc.code
         return await _end(
             spec, emitter, completed, history_len, "failed", seq, ri, error={"code": code, "message": str(exc)[:500]}
         )

@@ -105,22 +105,19 @@ class DevIssuer:
         return dict(key.as_dict(private=True))
 
     def _write(self, key: dict[str, Any], *, exclusive: bool) -> None:
+        """Write the key file atomically; `exclusive` creates it only if no other process did first."""
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         existing = [] if exclusive else self._private_keys()
         tmp = self.directory / f".keys.{uuid.uuid4().hex}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump({"keys": [*existing, key]}, f)
+        if not exclusive:
+            os.replace(tmp, self.keys_path)
+            return
         try:
-            if exclusive:
-                # Two processes starting at once: the first key written wins, the other is dropped.
-                try:
-                    os.link(tmp, self.keys_path)
-                except FileExistsError:
-                    pass
-            else:
-                os.replace(tmp, self.keys_path)
-                return
+            os.link(tmp, self.keys_path)  # fails if another process created the file meanwhile: theirs wins
+        except FileExistsError:
+            pass
         finally:
-            if exclusive:
-                tmp.unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)

@@ -85,7 +85,8 @@ class TokenVerifier:
             raise _reject("unsupported_algorithm", f"tokens must be signed with {' or '.join(ALLOWED_ALGORITHMS)}")
         if "crit" in header:
             raise _reject("unsupported_header", "tokens with critical header extensions are not accepted")
-        issuer = self.issuers.get(unverified.get("iss"))  # type: ignore[arg-type]
+        iss = unverified.get("iss")
+        issuer = self.issuers.get(iss) if isinstance(iss, str) else None
         if issuer is None:
             raise _reject("wrong_issuer", "the token's issuer is not trusted")
         kid = header.get("kid")
@@ -150,12 +151,12 @@ def _verify_signature(token: str, jwk: Mapping[str, Any], alg: str) -> dict[str,
     from joserfc.errors import BadSignatureError, JoseError
     from joserfc.jwk import ECKey, RSAKey
 
-    key = ECKey.import_key(dict(jwk)) if jwk["kty"] == "EC" else RSAKey.import_key(dict(jwk))
     try:
+        key = ECKey.import_key(dict(jwk)) if jwk["kty"] == "EC" else RSAKey.import_key(dict(jwk))
         decoded = jwt.decode(token, key, algorithms=[alg])
     except BadSignatureError:
         raise _reject("bad_signature", "the token's signature does not verify") from None
-    except (JoseError, ValueError):
+    except (JoseError, ValueError, KeyError, TypeError):  # includes a malformed key in the JWKS
         raise _reject("invalid_token", "the token cannot be verified") from None
     claims = decoded.claims
     if not isinstance(claims, dict):

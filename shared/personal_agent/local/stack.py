@@ -92,6 +92,8 @@ class LocalStack:
             self.env["AWS_ENDPOINT_URL"] = endpoint
             os.environ.update(self.env)
             arns = self.provision_state_machines(endpoint)
+            if not s.kms_key_id:
+                self.env["PA_KMS_KEY_ID"] = self.provision_kms_key(endpoint)
             if "agent_run" in arns:
                 self.env["PA_STATE_MACHINE_ARN"] = arns["agent_run"]
             self._time("aws", t)
@@ -112,6 +114,18 @@ class LocalStack:
             name = path.name.removesuffix(".asl.json")
             arns[name] = ensure_state_machine(sfn, f"pa-{name}", render_asl(path, subs))
         return arns
+
+    def provision_kms_key(self, endpoint: str) -> str:
+        """The KMS key that wraps provider-key data keys (moto's KMS keeps keys in memory only, so
+        locally stored BYOK keys must be entered again after a restart of the dev server)."""
+        import boto3
+
+        kms = boto3.client("kms", endpoint_url=endpoint, region_name=self.settings.aws_region)
+        alias = "alias/pa-provider-keys"
+        if not any(a["AliasName"] == alias for a in kms.list_aliases()["Aliases"]):
+            key = kms.create_key(Description="Personal Agent provider keys (local)")["KeyMetadata"]["KeyId"]
+            kms.create_alias(AliasName=alias, TargetKeyId=key)
+        return alias
 
     def stop(self) -> None:
         """Stop what this stack started; data stays under the data dir."""

@@ -1,12 +1,13 @@
-"""The models a deployment offers: real providers from env, the offline demo locally, and test scripts."""
+"""The models a deployment offers an org: platform models from env, the org's own providers, the
+offline demo locally, and models registered by tests. Each carries its provider's trust tier."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from uuid import UUID
 
-from personal_agent.errors import InvalidInput
 from personal_agent.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -14,77 +15,147 @@ if TYPE_CHECKING:
 
 ModelFactory = Callable[[], "Model"]
 
-_registered: dict[str, tuple[str, ModelFactory]] = {}
-
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """One model a run may use, with what governance and ranking need to know about it."""
+
     id: str
     label: str
     provider: str
+    kind: str
+    tier: int
+    model_name: str
+    locality: str = "remote"
+    tags: tuple[str, ...] = ()
+    quality: int = 10
+    input_price: float | None = None
+    output_price: float | None = None
     offline_demo: bool = False
+    base_url: str | None = field(default=None, repr=False)
+    key_id: UUID | None = None
 
 
-def register_model(model_id: str, factory: ModelFactory, label: str | None = None) -> None:
+@dataclass(frozen=True)
+class _Registered:
+    info: ModelInfo
+    factory: ModelFactory
+
+
+_registered: dict[str, _Registered] = {}
+
+
+def register_model(
+    model_id: str,
+    factory: ModelFactory,
+    label: str | None = None,
+    *,
+    tier: int = 2,
+    tags: tuple[str, ...] = (),
+    quality: int = 10,
+    provider: str | None = None,
+    locality: str = "local",
+) -> None:
     """Offer an extra model by id (tests register scripted `FunctionModel`s; never reaches the network)."""
-    _registered[model_id] = (label or model_id, factory)
+    info = ModelInfo(
+        model_id,
+        label or model_id,
+        provider or model_id.split(":", 1)[0],
+        "registered",
+        tier,
+        model_id,
+        locality=locality,
+        tags=tags,
+        quality=quality,
+    )
+    _registered[model_id] = _Registered(info, factory)
 
 
 def unregister_model(model_id: str) -> None:
     _registered.pop(model_id, None)
 
 
-def available_models(settings: Settings | None = None) -> list[ModelInfo]:
-    """Every model a run may name, `auto` first."""
+def registered_factory(model_id: str) -> ModelFactory | None:
+    entry = _registered.get(model_id)
+    return entry.factory if entry else None
+
+
+def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
+    """Models the platform provides from its own keys (env / Secrets Manager)."""
     settings = settings or get_settings()
-    models = [ModelInfo("auto", "Auto (best available)", "auto")]
+    models: list[ModelInfo] = []
     if settings.openai_api_key:
         models += [
-            ModelInfo("openai:gpt-4o-mini", "GPT-4o mini", "openai"),
-            ModelInfo("openai:gpt-4o", "GPT-4o", "openai"),
+            ModelInfo(
+                "openai:gpt-4o-mini",
+                "GPT-4o mini",
+                "openai",
+                "openai",
+                1,
+                "gpt-4o-mini",
+                tags=("cheap", "fast"),
+                quality=11,
+                input_price=0.15,
+                output_price=0.6,
+            ),
+            ModelInfo(
+                "openai:gpt-4o",
+                "GPT-4o",
+                "openai",
+                "openai",
+                1,
+                "gpt-4o",
+                tags=("frontier", "vision"),
+                quality=16,
+                input_price=2.5,
+                output_price=10.0,
+            ),
         ]
     if settings.anthropic_api_key:
-        models.append(ModelInfo("anthropic:claude-sonnet-4-0", "Claude Sonnet 4", "anthropic"))
+        models.append(
+            ModelInfo(
+                "anthropic:claude-sonnet-4-0",
+                "Claude Sonnet 4",
+                "anthropic",
+                "anthropic",
+                1,
+                "claude-sonnet-4-0",
+                tags=("frontier", "coding", "reasoning"),
+                quality=17,
+                input_price=3.0,
+                output_price=15.0,
+            )
+        )
     if settings.openai_compatible_base_url:
-        models.append(ModelInfo("openai-compatible:default", "OpenAI-compatible endpoint", "openai-compatible"))
+        models.append(
+            ModelInfo(
+                "openai-compatible:default",
+                "OpenAI-compatible endpoint",
+                "openai-compatible",
+                "openai-compatible",
+                2,
+                settings.openai_compatible_model,
+                locality="local",
+                quality=8,
+                base_url=settings.openai_compatible_base_url,
+            )
+        )
     if settings.is_local:
-        models.append(ModelInfo("offline:demo", "Offline demo model (no key needed)", "offline", offline_demo=True))
-    models += [ModelInfo(mid, label, mid.split(":", 1)[0]) for mid, (label, _) in _registered.items()]
+        models.append(
+            ModelInfo(
+                "offline:demo",
+                "Offline demo model (no key needed)",
+                "offline",
+                "offline",
+                2,
+                "demo",
+                locality="local",
+                quality=1,
+                offline_demo=True,
+            )
+        )
     return models
 
 
-def resolve_model_id(requested: str | None, settings: Settings | None = None) -> str:
-    """The concrete model id a run will use; `auto` picks the first real provider, else the demo locally."""
-    settings = settings or get_settings()
-    offered = {m.id for m in available_models(settings)}
-    requested = requested or settings.default_model
-    if requested != "auto":
-        if requested not in offered:
-            raise InvalidInput(f"model {requested!r} is not available here", code="unknown_model")
-        return requested
-    for info in available_models(settings)[1:]:
-        return info.id
-    raise InvalidInput("no model is configured: set a provider key", code="no_model_available")
-
-
-def build_model(model_id: str, settings: Settings | None = None) -> Model:
-    """The pydantic-ai model for an id. Provider SDKs are imported here, inside the workers only."""
-    settings = settings or get_settings()
-    if model_id in _registered:
-        return _registered[model_id][1]()
-    if model_id == "offline:demo":
-        from personal_agent.models.demo import demo_model
-
-        return demo_model()
-    if model_id.startswith("openai-compatible:"):
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
-
-        name = model_id.split(":", 1)[1]
-        provider = OpenAIProvider(
-            base_url=settings.openai_compatible_base_url, api_key=settings.openai_api_key or "none"
-        )
-        return OpenAIChatModel(name, provider=provider)
-    from pydantic_ai.models import infer_model
-
-    return infer_model(model_id)
+def registered_models() -> list[ModelInfo]:
+    return [entry.info for entry in _registered.values()]

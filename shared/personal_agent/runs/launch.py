@@ -12,9 +12,21 @@ from psycopg.types.json import Jsonb
 
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError, InvalidInput, NotFound
-from personal_agent.models.catalog import resolve_model_id
+from personal_agent.governance.budgets import check_launch_budget
+from personal_agent.governance.catalog import candidates, org_settings
+from personal_agent.governance.selection import plan_models
+from personal_agent.governance.tiers import routing_tier
+from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
-from personal_agent.runs.spec import MAX_MESSAGE_CHARS, RequestedMode, RunMode, RunSpec, ToolRef, TriggerSource
+from personal_agent.runs.spec import (
+    MAX_MESSAGE_CHARS,
+    ModelRef,
+    RequestedMode,
+    RunMode,
+    RunSpec,
+    ToolRef,
+    TriggerSource,
+)
 from personal_agent.settings import get_settings
 from personal_agent.tools.registry import default_tool_names, get_tool
 
@@ -75,24 +87,61 @@ def snapshot_tools(names: tuple[str, ...] | None) -> tuple[ToolRef, ...]:
         tool = get_tool(name)
         if tool is None:
             raise InvalidInput(f"unknown tool {name!r}", code="unknown_tool")
-        refs.append(ToolRef(name=name, requires_approval=tool.requires_approval, acts=tool.acts))
+        refs.append(
+            ToolRef(
+                name=name, requires_approval=tool.requires_approval, acts=tool.acts, required_tier=tool.required_tier
+            )
+        )
     return tuple(refs)
 
 
+def _ref(info: ModelInfo) -> ModelRef:
+    return ModelRef(
+        id=info.id,
+        provider=info.provider,
+        kind=info.kind,
+        tier=info.tier,
+        model_name=info.model_name,
+        base_url=info.base_url,
+        key_id=info.key_id,
+    )
+
+
+async def _chat_classification(org_id: UUID, chat_id: UUID) -> str:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute("SELECT classification FROM chats WHERE id = %s", [chat_id])
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound("chat not found", code="chat_not_found")
+    return str(row["classification"])
+
+
 async def launch_run(request: LaunchRequest) -> RunSpec:
-    """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input."""
+    """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
+    over budget, or when no model may receive the chat's data."""
     message = validate_message(request.message)
     tools = snapshot_tools(request.tools)
     mode = choose_mode(request.mode, tools, request.trigger_source)
     from personal_agent.runs.drivers import ensure_driver_available, start_run
 
     ensure_driver_available(mode)
+    classification = await _chat_classification(request.org_id, request.chat_id)
+    await check_launch_budget(request.org_id, request.user_id)
+    org = await org_settings(request.org_id)
+    tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
+    requested = request.model or org["default_model"] or get_settings().default_model
+    plan = plan_models(await candidates(request.org_id), requested, tier, org["routing_model"])
     spec = RunSpec(
         run_id=uuid.uuid4(),
         org_id=request.org_id,
         user_id=request.user_id,
         chat_id=request.chat_id,
-        model=resolve_model_id(request.model),
+        model=plan.primary.id,
+        model_chain=tuple(_ref(m) for m in (plan.primary, *plan.fallbacks)),
+        router_model=_ref(plan.router) if plan.router else None,
+        routing_tier=tier,
+        classification=classification,
+        confidence_threshold=float(org["confidence_threshold"]),
         instructions=request.instructions or DEFAULT_INSTRUCTIONS,
         tools=tools,
         mode=mode,

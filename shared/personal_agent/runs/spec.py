@@ -26,13 +26,29 @@ class RunLimits(BaseModel):
 
 
 class ToolRef(BaseModel):
-    """One tool in the run's snapshot: its name and whether a person must approve each call."""
+    """One tool in the run's snapshot: its name, whether a person must approve each call, whether it
+    acts on the world, and the trust tier its data needs."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     requires_approval: bool = False
     acts: bool = False
+    required_tier: int = 0
+
+
+class ModelRef(BaseModel):
+    """A model the run may call, snapshotted at launch (a BYOK key by reference, never the key)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    provider: str
+    kind: str
+    tier: int
+    model_name: str
+    base_url: str | None = None
+    key_id: UUID | None = None
 
 
 class RunSpec(BaseModel):
@@ -45,6 +61,11 @@ class RunSpec(BaseModel):
     user_id: UUID | None
     chat_id: UUID
     model: str
+    model_chain: tuple[ModelRef, ...] = ()
+    router_model: ModelRef | None = None
+    routing_tier: int = 2
+    classification: str = "standard"
+    confidence_threshold: float = 0.8
     instructions: str
     tools: tuple[ToolRef, ...] = ()
     limits: RunLimits = RunLimits()

@@ -26,8 +26,8 @@ class Checkpoint:
 
 async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
     await conn.execute(
-        "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name,"
+        " model_chain) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         [
             spec.run_id,
             spec.org_id,
@@ -39,7 +39,19 @@ async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
             spec.trigger_source,
             Jsonb(spec.model_dump(mode="json")),
             spec.model,
+            Jsonb([ref.id for ref in spec.model_chain] or [spec.model]),
         ],
+    )
+
+
+async def set_answered_model(conn: Conn, run_id: UUID, model_name: str | None) -> None:
+    await conn.execute("UPDATE runs SET answered_model = %s WHERE id = %s", [model_name, run_id])
+
+
+async def set_routing(conn: Conn, run_id: UUID, routing: dict[str, Any] | None) -> None:
+    await conn.execute(
+        "UPDATE runs SET routing = %s WHERE id = %s",
+        [Jsonb(routing if routing is not None else {"failed": True}), run_id],
     )
 
 

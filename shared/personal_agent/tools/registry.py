@@ -17,6 +17,7 @@ class ToolDef:
     description: str
     acts: bool = False
     requires_approval: bool = False
+    required_tier: int = 0
 
 
 def current_time() -> str:

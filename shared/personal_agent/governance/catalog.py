@@ -1,0 +1,56 @@
+"""An org's model candidates: the platform's, the org's own providers (from Postgres), and registered ones."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db import org_transaction
+from personal_agent.models.catalog import ModelInfo, platform_models, registered_models
+
+
+def _org_model(row: dict[str, Any]) -> ModelInfo:
+    return ModelInfo(
+        id=f"{row['provider_name']}:{row['name']}",
+        label=f"{row['name']} ({row['provider_name']})",
+        provider=row["provider_name"],
+        kind=row["kind"],
+        tier=row["trust_tier"],
+        model_name=row["name"],
+        locality=row["locality"],
+        tags=tuple(row["tags"]),
+        quality=row["quality"],
+        input_price=float(row["input_price"]) if row["input_price"] is not None else None,
+        output_price=float(row["output_price"]) if row["output_price"] is not None else None,
+        base_url=row["base_url"],
+        key_id=row["key_id"],
+    )
+
+
+async def org_models(org_id: UUID) -> list[ModelInfo]:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "SELECT p.name AS provider_name, p.kind, p.base_url, p.trust_tier, p.locality, p.key_id,"
+            " m.name, m.tags, m.quality, m.input_price, m.output_price"
+            " FROM provider_models m JOIN providers p ON p.id = m.provider_id"
+            " WHERE m.enabled AND p.enabled ORDER BY p.name, m.name"
+        )
+        return [_org_model(r) for r in await cur.fetchall()]
+
+
+async def candidates(org_id: UUID) -> list[ModelInfo]:
+    """Every model this org may name; an org's own entry wins over a platform one with the same id."""
+    merged: dict[str, ModelInfo] = {}
+    for info in [*platform_models(), *registered_models(), *await org_models(org_id)]:
+        merged[info.id] = info
+    return list(merged.values())
+
+
+async def org_settings(org_id: UUID) -> dict[str, Any]:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "SELECT tier_floor, confidence_threshold, routing_model, default_model FROM org_settings WHERE org_id = %s",
+            [org_id],
+        )
+        row = await cur.fetchone()
+    return row or {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}

@@ -1,0 +1,1 @@
+"""Workflows: runs that systems start (webhooks, schedules) through the same launch chokepoint as chats."""

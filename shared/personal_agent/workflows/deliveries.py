@@ -1,0 +1,101 @@
+"""Deliveries: each webhook request and schedule fire, claimed under a unique key before its run starts.
+
+The first request with a key wins the claim and launches the run; a concurrent duplicate waits (bounded)
+for the winner to record the run id, then answers with the same run. A claim whose holder failed is
+released so the sender's retry can start it; one whose holder vanished is taken over after `STALE_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
+
+Source = Literal["webhook", "schedule"]
+STALE_SECONDS = 60
+WAIT_SECONDS = 25.0
+
+
+@dataclass(frozen=True)
+class Delivery:
+    id: UUID
+    run_id: UUID | None
+    status: str
+    won: bool  # this caller holds the claim and must start (or release) the run
+
+
+async def claim_in(conn: Conn, org_id: UUID, workflow_id: UUID, source: Source, key: str) -> Delivery:
+    """Claim `key` inside the caller's transaction, or report the delivery that already has it."""
+    cur = await conn.execute(
+        "INSERT INTO workflow_deliveries (org_id, workflow_id, source, dedupe_key) VALUES (%s, %s, %s, %s)"
+        " ON CONFLICT (workflow_id, source, dedupe_key) DO NOTHING RETURNING id",
+        [org_id, workflow_id, source, key],
+    )
+    row = await cur.fetchone()
+    if row is not None:
+        return Delivery(row["id"], None, "pending", won=True)
+    cur = await conn.execute(
+        "UPDATE workflow_deliveries SET claimed_at = now() WHERE workflow_id = %s AND source = %s AND dedupe_key = %s"
+        " AND status = 'pending' AND claimed_at < now() - make_interval(secs => %s) RETURNING id",
+        [workflow_id, source, key, STALE_SECONDS],
+    )
+    row = await cur.fetchone()
+    if row is not None:
+        return Delivery(row["id"], None, "pending", won=True)
+    cur = await conn.execute(
+        "SELECT id, run_id, status FROM workflow_deliveries WHERE workflow_id = %s AND source = %s AND dedupe_key = %s",
+        [workflow_id, source, key],
+    )
+    row = await cur.fetchone()
+    if row is None:  # released between the insert and the select: the caller tries again
+        return Delivery(UUID(int=0), None, "released", won=False)
+    return Delivery(row["id"], row["run_id"], row["status"], won=False)
+
+
+async def claim(org_id: UUID, workflow_id: UUID, source: Source, key: str) -> Delivery:
+    async with org_transaction(org_id) as conn:
+        return await claim_in(conn, org_id, workflow_id, source, key)
+
+
+async def wait_for_run(org_id: UUID, delivery_id: UUID, timeout: float = WAIT_SECONDS) -> Delivery | None:
+    """Poll a claimed delivery until its run is recorded; None when it was released (the claimer failed)."""
+    deadline = time.monotonic() + timeout
+    pause = 0.02
+    while True:
+        async with org_transaction(org_id) as conn:
+            cur = await conn.execute("SELECT id, run_id, status FROM workflow_deliveries WHERE id = %s", [delivery_id])
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        if row["status"] != "pending" or time.monotonic() > deadline:
+            return Delivery(row["id"], row["run_id"], row["status"], won=False)
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
+async def complete(org_id: UUID, delivery_id: UUID, run_id: UUID, status: Literal["started", "skipped"]) -> None:
+    async with org_transaction(org_id) as conn:
+        await conn.execute(
+            "UPDATE workflow_deliveries SET run_id = %s, status = %s WHERE id = %s", [run_id, status, delivery_id]
+        )
+
+
+async def release(org_id: UUID, delivery_id: UUID) -> None:
+    """Give the key back (the run did not start): a retry of the same delivery may claim it again."""
+    async with org_transaction(org_id) as conn:
+        await conn.execute("DELETE FROM workflow_deliveries WHERE id = %s AND status = 'pending'", [delivery_id])
+
+
+async def fail(org_id: UUID, delivery_id: UUID, error: dict[str, Any]) -> None:
+    """Keep a failed schedule fire in the history (a fire time is never retried)."""
+    async with org_transaction(org_id) as conn:
+        await conn.execute(
+            "UPDATE workflow_deliveries SET status = 'failed', error = %s WHERE id = %s", [Jsonb(error), delivery_id]
+        )

@@ -1,0 +1,34 @@
+"""Webhook requests per workflow per minute: a fixed one-minute window counted in Postgres (one row per
+workflow, so nothing to clean up). Over the limit: 429 `rate_limited` with `Retry-After` to the next window."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
+
+from personal_agent.db import org_transaction
+from personal_agent.errors import RateLimited
+
+
+async def take(org_id: UUID, workflow_id: UUID, per_minute: int, now: datetime | None = None) -> None:
+    """Count one request in the current window; refuse it when the window is full."""
+    now = now or datetime.now(UTC)
+    window = now.replace(second=0, microsecond=0)
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "INSERT INTO workflow_rate_windows AS w (workflow_id, org_id, window_start, hits) VALUES (%s, %s, %s, 1)"
+            " ON CONFLICT (workflow_id) DO UPDATE SET window_start = greatest(w.window_start, EXCLUDED.window_start),"
+            " hits = CASE WHEN w.window_start >= EXCLUDED.window_start THEN w.hits + 1 ELSE 1 END"
+            " RETURNING hits",
+            [workflow_id, org_id, window],
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    if row["hits"] > per_minute:
+        retry_after = max(1, math.ceil((window + timedelta(minutes=1) - now).total_seconds()))
+        raise RateLimited(
+            f"this workflow accepts {per_minute} webhook requests a minute; try again in {retry_after} s",
+            limit=per_minute,
+            retry_after=retry_after,
+        )

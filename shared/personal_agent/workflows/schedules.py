@@ -1,0 +1,143 @@
+"""A workflow's schedule: its row (what the local scheduler reads) and its EventBridge Scheduler schedule
+(what fires on AWS), kept in step by the workflow API. boto3 is imported only when a schedule changes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db.pool import Conn
+from personal_agent.errors import Conflict
+from personal_agent.settings import get_settings
+from personal_agent.workflows.expressions import parse_schedule
+
+SCHEDULE_SOURCE = "personal-agent.schedule"
+_groups_checked: set[str] = set()
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    expression: str
+    timezone: str = "UTC"
+    enabled: bool = True
+
+
+def schedule_name(workflow_id: UUID) -> str:
+    return f"pa-wf-{workflow_id}"
+
+
+def target_input(org_id: UUID, workflow_id: UUID) -> str:
+    """What the triggers function receives: pointers and the scheduled time (Scheduler fills it in)."""
+    return json.dumps(
+        {
+            "source": SCHEDULE_SOURCE,
+            "org_id": str(org_id),
+            "workflow_id": str(workflow_id),
+            "scheduled_time": "<aws.scheduler.scheduled-time>",
+        }
+    )
+
+
+def scheduler_client() -> Any:
+    import boto3
+
+    settings = get_settings()
+    return boto3.client("scheduler", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+
+
+def _target(org_id: UUID, workflow_id: UUID) -> dict[str, Any]:
+    settings = get_settings()
+    arn, role = settings.schedule_target_arn, settings.scheduler_role_arn
+    if settings.is_local:
+        from personal_agent.local.aws import ACCOUNT_ID, function_arn
+
+        arn = arn or function_arn("pa-triggers", settings.aws_region)
+        role = role or f"arn:aws:iam::{ACCOUNT_ID}:role/pa-local-scheduler"
+    if not arn or not role:
+        raise Conflict(
+            "schedules are not available: PA_SCHEDULE_TARGET_ARN and PA_SCHEDULER_ROLE_ARN are not set",
+            code="schedules_unavailable",
+        )
+    target: dict[str, Any] = {
+        "Arn": arn,
+        "RoleArn": role,
+        "Input": target_input(org_id, workflow_id),
+        "RetryPolicy": {"MaximumEventAgeInSeconds": 3600, "MaximumRetryAttempts": 3},
+    }
+    if settings.schedule_dlq_arn:
+        target["DeadLetterConfig"] = {"Arn": settings.schedule_dlq_arn}
+    return target
+
+
+def _ensure_local_group(client: Any, group: str) -> None:
+    """Locally the group is made on first use (on AWS the template owns it)."""
+    if group in _groups_checked or not get_settings().is_local:
+        return
+    try:
+        client.get_schedule_group(Name=group)
+    except client.exceptions.ResourceNotFoundException:
+        client.create_schedule_group(Name=group)
+    _groups_checked.add(group)
+
+
+def put_aws_schedule(org_id: UUID, workflow_id: UUID, spec: ScheduleSpec) -> None:
+    """Create or update the workflow's EventBridge schedule (blocking)."""
+    client = scheduler_client()
+    group = get_settings().schedule_group
+    _ensure_local_group(client, group)
+    args = {
+        "Name": schedule_name(workflow_id),
+        "GroupName": group,
+        "ScheduleExpression": spec.expression,
+        "ScheduleExpressionTimezone": spec.timezone,
+        "FlexibleTimeWindow": {"Mode": "OFF"},
+        "Target": _target(org_id, workflow_id),
+        "State": "ENABLED" if spec.enabled else "DISABLED",
+        "Description": f"Personal Agent workflow {workflow_id}",
+    }
+    try:
+        client.update_schedule(**args)
+    except client.exceptions.ResourceNotFoundException:
+        client.create_schedule(**args)
+
+
+def delete_aws_schedule(workflow_id: UUID) -> None:
+    """Delete the workflow's EventBridge schedule (blocking); one that is already gone is fine."""
+    client = scheduler_client()
+    try:
+        client.delete_schedule(Name=schedule_name(workflow_id), GroupName=get_settings().schedule_group)
+    except client.exceptions.ResourceNotFoundException:
+        pass
+
+
+async def save_schedule(conn: Conn, org_id: UUID, workflow_id: UUID, spec: ScheduleSpec) -> None:
+    """Store the schedule (next fire time from now) and mirror it to EventBridge Scheduler, inside the
+    caller's transaction: if AWS refuses, nothing is stored."""
+    now = datetime.now(UTC)
+    next_fire = parse_schedule(spec.expression, spec.timezone).next_after(now, anchor=now)
+    await conn.execute(
+        "INSERT INTO workflow_schedules (workflow_id, org_id, expression, timezone, enabled, anchor_at, next_fire_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (workflow_id) DO UPDATE SET expression = EXCLUDED.expression,"
+        " timezone = EXCLUDED.timezone, enabled = EXCLUDED.enabled, anchor_at = EXCLUDED.anchor_at,"
+        " next_fire_at = EXCLUDED.next_fire_at, updated_at = now()",
+        [workflow_id, org_id, spec.expression, spec.timezone, spec.enabled, now, next_fire],
+    )
+    await asyncio.to_thread(put_aws_schedule, org_id, workflow_id, spec)
+
+
+async def remove_schedule(conn: Conn, workflow_id: UUID) -> None:
+    await conn.execute("DELETE FROM workflow_schedules WHERE workflow_id = %s", [workflow_id])
+    await asyncio.to_thread(delete_aws_schedule, workflow_id)
+
+
+async def get_schedule(conn: Conn, workflow_id: UUID) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        "SELECT expression, timezone, enabled, next_fire_at, last_fired_at FROM workflow_schedules"
+        " WHERE workflow_id = %s",
+        [workflow_id],
+    )
+    return await cur.fetchone()
