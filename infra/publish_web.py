@@ -41,7 +41,11 @@ def upload(dist: Path, bucket: str, s3: Any) -> list[str]:
     for path in files:
         key = path.relative_to(dist).as_posix()
         s3.put_object(
-            Bucket=bucket, Key=key, Body=path.read_bytes(), ContentType=content_type(path), CacheControl=cache_control(key)
+            Bucket=bucket,
+            Key=key,
+            Body=path.read_bytes(),
+            ContentType=content_type(path),
+            CacheControl=cache_control(key),
         )
         keys.append(key)
     return keys
@@ -67,10 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     stack, region = stack_from_samconfig(args.config_env)
     stack, region = args.stack_name or stack, args.region or region
     if not stack:
-        print("publish_web: no stack name (run `sam deploy --guided` first or pass --stack-name)", file=sys.stderr)
+        sys.stderr.write("publish_web: no stack name (run `sam deploy --guided` first or pass --stack-name)\n")
         return 2
     if not (args.dist / "index.html").is_file():
-        print(f"publish_web: {args.dist}/index.html is missing: build the web chat (make frontend)", file=sys.stderr)
+        sys.stderr.write(f"publish_web: {args.dist}/index.html is missing: build the web chat (make frontend)\n")
         return 2
     session = boto3.Session(region_name=region)
     described = session.client("cloudformation").describe_stacks(StackName=stack)["Stacks"][0]
@@ -80,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         DistributionId=outputs["WebDistributionId"],
         InvalidationBatch={"Paths": {"Quantity": 1, "Items": ["/*"]}, "CallerReference": f"publish-{time.time_ns()}"},
     )
-    print(f"published {len(keys)} files to s3://{outputs['WebBucketName']}; web chat: {outputs.get('WebUrl')}")
+    bucket = outputs["WebBucketName"]
+    sys.stdout.write(f"published {len(keys)} files to s3://{bucket}; web chat: {outputs.get('WebUrl')}\n")
     return 0
 
 

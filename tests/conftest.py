@@ -134,3 +134,14 @@ async def http(live_url: str) -> AsyncIterator[object]:
 
     async with httpx.AsyncClient(base_url=live_url, timeout=30) as client:
         yield client
+
+
+@pytest.fixture(scope="session", autouse=True)
+async def _close_loop_resources() -> AsyncIterator[None]:
+    """Close the test loop's DB pool and bus client at the end, so nothing is left pending."""
+    yield
+    from personal_agent.bus import reset_bus
+    from personal_agent.db import close_pool
+
+    await close_pool()
+    await reset_bus()

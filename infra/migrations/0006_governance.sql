@@ -43,7 +43,7 @@ CREATE TABLE budgets (
     org_id        uuid NOT NULL REFERENCES orgs(id) ON DELETE CASCADE,
     scope         text NOT NULL CHECK (scope IN ('org', 'user')),
     user_id       uuid REFERENCES users(id) ON DELETE CASCADE,
-    monthly_usd   numeric(14, 4) NOT NULL CHECK (monthly_usd >= 0),
+    monthly_usd   numeric(16, 6) NOT NULL CHECK (monthly_usd >= 0),
     created_at    timestamptz NOT NULL DEFAULT now(),
     CHECK ((scope = 'user') = (user_id IS NOT NULL))
 );

@@ -104,6 +104,10 @@ def reply(page: Any) -> Any:
     return page.get_by_test_id("assistant-message").filter(has_text="You said")
 
 
+def reply_texts(page: Any) -> list[str]:
+    return [normalise(t) for t in reply(page).get_by_test_id("message-body").all_inner_texts()]
+
+
 def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[*`]", "", text)).strip()
 
@@ -134,8 +138,8 @@ def test_sign_in_create_chat_and_see_the_reply_stream_token_by_token(page: Any, 
     from playwright.sync_api import expect
 
     sign_in(page)
-    expect(page.get_by_test_id("model-picker")).to_contain_text("(offline demo)")
     new_chat(page)
+    expect(page.get_by_test_id("model-picker")).to_contain_text("(offline demo)")
     send(page, "What time is it?")
     expect(page.get_by_test_id("user-message")).to_have_text(re.compile("What time is it?"))
     expect(page.get_by_test_id("run-mode")).to_have_text("Inline run")
@@ -172,15 +176,17 @@ def test_reload_mid_stream_resumes_from_the_last_event_without_repeating_text(pa
     event_requests: list[dict[str, str | None]] = []
     page.on(
         "request",
-        lambda r: event_requests.append({"url": r.url, "last_event_id": r.headers.get("last-event-id")})
-        if "/events" in r.url
-        else None,
+        lambda r: (
+            event_requests.append({"url": r.url, "last_event_id": r.headers.get("last-event-id")})
+            if "/events" in r.url
+            else None
+        ),
     )
     send(page, "Tell me the time, slowly")
     answer = reply(page)
     expect(answer).to_have_attribute("data-streaming", "true")
     expect(answer).to_contain_text("The time is")  # well into the reply, far from its end
-    before = normalise(answer.inner_text())
+    before = reply_texts(page)[0]
     assert "real model" not in before, "the reply ended before the reload: slow the demo model down"
 
     page.reload()
@@ -189,10 +195,10 @@ def test_reload_mid_stream_resumes_from_the_last_event_without_repeating_text(pa
     snapshots: list[str] = []
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        texts = reply(page).all_inner_texts()
+        texts = reply_texts(page)
         assert len(texts) <= 1, f"the reply is shown {len(texts)} times"
         if texts:
-            snapshots.append(normalise(texts[0]))
+            snapshots.append(texts[0])
             if "real model" in snapshots[-1] and reply(page).get_attribute("data-streaming") != "true":
                 break
         page.wait_for_timeout(50)
@@ -253,7 +259,7 @@ def test_approve_a_pending_tool_call(page: Any, web: DevStack) -> None:
     expect(page.get_by_test_id("run-mode")).to_have_text("Durable run")
     card = page.get_by_test_id("approval-card")
     try:
-        expect(card).to_be_visible(timeout=45_000)
+        expect(card).to_be_visible(timeout=30_000)
     except AssertionError:
         screenshot(page, "approval-missing")
         pytest.fail(

@@ -7,7 +7,18 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from personal_agent.api import approvals, chats, client_config, health, models, runs, usage
+from personal_agent.api import (
+    approvals,
+    chats,
+    client_config,
+    governance,
+    health,
+    hooks,
+    models,
+    runs,
+    usage,
+    workflows,
+)
 from personal_agent.api.errors import install_error_handlers
 from personal_agent.api.identity import include_identity_routers
 
@@ -29,6 +40,16 @@ def create_app() -> FastAPI:
     app.include_router(health.router)
     app.include_router(client_config.router)
     include_identity_routers(app)
-    for router in (chats.router, runs.router, usage.router, models.router, approvals.router):
+    for router in (
+        chats.router,
+        runs.router,
+        usage.router,
+        models.router,
+        approvals.router,
+        governance.router,
+        governance.keys_router,
+        workflows.router,
+        hooks.router,
+    ):
         app.include_router(router)
     return app

@@ -2,18 +2,43 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 
 from personal_agent.api.app import create_app
 from personal_agent.local.web_chat import mount_web_chat
 
 
-def create_dev_app() -> FastAPI:
-    """The API app with the SSE relay and the built web chat mounted."""
+def create_dev_app(*, scheduler: bool = False) -> FastAPI:
+    """The API app with the SSE relay and the built web chat mounted; with `scheduler`, the local
+    scheduler loop fires due workflow schedules while the app runs (`pa dev`)."""
     from personal_agent.stream import agui_endpoint, routes
 
     app = create_app()
     app.include_router(routes.router)
     app.include_router(agui_endpoint.router)
     mount_web_chat(app)
+    if scheduler:
+        _run_local_scheduler(app)
     return app
+
+
+def _run_local_scheduler(app: FastAPI) -> None:
+    """Start the scheduler after the app starts and stop it before the app closes its pools."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        from personal_agent.local.scheduler import LocalScheduler
+
+        async with inner(application):
+            scheduler = LocalScheduler()
+            scheduler.start()
+            try:
+                yield
+            finally:
+                await scheduler.stop()
+
+    app.router.lifespan_context = lifespan

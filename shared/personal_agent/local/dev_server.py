@@ -15,10 +15,10 @@ from personal_agent.settings import get_settings
 
 
 def build_dev_app() -> FastAPI:
-    """The app the dev server serves (the API plus, in local mode, the relay and the web chat)."""
+    """The app the dev server serves (the API plus, in local mode, the relay, the web chat and the scheduler)."""
     from personal_agent.local.dev_app import create_dev_app
 
-    return create_dev_app()
+    return create_dev_app(scheduler=True)
 
 
 def run_dev_server() -> int:

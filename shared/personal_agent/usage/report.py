@@ -65,3 +65,51 @@ async def usage_report(
         "total_cost_usd": round(total, 8),
         "unpriced_requests": sum(i["unpriced_requests"] for i in items),
     }
+
+
+CSV_COLUMNS = (
+    "created_at",
+    "run_id",
+    "request_index",
+    "user_id",
+    "chat_id",
+    "model_name",
+    "provider",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "price_version",
+)
+
+
+async def usage_csv(
+    principal: Principal, start: datetime | None, end: datetime | None, scope: Literal["me", "org"] = "me"
+) -> str:
+    """The ledger rows as CSV; an unknown cost stays empty (not zero)."""
+    import csv
+    import io
+
+    end = end or datetime.now(UTC)
+    start = start or end - timedelta(days=30)
+    if start >= end:
+        raise InvalidInput("`from` must be before `to`", code="invalid_range")
+    clauses = ["created_at >= %s", "created_at < %s"]
+    params: list[Any] = [start, end]
+    if scope == "me" or not principal.is_org_admin:
+        clauses.append("user_id = %s")
+        params.append(principal.user_id)
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            f"SELECT {', '.join(CSV_COLUMNS)} FROM usage_records WHERE {' AND '.join(clauses)}"
+            " ORDER BY created_at, run_id, request_index",
+            params,
+        )
+        rows = await cur.fetchall()
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+    return out.getvalue()

@@ -14,8 +14,20 @@ from personal_agent.errors import InvalidInput
 _RATE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
 _CRON = re.compile(r"^cron\(([^()]+)\)$")
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400}
-_MONTHS = {"JAN": 1, "FEB": 2, "MAR": 3, "APR": 4, "MAY": 5, "JUN": 6, "JUL": 7, "AUG": 8, "SEP": 9, "OCT": 10,
-           "NOV": 11, "DEC": 12}
+_MONTHS = {
+    "JAN": 1,
+    "FEB": 2,
+    "MAR": 3,
+    "APR": 4,
+    "MAY": 5,
+    "JUN": 6,
+    "JUL": 7,
+    "AUG": 8,
+    "SEP": 9,
+    "OCT": 10,
+    "NOV": 11,
+    "DEC": 12,
+}
 _DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
 _LAST_YEAR = 2199
 
@@ -169,7 +181,9 @@ def parse_schedule(expression: str, timezone: str = "UTC") -> Schedule:
         return Schedule(expression, timezone, rate_seconds=value * _UNITS[unit.rstrip("s")])
     cron = _CRON.match(expression)
     if not cron:
-        raise _invalid(expression, "use rate(N minutes|hours|days) or cron(min hour day-of-month month day-of-week year)")
+        raise _invalid(
+            expression, "use rate(N minutes|hours|days) or cron(min hour day-of-month month day-of-week year)"
+        )
     parts = cron.group(1).split()
     if len(parts) != 6:
         raise _invalid(expression, "cron takes six fields: minutes hours day-of-month month day-of-week year")

@@ -24,7 +24,9 @@ DEFAULT_TEMPLATE = 'Workflow "{{workflow_name}}" was triggered by a {{trigger}} 
 def validate_template(template: str) -> str:
     """The template if every placeholder is known (422 `unknown_placeholder` otherwise)."""
     if len(template) > MAX_TEMPLATE_CHARS:
-        raise InvalidInput(f"the prompt template is longer than {MAX_TEMPLATE_CHARS} characters", code="template_too_long")
+        raise InvalidInput(
+            f"the prompt template is longer than {MAX_TEMPLATE_CHARS} characters", code="template_too_long"
+        )
     if not template.strip():
         raise InvalidInput("the prompt template is empty", code="empty_template")
     for match in PLACEHOLDER.finditer(template):

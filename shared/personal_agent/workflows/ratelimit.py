@@ -4,6 +4,7 @@ workflow, so nothing to clean up). Over the limit: 429 `rate_limited` with `Retr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -11,9 +12,16 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import RateLimited
 
 
-async def take(org_id: UUID, workflow_id: UUID, per_minute: int, now: datetime | None = None) -> None:
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+clock: Callable[[], datetime] = utc_now  # which minute it is (tests pin it to stay off window edges)
+
+
+async def take(org_id: UUID, workflow_id: UUID, per_minute: int) -> None:
     """Count one request in the current window; refuse it when the window is full."""
-    now = now or datetime.now(UTC)
+    now = clock()
     window = now.replace(second=0, microsecond=0)
     async with org_transaction(org_id) as conn:
         cur = await conn.execute(

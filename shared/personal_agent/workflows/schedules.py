@@ -15,7 +15,7 @@ from personal_agent.errors import Conflict
 from personal_agent.settings import get_settings
 from personal_agent.workflows.expressions import parse_schedule
 
-SCHEDULE_SOURCE = "personal-agent.schedule"
+SCHEDULE_SOURCE = "pa.schedule"
 _groups_checked: set[str] = set()
 
 
@@ -31,13 +31,16 @@ def schedule_name(workflow_id: UUID) -> str:
 
 
 def target_input(org_id: UUID, workflow_id: UUID) -> str:
-    """What the triggers function receives: pointers and the scheduled time (Scheduler fills it in)."""
+    """What the triggers function receives: pointers, and the fire's context that Scheduler fills in."""
     return json.dumps(
         {
             "source": SCHEDULE_SOURCE,
-            "org_id": str(org_id),
             "workflow_id": str(workflow_id),
+            "org_id": str(org_id),
+            "schedule_arn": "<aws.scheduler.schedule-arn>",
             "scheduled_time": "<aws.scheduler.scheduled-time>",
+            "execution_id": "<aws.scheduler.execution-id>",
+            "attempt": "<aws.scheduler.attempt-number>",
         }
     )
 

@@ -11,13 +11,14 @@ import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from psycopg.types.json import Jsonb
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
+from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store as run_store
 from personal_agent.runs.launch import DEFAULT_INSTRUCTIONS, LaunchRequest, choose_mode, launch_run, snapshot_tools
@@ -125,7 +126,9 @@ async def start_delivery(
     return Accepted(run_id, status)
 
 
-async def claim_fire(conn: Conn, org_id: UUID, workflow_id: UUID, scheduled: datetime) -> tuple[Workflow, Delivery] | None:
+async def claim_fire(
+    conn: Conn, org_id: UUID, workflow_id: UUID, scheduled: datetime
+) -> tuple[Workflow, Delivery] | None:
     """Claim one fire time of a schedule inside the caller's transaction; None when the workflow is gone."""
     row = await get_row(conn, workflow_id)
     if row is None:
@@ -155,3 +158,23 @@ async def fire_schedule(org_id: UUID, workflow_id: UUID, scheduled: datetime) ->
     if not delivery.won:
         return Accepted(delivery.run_id, delivery.status, duplicate=True) if delivery.run_id else None
     return await start_delivery(workflow, delivery, schedule_values(workflow, scheduled), keep_failures=True)
+
+
+async def fire_scheduled_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The triggers function's Scheduler event (`schedules.target_input`): start the run, once per fire time."""
+    try:
+        org_id, workflow_id = UUID(str(event["org_id"])), UUID(str(event["workflow_id"]))
+        scheduled = datetime.fromisoformat(str(event["scheduled_time"]).replace("Z", "+00:00"))
+    except (KeyError, ValueError) as exc:
+        raise InvalidInput("a schedule event needs org_id, workflow_id and scheduled_time", code="bad_event") from exc
+    if scheduled.tzinfo is None:
+        scheduled = scheduled.replace(tzinfo=UTC)
+    accepted = await fire_schedule(org_id, workflow_id, scheduled)
+    if accepted is None:
+        return {"workflow_id": str(workflow_id), "status": "ignored"}
+    return {
+        "workflow_id": str(workflow_id),
+        "run_id": str(accepted.run_id),
+        "status": accepted.status,
+        "duplicate": accepted.duplicate,
+    }

@@ -1,0 +1,124 @@
+"""Admin operations on an org's providers, models and routing settings (called by the admin API)."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from psycopg import errors as pg_errors
+
+from personal_agent.db import org_transaction
+from personal_agent.errors import Conflict, InvalidInput, NotFound
+
+PROVIDER_COLUMNS = "id, name, kind, base_url, trust_tier, locality, key_id, enabled, created_at"
+MODEL_COLUMNS = "id, provider_id, name, tags, quality, input_price, output_price, enabled, created_at"
+
+
+async def get_settings_row(org_id: UUID) -> dict[str, Any]:
+    from personal_agent.governance.catalog import org_settings
+
+    return await org_settings(org_id)
+
+
+async def put_settings(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "INSERT INTO org_settings (org_id, tier_floor, confidence_threshold, routing_model, default_model)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (org_id) DO UPDATE SET tier_floor = EXCLUDED.tier_floor,"
+            " confidence_threshold = EXCLUDED.confidence_threshold, routing_model = EXCLUDED.routing_model,"
+            " default_model = EXCLUDED.default_model, updated_at = now()"
+            " RETURNING tier_floor, confidence_threshold, routing_model, default_model",
+            [
+                org_id,
+                values["tier_floor"],
+                values["confidence_threshold"],
+                values.get("routing_model"),
+                values.get("default_model"),
+            ],
+        )
+        row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+async def list_providers(org_id: UUID) -> list[dict[str, Any]]:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(f"SELECT {PROVIDER_COLUMNS} FROM providers ORDER BY name")
+        providers = await cur.fetchall()
+        cur = await conn.execute(f"SELECT {MODEL_COLUMNS} FROM provider_models ORDER BY name")
+        models = await cur.fetchall()
+    for provider in providers:
+        provider["models"] = [m for m in models if m["provider_id"] == provider["id"]]
+    return providers
+
+
+async def create_provider(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
+    if values["kind"] == "openai-compatible" and not values.get("base_url"):
+        raise InvalidInput("an OpenAI-compatible provider needs base_url", code="base_url_required")
+    try:
+        async with org_transaction(org_id) as conn:
+            if values.get("key_id") is not None:
+                cur = await conn.execute("SELECT 1 FROM provider_keys WHERE id = %s", [values["key_id"]])
+                if await cur.fetchone() is None:
+                    raise NotFound("key not found", code="key_not_found")
+            cur = await conn.execute(
+                "INSERT INTO providers (org_id, name, kind, base_url, trust_tier, locality, key_id)"
+                f" VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {PROVIDER_COLUMNS}",
+                [
+                    org_id,
+                    values["name"],
+                    values["kind"],
+                    values.get("base_url"),
+                    values["trust_tier"],
+                    values["locality"],
+                    values.get("key_id"),
+                ],
+            )
+            row = await cur.fetchone()
+    except pg_errors.UniqueViolation as exc:
+        raise Conflict(f"a provider named {values['name']!r} exists", code="provider_exists") from exc
+    assert row is not None
+    row["models"] = []
+    return row
+
+
+async def delete_provider(org_id: UUID, provider_id: UUID) -> None:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute("DELETE FROM providers WHERE id = %s RETURNING id", [provider_id])
+        if await cur.fetchone() is None:
+            raise NotFound("provider not found", code="provider_not_found")
+
+
+async def add_model(org_id: UUID, provider_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
+    try:
+        async with org_transaction(org_id) as conn:
+            cur = await conn.execute("SELECT 1 FROM providers WHERE id = %s", [provider_id])
+            if await cur.fetchone() is None:
+                raise NotFound("provider not found", code="provider_not_found")
+            cur = await conn.execute(
+                "INSERT INTO provider_models (org_id, provider_id, name, tags, quality, input_price, output_price)"
+                f" VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {MODEL_COLUMNS}",
+                [
+                    org_id,
+                    provider_id,
+                    values["name"],
+                    list(values["tags"]),
+                    values["quality"],
+                    values.get("input_price"),
+                    values.get("output_price"),
+                ],
+            )
+            row = await cur.fetchone()
+    except pg_errors.UniqueViolation as exc:
+        raise Conflict(f"model {values['name']!r} exists for this provider", code="model_exists") from exc
+    assert row is not None
+    return row
+
+
+async def delete_model(org_id: UUID, provider_id: UUID, model_id: UUID) -> None:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "DELETE FROM provider_models WHERE id = %s AND provider_id = %s RETURNING id", [model_id, provider_id]
+        )
+        if await cur.fetchone() is None:
+            raise NotFound("model not found", code="model_not_found")

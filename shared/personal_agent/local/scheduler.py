@@ -1,0 +1,104 @@
+"""The local stand-in for EventBridge Scheduler: a loop in the dev server that fires due workflow schedules.
+
+Each due fire time is claimed in Postgres before its run starts, in one transaction that also moves the
+schedule on: the row lock (SKIP LOCKED) keeps two schedulers off the same schedule, and the delivery's
+unique key (workflow, fire time) keeps a restarted one from firing the same time again. A fire whose run
+fails to start is recorded, not retried (at most once, like a schedule's fire time on AWS after its retries).
+Fire times missed while the dev server was down fire once, at the next tick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from uuid import UUID
+
+from personal_agent.db import org_transaction, system_transaction
+from personal_agent.errors import InvalidInput
+from personal_agent.settings import get_settings
+from personal_agent.workflows.expressions import parse_schedule
+from personal_agent.workflows.triggers import Accepted, claim_fire, schedule_values, start_delivery
+
+log = logging.getLogger("personal_agent.scheduler")
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class LocalScheduler:
+    """`tick()` fires what is due at `clock()`; `start()`/`stop()` run it every `interval` seconds."""
+
+    def __init__(self, clock: Clock = utc_now, interval: float | None = None, batch: int = 100) -> None:
+        self.clock = clock
+        self.interval = interval or get_settings().local_scheduler_interval_seconds
+        self.batch = batch
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def tick(self) -> list[Accepted]:
+        """Fire every schedule due now; return the runs started (or recorded as skipped) by this tick."""
+        now = self.clock()
+        async with system_transaction() as conn:
+            cur = await conn.execute("SELECT org_id, workflow_id FROM pa_due_schedules(%s, %s)", [now, self.batch])
+            due = await cur.fetchall()
+        fired = []
+        for row in due:
+            accepted = await self._fire(row["org_id"], row["workflow_id"], now)
+            if accepted is not None:
+                fired.append(accepted)
+        return fired
+
+    async def _fire(self, org_id: UUID, workflow_id: UUID, now: datetime) -> Accepted | None:
+        async with org_transaction(org_id) as conn:
+            cur = await conn.execute(
+                "SELECT expression, timezone, anchor_at, next_fire_at FROM workflow_schedules"
+                " WHERE workflow_id = %s AND enabled AND next_fire_at <= %s FOR UPDATE SKIP LOCKED",
+                [workflow_id, now],
+            )
+            schedule = await cur.fetchone()
+            if schedule is None:
+                return None  # another scheduler holds it, or it already moved on
+            fire_at: datetime = schedule["next_fire_at"]
+            try:
+                parsed = parse_schedule(schedule["expression"], schedule["timezone"])
+                following: datetime | None = parsed.next_after(max(now, fire_at), anchor=schedule["anchor_at"])
+            except InvalidInput:
+                following = None  # it never fires again
+            await conn.execute(
+                "UPDATE workflow_schedules SET next_fire_at = %s WHERE workflow_id = %s", [following, workflow_id]
+            )
+            claimed = await claim_fire(conn, org_id, workflow_id, fire_at)
+        if claimed is None or not claimed[1].won:
+            return None
+        workflow, delivery = claimed
+        try:
+            return await start_delivery(workflow, delivery, schedule_values(workflow, fire_at), keep_failures=True)
+        except Exception:
+            log.exception("a scheduled run did not start", extra={"workflow_id": str(workflow_id)})
+            return None
+
+    async def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("the local scheduler's tick failed")
+            try:
+                await asyncio.wait_for(self._stop.wait(), timeout=self.interval)
+            except TimeoutError:
+                pass
+
+    def start(self) -> None:
+        """Run the loop on the running event loop until `stop()`."""
+        self._stop.clear()
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="pa-local-scheduler")
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+            self._task = None

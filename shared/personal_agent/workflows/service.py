@@ -1,0 +1,253 @@
+"""Workflow operations for the API. A workflow belongs to its owner: the owner and org admins see and change
+it; anyone else (same org or not) gets 404. Secrets are returned once, when made."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
+from personal_agent.errors import InvalidInput, NotFound
+from personal_agent.identity.principal import Principal
+from personal_agent.runs.launch import snapshot_tools
+from personal_agent.workflows import schedules, store
+from personal_agent.workflows.credentials import (
+    HINT_CHARS,
+    hash_token,
+    new_bearer_token,
+    new_signing_secret,
+    seal,
+)
+from personal_agent.workflows.expressions import parse_schedule
+from personal_agent.workflows.prompts import DEFAULT_TEMPLATE, validate_template
+
+SIMPLE_FIELDS = (
+    "name",
+    "instructions",
+    "model",
+    "approval_policy",
+    "approval_timeout_seconds",
+    "rate_limit_per_minute",
+    "webhook_enabled",
+)
+
+
+def _schedule(value: dict[str, Any]) -> schedules.ScheduleSpec:
+    spec = schedules.ScheduleSpec(
+        value["expression"].strip(), value.get("timezone") or "UTC", value.get("enabled", True)
+    )
+    parse_schedule(spec.expression, spec.timezone).next_after(datetime.now(UTC))  # refuses one that never fires
+    return spec
+
+
+def _tools(value: list[str] | None) -> list[str] | None:
+    if value is not None:
+        snapshot_tools(tuple(value))  # 422 `unknown_tool`
+    return value
+
+
+async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> dict[str, Any]:
+    row = await store.get_row(conn, workflow_id, for_update=for_update)
+    if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
+        raise NotFound("workflow not found", code="workflow_not_found")
+    return row
+
+
+async def _owner_chat(conn: Conn, owner_id: UUID, chat_id: UUID) -> UUID:
+    cur = await conn.execute("SELECT id FROM chats WHERE id = %s AND user_id = %s", [chat_id, owner_id])
+    if await cur.fetchone() is None:
+        raise NotFound("chat not found", code="chat_not_found")
+    return chat_id
+
+
+async def _view(conn: Conn, row: dict[str, Any]) -> dict[str, Any]:
+    hints = await store.credential_hints(conn, row["id"])
+    schedule = await schedules.get_schedule(conn, row["id"])
+    view = {k: row[k] for k in store.COLUMNS.replace(" ", "").split(",") if k not in ("org_id", "webhook_enabled")}
+    view["webhook"] = {
+        "url": f"/api/v1/hooks/{row['id']}",
+        "enabled": row["webhook_enabled"],
+        "signing_secret_hint": hints.get("signing_secret"),
+        "bearer_token_hint": hints.get("bearer_token"),
+    }
+    view["schedule"] = schedule
+    return view
+
+
+async def create_workflow(principal: Principal, fields: dict[str, Any]) -> dict[str, Any]:
+    """Store a workflow with a fresh signing secret (and a bearer token if asked), its chat, and its schedule."""
+    template = validate_template(fields.get("prompt_template") or DEFAULT_TEMPLATE)
+    tools = _tools(fields.get("tools"))
+    schedule = _schedule(fields["schedule"]) if fields.get("schedule") else None
+    workflow_id = uuid.uuid4()
+    secret = new_signing_secret()
+    sealed = await asyncio.to_thread(seal, principal.org_id, workflow_id, secret)
+    bearer = new_bearer_token() if fields.get("bearer_token") else None
+    async with org_transaction(principal.org_id) as conn:
+        if fields.get("chat_id"):
+            chat_id = await _owner_chat(conn, principal.user_id, fields["chat_id"])
+        else:
+            cur = await conn.execute(
+                "INSERT INTO chats (org_id, user_id, title) VALUES (%s, %s, %s) RETURNING id",
+                [principal.org_id, principal.user_id, f"Workflow: {fields['name']}"[:200]],
+            )
+            chat = await cur.fetchone()
+            assert chat is not None
+            chat_id = chat["id"]
+        simple = {k: fields[k] for k in SIMPLE_FIELDS if k in fields}
+        columns = ["id", "org_id", "owner_id", "chat_id", "prompt_template", "tools", *simple]
+        values = [workflow_id, principal.org_id, principal.user_id, chat_id, template, tools, *simple.values()]
+        await conn.execute(
+            f"INSERT INTO workflows ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(values))})", values
+        )
+        await store.add_signing_secret(conn, principal.org_id, workflow_id, sealed, secret[:HINT_CHARS])
+        if bearer:
+            await store.add_bearer_token(conn, principal.org_id, workflow_id, hash_token(bearer), bearer[:HINT_CHARS])
+        if schedule:
+            await schedules.save_schedule(conn, principal.org_id, workflow_id, schedule)
+        row = await store.get_row(conn, workflow_id)
+        assert row is not None
+        view = await _view(conn, row)
+    return {**view, "signing_secret": secret, "bearer_token": bearer}
+
+
+async def list_workflows(principal: Principal) -> list[dict[str, Any]]:
+    mine = "" if principal.is_org_admin else " WHERE owner_id = %s"
+    async with org_transaction(principal.org_id) as conn:
+        cur = await conn.execute(
+            f"SELECT {store.COLUMNS} FROM workflows{mine} ORDER BY created_at DESC, id DESC LIMIT 500",
+            [] if principal.is_org_admin else [principal.user_id],
+        )
+        return [await _view(conn, row) for row in await cur.fetchall()]
+
+
+async def get_workflow(principal: Principal, workflow_id: UUID) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        return await _view(conn, await _visible(conn, principal, workflow_id))
+
+
+async def update_workflow(principal: Principal, workflow_id: UUID, fields: dict[str, Any]) -> dict[str, Any]:
+    """Change the given fields; `schedule: null` removes the schedule (here and in EventBridge Scheduler)."""
+    for key in ("name", "approval_policy", "approval_timeout_seconds", "rate_limit_per_minute", "webhook_enabled"):
+        if key in fields and fields[key] is None:
+            raise InvalidInput(f"`{key}` cannot be null", code="field_required", field=key)
+    sets = {k: fields[k] for k in SIMPLE_FIELDS if k in fields}
+    if "prompt_template" in fields:
+        sets["prompt_template"] = validate_template(fields["prompt_template"] or DEFAULT_TEMPLATE)
+    if "tools" in fields:
+        sets["tools"] = _tools(fields["tools"])
+    schedule = _schedule(fields["schedule"]) if fields.get("schedule") else None
+    async with org_transaction(principal.org_id) as conn:
+        row = await _visible(conn, principal, workflow_id, for_update=True)
+        if "chat_id" in fields:
+            sets["chat_id"] = await _owner_chat(conn, row["owner_id"], fields["chat_id"]) if fields["chat_id"] else None
+        if sets:
+            assignments = ", ".join(f"{k} = %s" for k in sets)
+            await conn.execute(
+                f"UPDATE workflows SET {assignments}, updated_at = now() WHERE id = %s", [*sets.values(), workflow_id]
+            )
+        if schedule is not None:
+            await schedules.save_schedule(conn, principal.org_id, workflow_id, schedule)
+        elif "schedule" in fields and await schedules.get_schedule(conn, workflow_id):
+            await schedules.remove_schedule(conn, workflow_id)
+        updated = await store.get_row(conn, workflow_id)
+        assert updated is not None
+        return await _view(conn, updated)
+
+
+async def delete_workflow(principal: Principal, workflow_id: UUID) -> None:
+    """Delete the workflow and its schedule; its chat and past runs stay."""
+    async with org_transaction(principal.org_id) as conn:
+        await _visible(conn, principal, workflow_id, for_update=True)
+        had_schedule = await schedules.get_schedule(conn, workflow_id) is not None
+        await conn.execute("DELETE FROM workflows WHERE id = %s", [workflow_id])
+        if had_schedule:
+            await asyncio.to_thread(schedules.delete_aws_schedule, workflow_id)
+
+
+async def rotate_signing_secret(principal: Principal, workflow_id: UUID, grace_seconds: int) -> dict[str, Any]:
+    """A new signing secret (returned once); the old one keeps working for `grace_seconds`."""
+    secret = new_signing_secret()
+    sealed = await asyncio.to_thread(seal, principal.org_id, workflow_id, secret)
+    async with org_transaction(principal.org_id) as conn:
+        await _visible(conn, principal, workflow_id, for_update=True)
+        await store.retire_credentials(conn, workflow_id, "signing_secret", grace_seconds)
+        await store.add_signing_secret(conn, principal.org_id, workflow_id, sealed, secret[:HINT_CHARS])
+    return {"signing_secret": secret, "previous_valid_until": _until(grace_seconds)}
+
+
+async def issue_bearer_token(principal: Principal, workflow_id: UUID, grace_seconds: int) -> dict[str, Any]:
+    """A new bearer token (returned once); a previous one keeps working for `grace_seconds`."""
+    token = new_bearer_token()
+    async with org_transaction(principal.org_id) as conn:
+        await _visible(conn, principal, workflow_id, for_update=True)
+        await store.retire_credentials(conn, workflow_id, "bearer_token", grace_seconds)
+        await store.add_bearer_token(conn, principal.org_id, workflow_id, hash_token(token), token[:HINT_CHARS])
+    return {"bearer_token": token, "previous_valid_until": _until(grace_seconds)}
+
+
+async def revoke_bearer_token(principal: Principal, workflow_id: UUID) -> None:
+    async with org_transaction(principal.org_id) as conn:
+        await _visible(conn, principal, workflow_id, for_update=True)
+        await store.retire_credentials(conn, workflow_id, "bearer_token", 0)
+
+
+def _until(grace_seconds: int) -> datetime | None:
+    return datetime.now(UTC) + timedelta(seconds=grace_seconds) if grace_seconds > 0 else None
+
+
+def _cursor(row: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(
+        json.dumps([row["received_at"].isoformat(), str(row["delivery_id"])]).encode()
+    ).decode()
+
+
+def _after(cursor: str) -> tuple[datetime, UUID]:
+    try:
+        received, delivery_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return datetime.fromisoformat(received), UUID(delivery_id)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput("the cursor is not valid", code="invalid_cursor") from exc
+
+
+async def run_history(principal: Principal, workflow_id: UUID, limit: int, cursor: str | None) -> dict[str, Any]:
+    """The workflow's deliveries, newest first, each with the run it started (or why it did not)."""
+    page = ""
+    params: list[Any] = [workflow_id]
+    if cursor:
+        page = " AND (d.created_at, d.id) < (%s, %s)"
+        params += list(_after(cursor))
+    async with org_transaction(principal.org_id) as conn:
+        await _visible(conn, principal, workflow_id)
+        cur = await conn.execute(
+            "SELECT d.id AS delivery_id, d.source, d.dedupe_key, d.status AS delivery_status,"
+            " d.error AS delivery_error, d.created_at AS received_at, r.id AS run_id, r.status AS run_status,"
+            " r.mode, r.error AS run_error, r.started_at, r.finished_at"
+            " FROM workflow_deliveries d LEFT JOIN runs r ON r.id = d.run_id"
+            f" WHERE d.workflow_id = %s{page} ORDER BY d.created_at DESC, d.id DESC LIMIT %s",
+            [*params, limit + 1],
+        )
+        rows = await cur.fetchall()
+    items = [
+        {
+            "delivery_id": row["delivery_id"],
+            "trigger": row["source"],
+            "key": row["dedupe_key"],
+            "received_at": row["received_at"],
+            "run_id": row["run_id"],
+            "status": row["run_status"] or row["delivery_status"],
+            "mode": row["mode"],
+            "error": row["run_error"] or row["delivery_error"],
+            "started_at": row["started_at"],
+            "finished_at": row["finished_at"],
+            "status_url": f"/api/v1/runs/{row['run_id']}" if row["run_id"] else None,
+        }
+        for row in rows[:limit]
+    ]
+    return {"items": items, "next_cursor": _cursor(rows[limit - 1]) if len(rows) > limit else None}
