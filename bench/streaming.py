@@ -201,15 +201,15 @@ class RelayProcess:
     """An ASGI app (`functions.stream.app:app` unless told) under uvicorn in a child process, sharing this stack's
     env and dev issuer key."""
 
-    def __init__(self, app: str, log_path: Path, redis_max_connections: int | None = None) -> None:
+    def __init__(self, app: str, log_path: Path, redis_options: str | None = None) -> None:
         from personal_agent.local.ports import free_port
 
         self.port = free_port()
         self.log_path = log_path
         self._log = log_path.open("wb")
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        if redis_max_connections:  # redis-py reads pool options from the URL's query string
-            env["REDIS_URL"] = f"{env['REDIS_URL']}?max_connections={redis_max_connections}"
+        if redis_options:  # redis-py reads client and pool options from the URL's query string
+            env["REDIS_URL"] = f"{env['REDIS_URL']}?{redis_options.lstrip('?')}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", app, "--host", HOST, "--port", str(self.port)]
             + ["--log-level", "warning", "--timeout-graceful-shutdown", "5"],
@@ -254,7 +254,8 @@ class RelayProcess:
 
     def logged_errors(self) -> tuple[int, str | None]:
         """How many responses failed with an exception so far (per uvicorn's log), and the last exception line."""
-        self._log.flush()
+        if not self._log.closed:
+            self._log.flush()
         text = self.log_path.read_text(errors="replace")
         last = None
         for line in text.splitlines():
@@ -397,6 +398,7 @@ class LoadFigures:
     clients: int
     streams: int
     connect_s: float
+    connect_cpu_s: float | None
     refused: list[str]
     dropped: int
     relay_errors: int
@@ -473,9 +475,9 @@ async def many_clients(
         async with gate:
             return await RawSseClient.connect(HOST, relay.port, f"/api/v1/runs/{run_id}/events", tenant.headers)
 
-    started = time.perf_counter()
+    started, connect_cpu = time.perf_counter(), relay.cpu_seconds()
     opened = await asyncio.gather(*(connect(run_ids[i % streams]) for i in range(clients)), return_exceptions=True)
-    connect_s = time.perf_counter() - started
+    connect_s, connect_cpu_after = time.perf_counter() - started, relay.cpu_seconds()
     conns = [c for c in opened if isinstance(c, RawSseClient)]
     refused = [f"{type(c).__name__}: {c}" for c in opened if not isinstance(c, RawSseClient)]
     await asyncio.sleep(0.5)  # let every relay generator reach its XREAD BLOCK
@@ -526,6 +528,7 @@ async def many_clients(
         clients=clients,
         streams=streams,
         connect_s=connect_s,
+        connect_cpu_s=None if connect_cpu is None or connect_cpu_after is None else connect_cpu_after - connect_cpu,
         refused=refused,
         dropped=sum(d.dropped for d in deliveries),
         relay_errors=errors_after - errors_before,
@@ -559,15 +562,18 @@ def load_rows(rows: list[tuple[str, str]], label: str, f: LoadFigures, rate: flo
     if f.relay_errors:
         failed = f"{f.relay_errors} responses failed, last error: {(f.last_error or '?')[:100]}"
         rows.append((f"{label}: relay log", failed))
-    rows.append((f"{label}: connect", f"{f.connect_s:.2f} s  ({f.clients / f.connect_s:,.0f} connections/s)"))
+    connect = f"{f.connect_s:.2f} s  ({f.clients / f.connect_s:,.0f} connections/s"
+    if f.connect_cpu_s is not None:
+        connect += f", relay CPU {f.connect_cpu_s * 1000 / f.clients:.1f} ms each"
+    rows.append((f"{label}: connect", connect + ")"))
     rss = f"{mib(f.rss_before)} before -> {mib(f.rss_connected)} connected -> {mib(f.rss_after)} after{per_client}"
     rows.append((f"{label}: relay RSS", rss))
     cpu = f"valkey {f.valkey_cpu_s * 1e6 / f.frames:.1f}, this process {f.bench_cpu_s * 1e6 / f.frames:.1f}"
     if f.relay_cpu_s is not None:
         cpu = f"relay {f.relay_cpu_s * 1e6 / f.frames:.1f}, " + cpu
     rows.append((f"{label}: CPU us per frame", cpu))
-    paced = f"paced {rate:g} events/s per run" if rate else "unpaced: includes queueing"
-    rows.append((f"{label}: latency ({paced})", latency_row(f.latencies)))
+    if rate:  # unpaced, latency is only how long the backlog took to drain
+        rows.append((f"{label}: latency at {rate:g} events/s per run", latency_row(f.latencies)))
 
 
 # ---- 4: POST /runs -> first event, in-process dev app ----------------------------------------------
@@ -652,10 +658,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=0, help="events/s per run in the load test (default 0: unpaced)")
     parser.add_argument("--runs", type=int, default=30, help="runs timed POST -> first event (default 30)")
     parser.add_argument("--relay-app", default="functions.stream.app:app", help="ASGI app the relay process serves")
+    parser.add_argument("--relay-log", type=Path, help="keep the relay process's log here (default: discarded)")
     parser.add_argument(
-        "--relay-redis-max-connections",
-        type=int,
-        help="raise the relay's redis-py pool cap (default: as configured; redis-py 8 caps it at 100)",
+        "--relay-redis-options",
+        metavar="QUERY",
+        help="redis-py options for the relay as a URL query, e.g. 'max_connections=1000&socket_timeout=30'"
+        " (default: the URL as configured)",
     )
     return parser.parse_args()
 
@@ -717,6 +725,8 @@ def step(message: str) -> None:
 
 def main() -> None:
     args = parse_args()
+    # A plain SIGTERM would skip the `finally` blocks and leave Postgres, Valkey and the relay running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != resource.RLIM_INFINITY and soft < 8192:  # 500 clients: sockets here, in the relay and to Valkey
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(8192, hard), hard))
@@ -726,7 +736,8 @@ def main() -> None:
         step("starting the embedded Postgres and Valkey")
         with local_stack(Path(tmp)) as stack:
             tenant = make_tenant()
-            relay = RelayProcess(args.relay_app, Path(tmp) / "relay.log", args.relay_redis_max_connections)
+            log_path = args.relay_log or Path(tmp) / "relay.log"
+            relay = RelayProcess(args.relay_app, log_path, args.relay_redis_options)
             try:
                 relay.wait_ready()
                 asyncio.run(measure_all(args, tenant, relay, report))

@@ -270,7 +270,17 @@ async def _approval(world: World) -> str:
     return str(requested.data["value"]["approval_id"])
 
 
-FACTORIES: dict[str, Factory] = {"chat_id": _chat, "run_id": _run, "token_id": _token, "approval_id": _approval}
+async def _workflow(world: World) -> str:
+    return await _post(world, "/api/v1/workflows", {"name": "matrix"}, "id")
+
+
+FACTORIES: dict[str, Factory] = {
+    "chat_id": _chat,
+    "run_id": _run,
+    "token_id": _token,
+    "approval_id": _approval,
+    "workflow_id": _workflow,
+}
 
 
 async def resource(world: World, name: str) -> str:

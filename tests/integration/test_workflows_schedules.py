@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import boto3
 import httpx
@@ -76,15 +77,19 @@ async def test_a_schedule_made_through_the_api_exists_in_eventbridge_scheduler(
         "execution_id": "<aws.scheduler.execution-id>",
         "attempt": "<aws.scheduler.attempt-number>",
     }
-    next_fire = datetime.fromisoformat(workflow["schedule"]["next_fire_at"])
-    assert next_fire.weekday() < 5 and next_fire.astimezone().utcoffset() is not None
+    next_fire = datetime.fromisoformat(workflow["schedule"]["next_fire_at"]).astimezone(ZoneInfo("Europe/Berlin"))
+    assert (next_fire.weekday() < 5, next_fire.hour, next_fire.minute) == (True, 9, 0)
 
-    changed = await http.patch(f"/api/v1/workflows/{wid}", json={"schedule": {"expression": "rate(5 minutes)"}}, headers=owner)
+    changed = await http.patch(
+        f"/api/v1/workflows/{wid}", json={"schedule": {"expression": "rate(5 minutes)"}}, headers=owner
+    )
     assert changed.status_code == 200 and changed.json()["schedule"]["expression"] == "rate(5 minutes)"
     updated = aws_schedule(wid)
     assert (updated["ScheduleExpression"], updated["ScheduleExpressionTimezone"]) == ("rate(5 minutes)", "UTC")
     paused = await http.patch(
-        f"/api/v1/workflows/{wid}", json={"schedule": {"expression": "rate(5 minutes)", "enabled": False}}, headers=owner
+        f"/api/v1/workflows/{wid}",
+        json={"schedule": {"expression": "rate(5 minutes)", "enabled": False}},
+        headers=owner,
     )
     assert paused.status_code == 200 and aws_schedule(wid)["State"] == "DISABLED"
 
@@ -103,14 +108,23 @@ async def test_deleting_the_workflow_deletes_its_schedule(http: httpx.AsyncClien
     assert deleted.status_code == 204
     with pytest.raises(scheduler().exceptions.ResourceNotFoundException):
         aws_schedule(workflow["id"])
-    assert db_rows(os.environ["DATABASE_ADMIN_URL"], "SELECT 1 FROM workflow_schedules WHERE workflow_id = %s", workflow["id"]) == []
+    assert (
+        db_rows(
+            os.environ["DATABASE_ADMIN_URL"], "SELECT 1 FROM workflow_schedules WHERE workflow_id = %s", workflow["id"]
+        )
+        == []
+    )
 
 
 async def test_the_triggers_function_starts_a_run_once_per_fire_as_scheduler_invokes_it(
     http: httpx.AsyncClient, owner: dict[str, str], echo_model: str
 ) -> None:
     workflow = await create_workflow(
-        http, owner, model=echo_model, prompt_template="Nightly report for {{scheduled_time}}", schedule={"expression": "rate(1 day)"}
+        http,
+        owner,
+        model=echo_model,
+        prompt_template="Nightly report for {{scheduled_time}}",
+        schedule={"expression": "rate(1 day)"},
     )
     target = aws_schedule(workflow["id"])["Target"]
     fire = (
@@ -138,7 +152,9 @@ async def test_the_triggers_function_starts_a_run_once_per_fire_as_scheduler_inv
     run = (await http.get(f"/api/v1/runs/{first['run_id']}", headers=owner)).json()
     assert (run["trigger_source"], run["mode"], run["chat_id"]) == ("schedule", "durable", workflow["chat_id"])
     history = (await http.get(f"/api/v1/workflows/{workflow['id']}/runs", headers=owner)).json()["items"]
-    assert [(h["trigger"], h["key"], h["run_id"]) for h in history] == [("schedule", "2030-01-02T03:00:00Z", first["run_id"])]
+    assert [(h["trigger"], h["key"], h["run_id"]) for h in history] == [
+        ("schedule", "2030-01-02T03:00:00Z", first["run_id"])
+    ]
 
 
 def test_the_triggers_function_serves_signed_webhooks_from_the_http_api(live_url: str, make_tenant: Any) -> None:
@@ -158,7 +174,9 @@ def test_the_triggers_function_serves_signed_webhooks_from_the_http_api(live_url
         event["body"] = body.decode()
 
         response = handler(event, FakeLambdaContext(function_name="personal-agent-triggers"))
-        tampered = handler({**event, "body": '{"ping": false}'}, FakeLambdaContext(function_name="personal-agent-triggers"))
+        tampered = handler(
+            {**event, "body": '{"ping": false}'}, FakeLambdaContext(function_name="personal-agent-triggers")
+        )
 
         assert response["statusCode"] == 202, response["body"]
         accepted = json.loads(response["body"])
@@ -184,7 +202,10 @@ async def test_the_local_scheduler_fires_a_due_schedule_exactly_once_across_rest
         return LocalScheduler(clock=lambda: moment)
 
     def mine(fired: list[Any]) -> list[str]:
-        runs = {str(r[0]) for r in db_rows(admin_url, "SELECT run_id FROM workflow_deliveries WHERE workflow_id = %s", workflow["id"])}
+        runs = {
+            str(r[0])
+            for r in db_rows(admin_url, "SELECT run_id FROM workflow_deliveries WHERE workflow_id = %s", workflow["id"])
+        }
         return [str(a.run_id) for a in fired if str(a.run_id) in runs]
 
     assert mine(await at(due - timedelta(seconds=1)).tick()) == []  # not due yet
@@ -199,7 +220,9 @@ async def test_the_local_scheduler_fires_a_due_schedule_exactly_once_across_rest
         admin_url, "SELECT source, dedupe_key, status FROM workflow_deliveries WHERE workflow_id = %s", workflow["id"]
     )
     assert deliveries == [("schedule", time_key(due), "started")]
-    (next_fire,) = db_rows(admin_url, "SELECT next_fire_at FROM workflow_schedules WHERE workflow_id = %s", workflow["id"])[0]
+    (next_fire,) = db_rows(
+        admin_url, "SELECT next_fire_at FROM workflow_schedules WHERE workflow_id = %s", workflow["id"]
+    )[0]
     assert next_fire == due + timedelta(minutes=5)
     frames = await read_events(http, f"/api/v1/runs/{started[0]}/events", owner)
     assert text_of(frames) == f"Echo: Scheduled at {time_key(due)}"
@@ -207,5 +230,12 @@ async def test_the_local_scheduler_fires_a_due_schedule_exactly_once_across_rest
     later = due + timedelta(hours=3)
     assert len(mine(await at(later).tick())) == 1
     assert mine(await at(later).tick()) == []
-    keys = [r[0] for r in db_rows(admin_url, "SELECT dedupe_key FROM workflow_deliveries WHERE workflow_id = %s ORDER BY created_at", workflow["id"])]
+    keys = [
+        r[0]
+        for r in db_rows(
+            admin_url,
+            "SELECT dedupe_key FROM workflow_deliveries WHERE workflow_id = %s ORDER BY created_at",
+            workflow["id"],
+        )
+    ]
     assert keys == [time_key(due), time_key(due + timedelta(minutes=5))]

@@ -53,7 +53,10 @@ export const api = {
   getSettings: () => request<ResponseOf<"/api/v1/me/settings", "get", C.UserSettings>>("GET", `${V1}/me/settings`),
   putSettings: (body: C.UserSettings) =>
     request<ResponseOf<"/api/v1/me/settings", "put", C.UserSettings>>("PUT", `${V1}/me/settings`, { body }),
-  listKeys: () => request<ResponseOf<"/api/v1/keys", "get", C.ProviderKey[]>>("GET", `${V1}/keys`),
+  getOrgSettings: () => request<ResponseOf<"/api/v1/admin/settings", "get", C.OrgSettings>>("GET", `${V1}/admin/settings`),
+  putOrgSettings: (body: C.OrgSettings) =>
+    request<ResponseOf<"/api/v1/admin/settings", "put", C.OrgSettings>>("PUT", `${V1}/admin/settings`, { body }),
+  listKeys: () => request<ResponseOf<"/api/v1/keys", "get", C.Page<C.ProviderKey>>>("GET", `${V1}/keys`),
   addKey: (body: C.NewProviderKey) => request<ResponseOf<"/api/v1/keys", "post", C.ProviderKey>>("POST", `${V1}/keys`, { body }),
   deleteKey: (id: string) => request<void>("DELETE", `${V1}/keys/${encodeURIComponent(id)}`),
 };
@@ -70,5 +73,5 @@ export type Run = Result<typeof api.getRun>;
 export type Model = Result<typeof api.listModels>["items"][number];
 export type Approval = Result<typeof api.listApprovals>["items"][number];
 export type UsageReport = Result<typeof api.usage>;
-export type ProviderKey = Result<typeof api.listKeys>[number];
+export type ProviderKey = Result<typeof api.listKeys>["items"][number];
 export type { RunMode, UsageGroup } from "./contract";

@@ -122,6 +122,14 @@ export interface UserSettings {
   default_model: string | null;
 }
 
+/** Org-wide settings (org admins); PUT replaces them all, so the client merges before it writes. */
+export interface OrgSettings {
+  tier_floor: number;
+  confidence_threshold: number;
+  routing_model: string | null;
+  default_model: string | null;
+}
+
 export interface ProviderKey {
   id: string;
   provider: string;

@@ -72,10 +72,28 @@ def get_tool(name: str) -> ToolDef | None:
     return _TOOLS.get(name)
 
 
+def send_demo_message(to: str, text: str) -> str:
+    """Pretend to send a message (local mode's stand-in for a tool that acts on the world)."""
+    return f"(demo) message to {to} queued: {text[:200]}"
+
+
 def default_tool_names() -> list[str]:
-    """The tools a chat run gets unless it asks otherwise."""
-    return ["current_time", "calculate"]
+    """The tools a chat run gets unless it asks otherwise (locally also a demo tool that acts)."""
+    from personal_agent.settings import get_settings
+
+    names = ["current_time", "calculate"]
+    if get_settings().is_local:
+        names.append("send_demo_message")
+    return names
 
 
 register_tool(ToolDef("current_time", current_time, "The current date and time in UTC."))
 register_tool(ToolDef("calculate", calculate, "Evaluate an arithmetic expression."))
+register_tool(
+    ToolDef(
+        "send_demo_message",
+        send_demo_message,
+        "Send a message to a person or team (demo: nothing leaves the machine).",
+        acts=True,
+    )
+)

@@ -1,0 +1,83 @@
+"""Schedule expressions as EventBridge Scheduler reads them, and prompt templates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from personal_agent.errors import InvalidInput
+from personal_agent.workflows.expressions import parse_schedule
+from personal_agent.workflows.prompts import TriggerValues, render, validate_template
+
+FRIDAY = datetime(2025, 3, 14, 10, 7, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("expression", "timezone", "expected"),
+    [
+        ("cron(0 9 * * ? *)", "UTC", datetime(2025, 3, 15, 9, 0, tzinfo=UTC)),
+        ("cron(0/15 * * * ? *)", "UTC", datetime(2025, 3, 14, 10, 15, tzinfo=UTC)),
+        ("cron(0 9 ? * MON-FRI *)", "UTC", datetime(2025, 3, 17, 9, 0, tzinfo=UTC)),
+        ("cron(30 8 ? * 2,4 *)", "UTC", datetime(2025, 3, 17, 8, 30, tzinfo=UTC)),
+        ("cron(0 18 L * ? *)", "UTC", datetime(2025, 3, 31, 18, 0, tzinfo=UTC)),
+        ("cron(0 9 ? * 2#1 *)", "UTC", datetime(2025, 4, 7, 9, 0, tzinfo=UTC)),
+        ("cron(0 9 ? * 6L *)", "UTC", datetime(2025, 3, 28, 9, 0, tzinfo=UTC)),
+        ("cron(0 9 15W * ? *)", "UTC", datetime(2025, 4, 15, 9, 0, tzinfo=UTC)),  # 15 March is a Saturday
+        ("cron(0 0 1 JAN ? 2030)", "UTC", datetime(2030, 1, 1, 0, 0, tzinfo=UTC)),
+        ("cron(0 9 * * ? *)", "Europe/Berlin", datetime(2025, 3, 15, 8, 0, tzinfo=UTC)),
+        ("cron(0 9 * * ? *)", "America/New_York", datetime(2025, 3, 14, 13, 0, tzinfo=UTC)),  # after the DST change
+    ],
+)
+def test_cron_expressions_fire_when_eventbridge_would(expression: str, timezone: str, expected: datetime) -> None:
+    assert parse_schedule(expression, timezone).next_after(FRIDAY) == expected
+
+
+def test_rate_expressions_count_from_their_anchor() -> None:
+    anchor = datetime(2025, 3, 14, 10, 0, tzinfo=UTC)
+    schedule = parse_schedule("rate(5 minutes)")
+    assert schedule.next_after(FRIDAY, anchor=anchor) == datetime(2025, 3, 14, 10, 10, tzinfo=UTC)
+    assert schedule.next_after(anchor, anchor=anchor) == datetime(2025, 3, 14, 10, 5, tzinfo=UTC)
+    assert parse_schedule("rate(1 day)").next_after(FRIDAY, anchor=anchor) == datetime(2025, 3, 15, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "rate(1 minutes)",
+        "rate(2 minute)",
+        "rate(0 minutes)",
+        "rate(5 weeks)",
+        "cron(0 9 * * * *)",
+        "cron(0 9 ? * ? *)",
+        "cron(61 9 * * ? *)",
+        "cron(0 9 * *)",
+        "cron(0 9 ? * FUNDAY *)",
+        "cron(0 0 1 1 ? 2020)",
+        "every day at nine",
+    ],
+)
+def test_bad_expressions_are_refused(expression: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        parse_schedule(expression).next_after(FRIDAY)
+    assert refused.value.code == "invalid_schedule_expression"
+
+
+def test_an_unknown_time_zone_is_refused() -> None:
+    with pytest.raises(InvalidInput) as refused:
+        parse_schedule("rate(1 hour)", "Mars/Olympus")
+    assert refused.value.code == "invalid_timezone"
+
+
+def test_templates_fill_in_the_body_its_fields_and_the_time() -> None:
+    values = TriggerValues(
+        trigger="webhook",
+        time="2025-03-14T10:07:30Z",
+        workflow_name="ci",
+        body='{"build": {"id": 42, "tags": ["a", "b"]}, "text": "{{time}}"}',
+    )
+    template = validate_template("{{ trigger }} {{body.build.id}} {{body.build.tags.1}} {{body.missing}}|{{body.text}}")
+    assert render(template, values) == "webhook 42 b |{{time}}"  # a placeholder inside the body stays as sent
+    with pytest.raises(InvalidInput) as refused:
+        validate_template("{{secret}}")
+    assert refused.value.code == "unknown_placeholder"
