@@ -19,14 +19,13 @@ import argparse
 import asyncio
 import os
 import platform
-import re
 import resource
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,9 +33,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # `tests.live_server`, `functions.stream` and `bench.raw_sse` live beside `shared/`
+sys.path.insert(0, str(ROOT))  # `tests.live_server`, `functions.stream` and `bench.*` live beside `shared/`
 
-HOST = "127.0.0.1"
+from bench.raw_sse import RawSseClient  # noqa: E402
+from bench.relay_process import HOST, RelayProcess  # noqa: E402
+
 RETENTION_S = 600
 MAXLEN = 100_000
 PAD = "x" * 48  # payloads of about 120 bytes, the size of a TEXT_MESSAGE_CONTENT event
@@ -82,7 +83,7 @@ class Report:
         self.sections.append((title, rows))
         return rows
 
-    def print(self, header: str) -> None:
+    def show(self, header: str) -> None:
         print(f"\n{header}")
         for title, rows in self.sections:
             print(f"\n{title}")
@@ -194,103 +195,22 @@ def insert_running_runs(tenant: Tenant, count: int) -> list[uuid.UUID]:
     return ids
 
 
-# ---- the relay in its own process ---------------------------------------------------------------------
-
-
-class RelayProcess:
-    """An ASGI app (`functions.stream.app:app` unless told) under uvicorn in a child process, sharing this stack's
-    env and dev issuer key."""
-
-    def __init__(self, app: str, log_path: Path, redis_options: str | None = None) -> None:
-        from personal_agent.local.ports import free_port
-
-        self.port = free_port()
-        self.log_path = log_path
-        self._log = log_path.open("wb")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-        if redis_options:  # redis-py reads client and pool options from the URL's query string
-            env["REDIS_URL"] = f"{env['REDIS_URL']}?{redis_options.lstrip('?')}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", app, "--host", HOST, "--port", str(self.port)]
-            + ["--log-level", "warning", "--timeout-graceful-shutdown", "5"],
-            cwd=ROOT,
-            env=env,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-        )
-
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        import httpx
-
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                break
-            try:
-                if httpx.get(f"http://{HOST}:{self.port}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError(f"the relay process did not start; its log:\n{self.log_path.read_text()[-2000:]}")
-
-    def rss_mib(self) -> float | None:
-        """VmRSS from /proc (None where there is no /proc)."""
-        try:
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return None
-
-    def cpu_seconds(self) -> float | None:
-        """User + system CPU time so far, from /proc/<pid>/stat."""
-        try:
-            stat = Path(f"/proc/{self.proc.pid}/stat").read_text()
-        except OSError:
-            return None
-        fields = stat[stat.rfind(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def logged_errors(self) -> tuple[int, str | None]:
-        """How many responses failed with an exception so far (per uvicorn's log), and the last exception line."""
-        if not self._log.closed:
-            self._log.flush()
-        text = self.log_path.read_text(errors="replace")
-        last = None
-        for line in text.splitlines():
-            if re.match(r"^[\w.]+(Error|Exception)\b", line):
-                last = line.strip()
-        return text.count("Exception in ASGI application"), last
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-
-
 # ---- 1 & 2: latency, one event in flight at a time ----------------------------------------------
 
 
-async def closed_loop(
-    send: Callable[[int], Awaitable[object]], received: asyncio.Queue[int], count: int, warmup: int, gap_s: float
-) -> list[int]:
-    """Send one event, wait until the reader has it, pause `gap_s`; the first `warmup` samples are dropped."""
-    samples: list[int] = []
-    for seq in range(warmup + count):
-        await send(seq)
-        samples.append(await asyncio.wait_for(received.get(), timeout=10))
-        await asyncio.sleep(gap_s)
-    return samples[warmup:]
+@dataclass
+class Probe:
+    """One publish -> receive path: `send` publishes a stamped event, its reader queues the latency."""
+
+    name: str
+    send: Callable[[int], Awaitable[object]]
+    received: asyncio.Queue[int]
+    reader: asyncio.Task[None]
+    close: Callable[[], Awaitable[None]]
 
 
-async def floor_latency(count: int, warmup: int, gap_s: float) -> list[int]:
-    """Raw XADD on one connection -> XREAD BLOCK on another, with the same client library the bus uses."""
+async def floor_probe() -> Probe:
+    """Raw XADD on one connection -> XREAD BLOCK on another, with the client library the bus uses."""
     import redis.asyncio as aioredis
 
     url = os.environ["REDIS_URL"]
@@ -302,25 +222,25 @@ async def floor_latency(count: int, warmup: int, gap_s: float) -> list[int]:
     async def read_loop() -> None:
         cursor = "0-0"
         while True:
-            result = await reader.xread({stream: cursor}, block=5000)
+            result = await reader.xread({stream: cursor}, block=2000)
             now = time.perf_counter_ns()
             for _name, items in result or []:
                 for entry_id, fields in items:
                     cursor = entry_id
                     received.put_nowait(now - (sent_ns(fields["d"]) or now))
 
-    task = asyncio.create_task(read_loop())
-    try:
-        return await closed_loop(lambda seq: writer.xadd(stream, {"d": payload(seq)}), received, count, warmup, gap_s)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    async def send(seq: int) -> str:
+        return str(await writer.xadd(stream, {"d": payload(seq)}))
+
+    async def close() -> None:
         await writer.delete(stream)
         await writer.aclose()
         await reader.aclose()
 
+    return Probe("XADD -> XREAD BLOCK (floor)", send, received, asyncio.create_task(read_loop()), close)
 
-async def bus_latency(count: int, warmup: int, gap_s: float) -> list[int]:
+
+async def bus_probe() -> Probe:
     """`bus.publish` (MULTI: XADD + EXPIRE) -> `bus.read` (XREAD BLOCK): the relay's own calls, minus HTTP."""
     from personal_agent.bus import get_bus
 
@@ -331,7 +251,7 @@ async def bus_latency(count: int, warmup: int, gap_s: float) -> list[int]:
     async def read_loop() -> None:
         cursor = "0"
         while True:
-            entries = await bus.read(stream, cursor, block_ms=5000)
+            entries = await bus.read(stream, cursor, block_ms=2000)
             now = time.perf_counter_ns()
             for entry in entries:
                 cursor = entry.id
@@ -340,17 +260,14 @@ async def bus_latency(count: int, warmup: int, gap_s: float) -> list[int]:
     async def send(seq: int) -> str:
         return await bus.publish(stream, payload(seq), retention_seconds=RETENTION_S, maxlen=MAXLEN)
 
-    task = asyncio.create_task(read_loop())
-    try:
-        return await closed_loop(send, received, count, warmup, gap_s)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+    async def close() -> None:
+        pass
+
+    return Probe("bus.publish -> bus.read", send, received, asyncio.create_task(read_loop()), close)
 
 
-async def sse_latency(tenant: Tenant, port: int, count: int, warmup: int, gap_s: float) -> list[int]:
+async def sse_probe(tenant: Tenant, port: int) -> Probe:
     """`bus.publish` to a running run's stream -> the frame parsed by an SSE client of the relay process."""
-    from bench.raw_sse import RawSseClient
     from personal_agent.bus import get_bus
     from personal_agent.bus.keys import run_stream
 
@@ -370,13 +287,32 @@ async def sse_latency(tenant: Tenant, port: int, count: int, warmup: int, gap_s:
     async def send(seq: int) -> str:
         return await bus.publish(stream, payload(seq), retention_seconds=RETENTION_S, maxlen=MAXLEN)
 
-    task = asyncio.create_task(read_loop())
-    try:
-        return await closed_loop(send, received, count, warmup, gap_s)
-    finally:
+    async def close() -> None:
         await bus.publish(stream, TERMINAL, retention_seconds=RETENTION_S, maxlen=MAXLEN)
-        await asyncio.wait_for(task, timeout=10)
         await client.close()
+
+    return Probe("bus.publish -> SSE client (relay)", send, received, asyncio.create_task(read_loop()), close)
+
+
+async def interleaved_latency(probes: list[Probe], count: int, warmup: int, gap_s: float) -> dict[str, list[int]]:
+    """Take the probes' samples in turn (rotating which goes first), so a load spike on a shared machine
+    lands on every series alike; one event in flight at a time, `gap_s` apart; `warmup` rounds dropped."""
+    samples: dict[str, list[int]] = {probe.name: [] for probe in probes}
+    try:
+        for seq in range(warmup + count):
+            for k in range(len(probes)):
+                probe = probes[(seq + k) % len(probes)]
+                await probe.send(seq)
+                latency = await asyncio.wait_for(probe.received.get(), timeout=10)
+                if seq >= warmup:
+                    samples[probe.name].append(latency)
+                await asyncio.sleep(gap_s)
+    finally:
+        for probe in probes:
+            await probe.close()
+            probe.reader.cancel()
+        await asyncio.gather(*(probe.reader for probe in probes), return_exceptions=True)
+    return samples
 
 
 # ---- 3: many clients on one relay process ---------------------------------------------------------
@@ -401,8 +337,7 @@ class LoadFigures:
     connect_cpu_s: float | None
     refused: list[str]
     dropped: int
-    relay_errors: int
-    last_error: str | None
+    failures: Counter[str]  # responses the relay failed, by exception
     frames: int
     wall_s: float
     latencies: list[int]
@@ -463,12 +398,11 @@ async def many_clients(
     tenant: Tenant, relay: RelayProcess, clients: int, streams: int, events: int, rate: float
 ) -> LoadFigures:
     """`clients` SSE clients spread over `streams` running runs; `events` published to each stream."""
-    from bench.raw_sse import RawSseClient
     from personal_agent.bus.keys import run_stream
 
     run_ids = insert_running_runs(tenant, streams)
     keys = [run_stream(tenant.org_id, run_id) for run_id in run_ids]
-    rss_before, (errors_before, _) = relay.rss_mib(), relay.logged_errors()
+    rss_before, failures_before = relay.rss_mib(), relay.failed_responses()
     gate = asyncio.Semaphore(64)  # clients arrive in waves, not as one SYN flood
 
     async def connect(run_id: uuid.UUID) -> RawSseClient:
@@ -523,7 +457,7 @@ async def many_clients(
     await publish_terminal(keys)
     await asyncio.wait_for(asyncio.gather(*readers, return_exceptions=True), timeout=30)
     await asyncio.gather(*(c.close() for c in conns))
-    errors_after, last_error = relay.logged_errors()
+    failures = relay.failed_responses() - failures_before
     return LoadFigures(
         clients=clients,
         streams=streams,
@@ -531,8 +465,7 @@ async def many_clients(
         connect_cpu_s=None if connect_cpu is None or connect_cpu_after is None else connect_cpu_after - connect_cpu,
         refused=refused,
         dropped=sum(d.dropped for d in deliveries),
-        relay_errors=errors_after - errors_before,
-        last_error=last_error if errors_after > errors_before else None,
+        failures=failures,
         frames=sum(d.frames for d in deliveries),
         wall_s=(end_ns - start_ns) / 1e9,
         latencies=[lat for d in deliveries for lat in d.latencies],
@@ -559,9 +492,8 @@ def load_rows(rows: list[tuple[str, str]], label: str, f: LoadFigures, rate: flo
     if f.refused:
         lost += f" (first refusal: {f.refused[0][:120]})"
     rows.append((f"{label}: clients served", lost))
-    if f.relay_errors:
-        failed = f"{f.relay_errors} responses failed, last error: {(f.last_error or '?')[:100]}"
-        rows.append((f"{label}: relay log", failed))
+    for error, count in f.failures.most_common(3):
+        rows.append((f"{label}: relay failed", f"{count} responses: {error[:110]}"))
     connect = f"{f.connect_s:.2f} s  ({f.clients / f.connect_s:,.0f} connections/s"
     if f.connect_cpu_s is not None:
         connect += f", relay CPU {f.connect_cpu_s * 1000 / f.clients:.1f} ms each"
@@ -594,7 +526,6 @@ async def time_to_first_event(tenant: Tenant, runs: int, warmup: int) -> RunTimi
     import httpx
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    from bench.raw_sse import RawSseClient
     from personal_agent.local.dev_app import create_dev_app
     from personal_agent.models.catalog import register_model, unregister_model
     from tests.live_server import LiveServer
@@ -669,16 +600,14 @@ def parse_args() -> argparse.Namespace:
 
 
 async def measure(args: argparse.Namespace, tenant: Tenant, relay: RelayProcess, report: Report) -> None:
-    gap = args.gap_ms / 1000
-    step("1/4 floor: XADD -> XREAD BLOCK, then bus.publish -> bus.read")
-    floor = await floor_latency(args.samples, args.warmup, gap)
-    bus = await bus_latency(args.samples, args.warmup, gap)
-    step("2/4 bus.publish -> SSE client through the relay process")
-    sse = await sse_latency(tenant, relay.port, args.samples, args.warmup, gap)
-    rows = report.section(f"Latency, one event in flight ({args.gap_ms:g} ms apart)")
-    rows.append(("XADD -> XREAD BLOCK (floor)", latency_row(floor)))
-    rows.append(("bus.publish -> bus.read", latency_row(bus, floor)))
-    rows.append(("bus.publish -> SSE client (relay)", latency_row(sse, floor)))
+    step("1-2/4 latency: XADD -> XREAD BLOCK, bus.publish -> bus.read, bus.publish -> SSE client (interleaved)")
+    probes = [await floor_probe(), await bus_probe(), await sse_probe(tenant, relay.port)]
+    series = await interleaved_latency(probes, args.samples, args.warmup, args.gap_ms / 1000)
+    floor, bus, sse = (series[probe.name] for probe in probes)
+    rows = report.section(f"Latency, one event in flight, {args.gap_ms:g} ms apart, the three paths interleaved")
+    rows.append((probes[0].name, latency_row(floor)))
+    rows.append((probes[1].name, latency_row(bus, floor)))
+    rows.append((probes[2].name, latency_row(sse, floor)))
     p50_ratio, p99 = percentile(sse, 50) / percentile(floor, 50), percentile(sse, 99)
     verdict = f"p50 {p50_ratio:.1f}x floor ({'met' if p50_ratio <= 5 else 'missed'}), "
     verdict += f"p99 {ms(p99)} ({'met' if p99 < 10e6 else 'missed'})"
@@ -749,7 +678,7 @@ def main() -> None:
         f" {os.cpu_count()} CPUs, load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}"
         f" (stack start: {timings}; whole run {time.perf_counter() - began:.0f} s)"
     )
-    report.print(header)
+    report.show(header)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ export default defineConfig({
   build: {
     target: "es2022",
     sourcemap: false,
+    // The chunk graph, for bench/frontend_size.py (which JS the first page load needs).
+    manifest: true,
     // Keep the first route small: views, markdown and OIDC are split into their own chunks.
     chunkSizeWarningLimit: 300,
   },

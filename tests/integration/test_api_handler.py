@@ -63,3 +63,12 @@ def test_unknown_route_is_a_json_404_with_a_code(api_handler: Handler) -> None:
     status, _, body = _call(api_handler, event)
     assert status == 404, body
     assert body["code"] == "not_found" and body["message"] and body["request_id"]
+
+
+def test_a_webhook_event_for_an_unknown_workflow_is_refused_by_the_triggers_function(stack: Any) -> None:
+    from functions.triggers.app import handler
+
+    response = handler(load_event("api_webhook.json"), FakeLambdaContext(function_name="personal-agent-triggers"))
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 404, body
+    assert body["code"] and body["request_id"]

@@ -274,7 +274,39 @@ async def _workflow(world: World) -> str:
     return await _post(world, "/api/v1/workflows", {"name": "matrix"}, "id")
 
 
+async def _key(world: World) -> str:
+    return await _post(world, "/api/v1/keys", {"provider": "matrix", "key": "sk-matrix-key-123456"}, "id")
+
+
+async def _provider(world: World) -> str:
+    body = {
+        "name": "matrix",
+        "kind": "openai-compatible",
+        "base_url": "http://127.0.0.1:9/v1",
+        "trust_tier": 2,
+        "key_id": await resource(world, "key_id"),
+    }
+    return await _post(world, "/api/v1/admin/providers", body, "id")
+
+
+async def _model(world: World) -> str:
+    provider_id = await resource(world, "provider_id")
+    return await _post(world, f"/api/v1/admin/providers/{provider_id}/models", {"name": "matrix-1"}, "id")
+
+
+async def _budget(world: World) -> str:
+    response = await world.http.put(
+        "/api/v1/admin/budgets", json={"scope": "org", "monthly_usd": "1000"}, headers=world.a.headers
+    )
+    assert response.status_code == 200, response.text
+    return str(response.json()["id"])
+
+
 FACTORIES: dict[str, Factory] = {
+    "key_id": _key,
+    "provider_id": _provider,
+    "model_id": _model,
+    "budget_id": _budget,
     "chat_id": _chat,
     "run_id": _run,
     "token_id": _token,

@@ -17,8 +17,9 @@ async def test_demo_model_is_offered_and_labelled(http: httpx.AsyncClient, make_
     assert demo and demo[0]["offline_demo"] is True and "demo" in demo[0]["label"].lower()
 
 
-async def test_demo_model_streams_text_and_calls_a_tool(http: httpx.AsyncClient, make_tenant: Any,
-                                                        monkeypatch: Any) -> None:
+async def test_demo_model_streams_text_and_calls_a_tool(
+    http: httpx.AsyncClient, make_tenant: Any, monkeypatch: Any
+) -> None:
     monkeypatch.setenv("PA_DEMO_DELAY_MS", "0")
     headers = auth_headers(make_tenant())
     run = await start_run(http, headers, "offline:demo", message="what time is it?")
@@ -37,8 +38,9 @@ async def test_demo_model_asks_before_it_acts(http: httpx.AsyncClient, make_tena
         frames = await read_events(http, run["events_url"], headers, limit=len(frames) + 1)
     approval = next(f for f in frames if f.data.get("name") == "approval_requested").data["value"]
     assert approval["tool"] == "send_demo_message"
-    decided = await http.post(f"/api/v1/approvals/{approval['approval_id']}", json={"decision": "approve"},
-                              headers=headers)
+    decided = await http.post(
+        f"/api/v1/approvals/{approval['approval_id']}", json={"decision": "approve"}, headers=headers
+    )
     assert decided.status_code == 200
     rest = await read_events(http, run["events_url"], headers, last_event_id=frames[-1].id)
     assert rest[-1].type == "RUN_FINISHED" and rest[-1].data["outcome"] == {"type": "success"}

@@ -131,11 +131,13 @@ async def test_a_byok_key_is_used_and_never_appears_in_logs_events_or_history(
     with psycopg.connect(admin_url) as conn:
         arn = conn.execute("SELECT execution_arn FROM runs WHERE id = %s", [run_id]).fetchone()[0]
         stored = json.dumps(
-            list(conn.execute(
+            list(
+                conn.execute(
                     "SELECT spec::text, routing::text FROM runs WHERE id = %s UNION ALL "
                     "SELECT messages::text, state::text FROM run_checkpoints WHERE run_id = %s",
                     [run_id, run_id],
-                ))
+                )
+            )
         )
         ciphertext = conn.execute("SELECT ciphertext FROM provider_keys WHERE org_id = %s", [tenant.org_id]).fetchone()
     sfn = boto3.client("stepfunctions", endpoint_url=os.environ["AWS_ENDPOINT_URL"])

@@ -39,7 +39,9 @@ async def run_to_end(http: httpx.AsyncClient, headers: dict[str, str], run_id: s
 async def _webhook_run(http: httpx.AsyncClient, tenant: Any, **fields: Any) -> tuple[dict[str, Any], str]:
     workflow = await create_workflow(http, auth_headers(tenant), tools=["send_email"], **fields)
     response = await http.post(
-        f"/api/v1/hooks/{workflow['id']}", content=b'{"to": "bob"}', headers=sign(workflow["signing_secret"], b'{"to": "bob"}')
+        f"/api/v1/hooks/{workflow['id']}",
+        content=b'{"to": "bob"}',
+        headers=sign(workflow["signing_secret"], b'{"to": "bob"}'),
     )
     assert response.status_code == 202, response.text
     return workflow, response.json()["run_id"]

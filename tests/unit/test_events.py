@@ -62,3 +62,13 @@ def test_the_steps_handler_answers_a_ping_task_under_a_lambda_context() -> None:
 
     result = handler(load_event("steps_ping.json"), FakeLambdaContext(function_name="personal-agent-steps"))
     assert result["ok"] is True and result["execution"] == "smoke-0123abcd"
+
+
+def test_the_scheduler_event_is_what_workflow_schedules_send() -> None:
+    import uuid
+
+    from personal_agent.workflows.schedules import SCHEDULE_SOURCE, target_input
+
+    sent = json.loads(target_input(uuid.uuid4(), uuid.uuid4()))
+    event = load_event("scheduler_workflow.json")
+    assert set(event) == set(sent) and event["source"] == SCHEDULE_SOURCE

@@ -99,7 +99,7 @@ export function buildTranscript(input: TranscriptInput): DisplayItem[] {
   return items;
 }
 
-const TERMINAL = new Set(["succeeded", "success", "finished", "completed", "complete", "failed", "error", "errored", "cancelled", "canceled", "expired", "timed_out", "denied"]);
+const TERMINAL = new Set(["succeeded", "skipped", "success", "finished", "completed", "complete", "failed", "error", "errored", "cancelled", "canceled", "expired", "timed_out", "denied"]);
 
 /** True while a run's status means it may still produce events. */
 export function isActiveStatus(status: string | null | undefined): boolean {
