@@ -10,7 +10,9 @@
 
 Figures are printed, never asserted. Run from the repo root: `.venv/bin/python bench/streaming.py`
 (`--help` for the counts). Every latency is stamped with `time.perf_counter_ns` in this process:
-the publisher and the SSE client both live here, only the relay is elsewhere.
+the publisher and the SSE client both live here, only the relay is elsewhere. The relay serves the
+code as it is; `--relay-app` swaps in another ASGI app and `--relay-redis-options` passes redis-py
+options (e.g. `max_connections=1000&socket_timeout=30`) to compare a candidate change in the same run.
 """
 
 from __future__ import annotations
@@ -355,41 +357,31 @@ def own_cpu_seconds() -> float:
 
 
 async def valkey_cpu_seconds() -> float:
-    from personal_agent.bus import get_bus
+    import redis.asyncio as aioredis
 
-    info = await get_bus()._client.info("cpu")  # type: ignore[attr-defined]
+    client = aioredis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+    try:
+        info = await client.info("cpu")
+    finally:
+        await client.aclose()
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-async def publish_rounds(keys: list[str], events: int, rate: float) -> None:
-    """`events` rounds, each one event to every stream in a single pipelined round trip; unpaced when `rate` is 0,
+async def xadd_rounds(keys: list[str], rounds: int, data: Callable[[int], str], rate: float = 0.0) -> None:
+    """`rounds` rounds, each one entry to every stream in a single pipelined round trip; unpaced when `rate` is 0,
     else `rate` rounds per second. A cheap publisher, so the relay, not this process, is what saturates."""
     import redis.asyncio as aioredis
 
     client = aioredis.from_url(os.environ["REDIS_URL"], decode_responses=True)
     started = time.perf_counter()
     try:
-        for seq in range(events):
+        for seq in range(rounds):
             if rate:
                 await asyncio.sleep(max(0.0, started + seq / rate - time.perf_counter()))
             async with client.pipeline(transaction=False) as pipe:
                 for key in keys:
-                    pipe.xadd(key, {"d": payload(seq)}, maxlen=MAXLEN, approximate=True)
+                    pipe.xadd(key, {"d": data(seq)}, maxlen=MAXLEN, approximate=True)
                 await pipe.execute()
-    finally:
-        await client.aclose()
-
-
-async def publish_terminal(keys: list[str]) -> None:
-    """End every stream (the relay closes a run's SSE response after its terminal event)."""
-    import redis.asyncio as aioredis
-
-    client = aioredis.from_url(os.environ["REDIS_URL"], decode_responses=True)
-    try:
-        async with client.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.xadd(key, {"d": TERMINAL}, maxlen=MAXLEN, approximate=True)
-            await pipe.execute()
     finally:
         await client.aclose()
 
@@ -445,7 +437,7 @@ async def many_clients(
     readers = [asyncio.create_task(consume(c, d)) for c, d in zip(conns, deliveries, strict=True)]
     relay_cpu, valkey_cpu, bench_cpu = relay.cpu_seconds(), await valkey_cpu_seconds(), own_cpu_seconds()
     start_ns = time.perf_counter_ns()
-    await publish_rounds(keys, events, rate)
+    await xadd_rounds(keys, events, payload, rate)
     try:
         await asyncio.wait_for(all_settled.wait(), timeout=120)
     except TimeoutError:
@@ -454,7 +446,7 @@ async def many_clients(
     relay_after, valkey_after, bench_after = relay.cpu_seconds(), await valkey_cpu_seconds(), own_cpu_seconds()
     rss_after = relay.rss_mib()
 
-    await publish_terminal(keys)
+    await xadd_rounds(keys, 1, lambda _: TERMINAL)  # the relay closes a run's response after its terminal event
     await asyncio.wait_for(asyncio.gather(*readers, return_exceptions=True), timeout=30)
     await asyncio.gather(*(c.close() for c in conns))
     failures = relay.failed_responses() - failures_before

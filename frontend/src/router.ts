@@ -26,6 +26,11 @@ export const router = createRouter({
 });
 
 router.beforeEach(async (to) => {
+  // Fetch the page's chunk while the session loads, instead of after it (the router would load it next).
+  for (const record of to.matched) {
+    const view = record.components?.default;
+    if (typeof view === "function") void (view as () => Promise<unknown>)();
+  }
   await initSession();
   if (to.meta.public) {
     if (to.path === "/login" && session.me) return typeof to.query.next === "string" ? to.query.next : "/";

@@ -301,3 +301,39 @@ async def test_execution_history_is_small_content_free_and_cheap(
     entered = [e for e in events if e["type"].endswith("StateEntered")]
     print(f"state transitions for a turn with {rounds} tool rounds: {len(entered)}")
     assert len(entered) <= 4
+
+
+async def test_a_deny_policy_denies_without_waiting(
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model, approval_policy="deny")
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert email_tool == []
+    text = "".join(f.data.get("delta", "") for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    assert text == "Done: The tool call was not approved: the workflow denies actions that need approval."
+    assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "success"}
+
+
+async def test_an_expired_inline_approval_resolves_when_someone_answers_late(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model, mode="inline")
+        requested = await _wait_for_approval(http, headers, spec.run_id)
+        with psycopg.connect(admin_url, autocommit=True) as conn:  # the wait runs out
+            conn.execute(
+                "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE run_id = %s", [spec.run_id]
+            )
+        late = await http.post(
+            f"/api/v1/approvals/{requested.data['value']['approval_id']}", json={"decision": "approve"}, headers=headers
+        )
+        assert (late.status_code, late.json()["code"]) == (409, "approval_expired")
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+    assert email_tool == []
+    assert "timed out" in "".join(f.data.get("delta", "") for f in frames)
+    assert frames[-1].type == "RUN_FINISHED"

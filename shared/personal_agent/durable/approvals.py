@@ -150,17 +150,30 @@ async def decide(
             raise NotFound("approval not found", code="approval_not_found")
         if row["status"] != "pending":
             raise Conflict(f"this approval was already {row['status']}", code="approval_already_decided")
-        if row["expires_at"] <= datetime.now(UTC):
-            raise Conflict("this approval has expired", code="approval_expired")
-        if arguments is not None and decision != "approve":
+        expired = row["expires_at"] <= datetime.now(UTC)
+        if expired:
+            await conn.execute(
+                "UPDATE approvals SET status = 'expired', reason = 'no decision before the approval timed out',"
+                " decided_at = now() WHERE id = %s",
+                [approval_id],
+            )
+            await _audit(conn, principal.org_id, approval_id, None, "expired", {})
+        elif arguments is not None and decision != "approve":
             raise InvalidInput("edited arguments only go with `approve`", code="arguments_without_approval")
+    if expired:
+        # Nothing else resolves an expired wait of an inline run: the run goes on as if denied.
+        await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
+        raise Conflict("this approval has expired", code="approval_expired")
+    async with org_transaction(principal.org_id) as conn:
         status = "approved" if decision == "approve" else "denied"
         cur = await conn.execute(
             "UPDATE approvals SET status = %s, reason = %s, edited_args = %s, decided_by = %s, decided_at = now()"
-            f" WHERE id = %s RETURNING {PUBLIC}",
+            f" WHERE id = %s AND status = 'pending' RETURNING {PUBLIC}",
             [status, reason, Jsonb(arguments) if arguments is not None else None, principal.user_id, approval_id],
         )
         updated = await cur.fetchone()
+        if updated is None:  # another decision won the race
+            raise Conflict("this approval was already decided", code="approval_already_decided")
         await _audit(
             conn,
             principal.org_id,
@@ -172,6 +185,21 @@ async def decide(
     assert updated is not None
     await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
     return updated
+
+
+async def deny_by_policy(org_id: UUID, run_id: UUID) -> int:
+    """Deny the run's pending approvals because its workflow's policy is to deny, not to wait."""
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            "UPDATE approvals SET status = 'denied', reason = 'the workflow denies actions that need approval',"
+            " decided_at = now() WHERE run_id = %s AND status = 'pending' RETURNING id",
+            [run_id],
+        )
+        rows = await cur.fetchall()
+        for row in rows:
+            await _audit(conn, org_id, row["id"], None, "denied", {"policy": "deny"})
+        await conn.execute("UPDATE runs SET status = 'running' WHERE id = %s AND status = 'waiting'", [run_id])
+    return len(rows)
 
 
 async def expire_pending(org_id: UUID, run_id: UUID) -> int:

@@ -214,6 +214,15 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
         seq += 1
         state.update(last_event_id=emitter.last_id)
         approval_ids = await request_approvals(spec, emitter, output, seq, dump_messages(completed), state)
+        if spec.approval_policy == "deny":
+            # Nobody is asked: the policy decides at once and the run goes on with the denial.
+            from personal_agent.durable.approvals import deny_by_policy
+
+            await deny_by_policy(spec.org_id, spec.run_id)
+            async with org_transaction(spec.org_id) as conn:
+                waiting = await store.latest_checkpoint(conn, spec.run_id)
+            assert waiting is not None
+            return await _drive(spec, emitter, waiting, time_budget)
         return StepOutcome("waiting", seq, ri, approval_ids)
     return await _end(spec, emitter, completed, history_len, "succeeded", seq, ri)
 
