@@ -1,8 +1,8 @@
 """Unzipped (and zipped) size of every function and layer `make build` produced under .aws-sam/build.
 
 Lambda's hard limit is 250 MB unzipped for a function plus its layers; this project's target is the API
-function plus its layer under 50 MB (it must not carry pydantic-ai). Prints figures; exits non-zero only
-when a function and its layers break the hard limit, which `sam deploy` would refuse anyway.
+function plus its layer under 50 MB. Prints figures; exits non-zero only when a function and its layers
+break the hard limit (`sam deploy` would refuse it anyway) or the API layer carries pydantic-ai or a model SDK.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ BUILD = ROOT / ".aws-sam" / "build"
 MB = 1024 * 1024
 HARD_LIMIT_MB = 250
 API_TARGET_MB = 50
+WORKER_ONLY = ("pydantic_ai", "openai", "anthropic", "mcp", "genai_prices")
 
 
 def tree_size(path: Path) -> int:
@@ -79,7 +80,10 @@ def main() -> int:
         if layer in sizes:
             biggest = ", ".join(f"{pkg} {size / MB:.1f}" for pkg, size in largest_packages(BUILD / layer))
             print(f"largest in {layer} (MB): {biggest}")
-    return 1 if over else 0
+    carried = [name for name in WORKER_ONLY if (BUILD / "ApiLayer" / "python" / name).exists()]
+    if carried:
+        print(f"ApiLayer carries {', '.join(carried)}: the API function must not")
+    return 1 if over or carried else 0
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ class Report:
     def show(self, header: str) -> None:
         print(f"\n{header}")
         for title, rows in self.sections:
+            if not rows:
+                continue
             print(f"\n{title}")
             width = max(len(name) for name, _ in rows)
             for name, value in rows:
@@ -576,8 +578,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=50, help="samples dropped before each series (default 50)")
     parser.add_argument("--gap-ms", type=float, default=1.0, help="pause between latency samples (default 1 ms)")
     parser.add_argument("--clients", type=int, default=500, help="concurrent SSE clients (default 500)")
-    parser.add_argument("--fanout-events", type=int, default=200, help="events to the run all clients watch")
-    parser.add_argument("--per-run-events", type=int, default=40, help="events to each run when one client per run")
+    parser.add_argument("--fanout-events", type=int, default=100, help="events to the one run every client watches")
+    parser.add_argument("--per-run-events", type=int, default=40, help="events to each run, one client per run")
     parser.add_argument("--rate", type=float, default=0, help="events/s per run in the load test (default 0: unpaced)")
     parser.add_argument("--runs", type=int, default=30, help="runs timed POST -> first event (default 30)")
     parser.add_argument("--relay-app", default="functions.stream.app:app", help="ASGI app the relay process serves")
@@ -652,25 +654,26 @@ def main() -> None:
     if soft != resource.RLIM_INFINITY and soft < 8192:  # 500 clients: sockets here, in the relay and to Valkey
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(8192, hard), hard))
     began, load_before = time.perf_counter(), os.getloadavg()[0]
-    report = Report()
-    with tempfile.TemporaryDirectory(prefix="pa-bench-") as tmp:
-        step("starting the embedded Postgres and Valkey")
-        with local_stack(Path(tmp)) as stack:
-            tenant = make_tenant()
-            log_path = args.relay_log or Path(tmp) / "relay.log"
-            relay = RelayProcess(args.relay_app, log_path, args.relay_redis_options)
-            try:
-                relay.wait_ready()
-                asyncio.run(measure_all(args, tenant, relay, report))
-            finally:
-                relay.stop()
-            timings = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
-    header = (
-        f"Streaming figures: loopback, embedded Valkey, {platform.python_implementation()} {platform.python_version()},"
-        f" {os.cpu_count()} CPUs, load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}"
-        f" (stack start: {timings}; whole run {time.perf_counter() - began:.0f} s)"
-    )
-    report.show(header)
+    report, timings = Report(), "-"
+    try:
+        with tempfile.TemporaryDirectory(prefix="pa-bench-") as tmp:
+            step("starting the embedded Postgres and Valkey")
+            with local_stack(Path(tmp)) as stack:
+                timings = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
+                tenant = make_tenant()
+                log_path = args.relay_log or Path(tmp) / "relay.log"
+                relay = RelayProcess(args.relay_app, log_path, args.relay_redis_options)
+                try:
+                    relay.wait_ready()
+                    asyncio.run(measure_all(args, tenant, relay, report))
+                finally:
+                    relay.stop()
+    finally:  # what was measured is printed even when a later part failed
+        report.show(
+            f"Streaming figures: loopback, embedded Valkey, {platform.python_implementation()}"
+            f" {platform.python_version()}, {os.cpu_count()} CPUs, load average {load_before:.1f} ->"
+            f" {os.getloadavg()[0]:.1f} (stack start: {timings}; whole run {time.perf_counter() - began:.0f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """Secrets into the environment. On AWS the functions get Secrets Manager ARNs, never secret values.
 
-template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN` and, to the run workers only,
-`PA_PROVIDER_KEYS_SECRET_ARN`. The first time settings are read, each named secret is fetched once per
-container and becomes the plain variable the settings read (`DATABASE_URL`, `UPSTASH_REDIS_REST_TOKEN`,
-`OPENAI_API_KEY`, ...). A plain variable that is already set wins, so local runs and tests never reach
-Secrets Manager, and boto3 is imported only when there is something to fetch.
+template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN` and `PA_PROVIDER_KEYS_SECRET_ARN`.
+The code that needs a secret-derived setting calls `ensure_secrets_loaded()` first (the DB pool, the bus,
+the model catalog and builder): each named secret is fetched once per container and becomes the plain
+variable the settings read (`DATABASE_URL`, `UPSTASH_REDIS_REST_TOKEN`, `OPENAI_API_KEY`, ...), and the
+settings are read again. Loading at first use, not at import, keeps boto3 and Secrets Manager out of the
+API's cold start and lets /healthz answer while a secret is still empty. A plain variable that is already
+set wins, so local runs and tests never reach Secrets Manager.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, MutableMapping
 from urllib.parse import quote
 
@@ -28,6 +31,8 @@ Fetch = Callable[[str], str]
 
 # Provider-key secrets already applied to this process (their names are unknown until fetched).
 _applied_to_process: set[str] = set()
+_loaded = False
+_lock = threading.Lock()
 
 
 def database_url_from_secret(secret: str, host: str | None, port: str | None, dbname: str | None) -> str:
@@ -112,3 +117,18 @@ def load_secrets_into_environ(environ: MutableMapping[str, str] | None = None, f
             _applied_to_process.add(arn)
     env.update(updates)
     return sorted(updates)
+
+
+def ensure_secrets_loaded() -> None:
+    """Load the secrets this process's environment names, once; a failure is raised and retried next call."""
+    global _loaded
+    if _loaded:
+        return
+    with _lock:
+        if _loaded:
+            return
+        if load_secrets_into_environ():
+            from personal_agent.settings import get_settings
+
+            get_settings.cache_clear()
+        _loaded = True

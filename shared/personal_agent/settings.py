@@ -102,8 +102,5 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings, read once (on AWS after the secrets the template names are loaded)."""
-    from personal_agent.secret_env import load_secrets_into_environ
-
-    load_secrets_into_environ()
+    """The process-wide settings, read once."""
     return Settings()

@@ -9,7 +9,6 @@ from typing import Any
 
 import boto3
 import httpx
-import pytest
 
 from tests.auth import auth_headers
 from tests.integration.test_durable_runs import email_script, email_tool
@@ -77,21 +76,27 @@ async def test_a_headless_run_waits_for_approval_then_resolves_as_denied_when_th
     assert (status["status"], status["trigger_source"]) == ("succeeded", "webhook")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine does not apply RunSpec.approval_policy='deny' yet (durable/approvals.request_approvals)",
-)
 async def test_a_headless_run_whose_workflow_denies_approvals_does_not_wait(
     http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
 ) -> None:
     tenant = make_tenant()
     with scripted_model(email_script) as (model, _):
-        _, run_id = await _webhook_run(http, tenant, model=model, approval_policy="deny", approval_timeout_seconds=2)
+        # An hour-long wait would outlast the test: the deny policy must not wait at all.
+        _, run_id = await _webhook_run(http, tenant, model=model, approval_policy="deny", approval_timeout_seconds=3600)
         frames = await run_to_end(http, auth_headers(tenant), run_id)
 
-    assert email_tool == [] and "not approved" in text_of(frames)
+    assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "success"}
+    assert email_tool == [] and "the workflow denies actions that need approval" in text_of(frames)
+    audit = db_rows(
+        admin_url,
+        "SELECT a.action FROM approval_audit a JOIN approvals p ON p.id = a.approval_id WHERE p.run_id = %s"
+        " ORDER BY a.id",
+        run_id,
+    )
+    assert audit == [("requested",), ("denied",)]
     (arn,) = db_rows(admin_url, "SELECT execution_arn FROM runs WHERE id = %s", run_id)[0]
-    assert "ApprovalTimedOut" not in await asyncio.to_thread(states_entered, arn)
+    entered = await asyncio.to_thread(states_entered, arn)
+    assert "WaitForApproval" not in entered and "ApprovalTimedOut" not in entered
 
 
 async def test_a_triggered_run_over_budget_is_not_started_but_recorded_as_skipped(

@@ -96,3 +96,42 @@ def test_an_explicit_key_is_not_overwritten_by_the_platform_secret() -> None:
     env = {"PA_PROVIDER_KEYS_SECRET_ARN": KEYS_ARN, "OPENAI_API_KEY": "sk-mine"}
     load_secrets_into_environ(env, FakeSecrets({KEYS_ARN: '{"OPENAI_API_KEY": "sk-platform"}'}))
     assert env["OPENAI_API_KEY"] == "sk-mine"
+
+
+def test_first_use_fetches_once_and_refreshes_the_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    from personal_agent import secret_env
+    from personal_agent.settings import get_settings
+
+    fetched: list[str] = []
+
+    def fetch(arn: str) -> str:
+        fetched.append(arn)
+        return "postgresql://pa_app:pw@proxy.example/pa"
+
+    monkeypatch.setattr(secret_env, "_loaded", False)
+    monkeypatch.setattr(secret_env, "_fetch_with_boto3", fetch)
+    monkeypatch.setenv("PA_DATABASE_SECRET_ARN", DB_ARN)
+    monkeypatch.setenv("DATABASE_URL", "")  # restored after the test, whatever the loader sets
+    get_settings.cache_clear()
+    try:
+        assert not get_settings().database_url
+        secret_env.ensure_secrets_loaded()
+        secret_env.ensure_secrets_loaded()
+        assert fetched == [DB_ARN]
+        assert get_settings().database_url == "postgresql://pa_app:pw@proxy.example/pa"
+    finally:
+        get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("function", ["api", "stream", "run_worker", "steps", "triggers"])
+def test_importing_a_handler_fetches_no_secret(function: str) -> None:
+    """Secrets load on first use: a cold start imports no boto3 for them, and /healthz works while one is empty."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = f"import sys, os, functions.{function}.app; print('boto3' in sys.modules, 'DATABASE_URL' in os.environ)"
+    env = {"PATH": "/usr/bin:/bin", "PA_ENV": "aws", "PYTHONPATH": str(root), "PA_DATABASE_SECRET_ARN": DB_ARN}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == ["False", "False"]

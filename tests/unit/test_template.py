@@ -233,9 +233,23 @@ def test_no_function_environment_holds_a_secret(logical_id: str) -> None:
         assert not (_referenced_names(value) & no_echo), f"{var} exposes a NoEcho parameter"
 
 
-def test_provider_keys_reach_only_the_functions_that_build_models() -> None:
-    holders = {name for name in FUNCTIONS if "PA_PROVIDER_KEYS_SECRET_ARN" in _env(name)}
-    assert holders == {"RunWorkerFunction", "StepsFunction"}
+def _readable_secrets(name: str) -> set[str]:
+    readable = set()
+    for policy in _props(name).get("Policies", []):
+        if isinstance(policy, dict) and "Fn::If" in policy:
+            policy = policy["Fn::If"][1]  # the policy that applies when its condition holds
+        if isinstance(policy, dict) and "AWSSecretsManagerGetSecretValuePolicy" in policy:
+            readable |= _referenced_names(policy["AWSSecretsManagerGetSecretValuePolicy"]["SecretArn"])
+    return readable
+
+
+@pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
+def test_every_function_may_read_the_secrets_its_environment_names(logical_id: str) -> None:
+    named = set()
+    for var, value in _env(logical_id).items():
+        if var.endswith("_SECRET_ARN"):
+            named |= _referenced_names(value) - {"CreateDatabaseSecret", "HasUpstash", "AWS::NoValue"}
+    assert named <= _readable_secrets(logical_id)
 
 
 def _routes(api: str) -> dict[tuple[str, str], tuple[str, bool]]:

@@ -6,6 +6,7 @@ import asyncio
 
 from personal_agent.bus.base import EventBus
 from personal_agent.errors import ConfigurationError
+from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
 
 _buses: dict[int, EventBus] = {}
@@ -16,6 +17,7 @@ def get_bus() -> EventBus:
     key = id(asyncio.get_running_loop())
     bus = _buses.get(key)
     if bus is None:
+        ensure_secrets_loaded()  # on AWS the Upstash token comes from Secrets Manager, fetched on first use
         settings = get_settings()
         if settings.upstash_url and settings.upstash_token:
             from personal_agent.bus.upstash import UpstashBus

@@ -16,6 +16,7 @@ from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from personal_agent.errors import ConfigurationError
+from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
 
 Conn = AsyncConnection[DictRow]
@@ -32,6 +33,7 @@ async def get_pool() -> AsyncConnectionPool[Conn]:
     key = _loop_key()
     pool = _pools.get(key)
     if pool is None:
+        ensure_secrets_loaded()  # on AWS the URL comes from Secrets Manager, fetched on first use
         url = get_settings().database_url
         if not url:
             raise ConfigurationError("DATABASE_URL is not set: run `pa dev` or point DATABASE_URL at Postgres")

@@ -57,6 +57,9 @@ async def _state_machine() -> str:
 
 
 async def _models() -> str:
+    from personal_agent.secret_env import ensure_secrets_loaded
+
+    ensure_secrets_loaded()
     settings = get_settings()
     providers = [
         name

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from personal_agent.governance.tiers import enforce_classification
 from personal_agent.models.catalog import registered_factory
 from personal_agent.runs.spec import ModelRef, RunSpec
+from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ async def _api_key(org_id: UUID, ref: ModelRef, platform_key: str | None) -> str
 async def build_one(org_id: UUID, ref: ModelRef, required_tier: int) -> Model:
     """One model, after the gate."""
     enforce_classification(required_tier, ref.tier, ref.id)
+    ensure_secrets_loaded()  # platform keys come from Secrets Manager on AWS, fetched on first use
     settings = get_settings()
     factory = registered_factory(ref.id)
     if factory is not None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from uuid import UUID
 
+from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ def registered_factory(model_id: str) -> ModelFactory | None:
 
 def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
     """Models the platform provides from its own keys (env / Secrets Manager)."""
+    ensure_secrets_loaded()  # platform keys come from Secrets Manager on AWS, fetched on first use
     settings = settings or get_settings()
     models: list[ModelInfo] = []
     if settings.openai_api_key:

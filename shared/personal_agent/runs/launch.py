@@ -104,6 +104,8 @@ def _ref(info: ModelInfo) -> ModelRef:
         model_name=info.model_name,
         base_url=info.base_url,
         key_id=info.key_id,
+        input_price=info.input_price,
+        output_price=info.output_price,
     )
 
 

@@ -49,6 +49,8 @@ class ModelRef(BaseModel):
     model_name: str
     base_url: str | None = None
     key_id: UUID | None = None
+    input_price: float | None = None  # USD per million tokens, overriding genai-prices when set
+    output_price: float | None = None
 
 
 class RunSpec(BaseModel):
