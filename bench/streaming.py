@@ -553,7 +553,8 @@ async def time_to_first_event(tenant: Tenant, runs: int, warmup: int) -> RunTimi
                 t_get = time.perf_counter_ns()
                 (await http.get(started.json()["status_url"])).raise_for_status()
                 t_got = time.perf_counter_ns()
-                assert t_first is not None and t_text is not None, "the run streamed no text"
+                if t_first is None or t_text is None:
+                    raise RuntimeError(f"run {started.json()['run_id']} streamed no text")
                 if i == 0:
                     timings.cold_first_event = t_first - t0
                 if i < warmup:
@@ -573,22 +574,25 @@ async def time_to_first_event(tenant: Tenant, runs: int, warmup: int) -> RunTimi
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--samples", type=int, default=1000, help="latency samples per series (default 1000)")
-    parser.add_argument("--warmup", type=int, default=50, help="samples dropped before each series (default 50)")
-    parser.add_argument("--gap-ms", type=float, default=1.0, help="pause between latency samples (default 1 ms)")
-    parser.add_argument("--clients", type=int, default=500, help="concurrent SSE clients (default 500)")
+    class Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+        pass
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=Formatter)
+    parser.add_argument("--samples", type=int, default=1000, help="latency samples per series")
+    parser.add_argument("--warmup", type=int, default=50, help="samples dropped before each series")
+    parser.add_argument("--gap-ms", type=float, default=1.0, help="pause between latency samples")
+    parser.add_argument("--clients", type=int, default=500, help="concurrent SSE clients")
     parser.add_argument("--fanout-events", type=int, default=100, help="events to the one run every client watches")
     parser.add_argument("--per-run-events", type=int, default=40, help="events to each run, one client per run")
-    parser.add_argument("--rate", type=float, default=0, help="events/s per run in the load test (default 0: unpaced)")
-    parser.add_argument("--runs", type=int, default=30, help="runs timed POST -> first event (default 30)")
+    parser.add_argument("--rate", type=float, default=0, help="events/s per run in the load test; 0: unpaced")
+    parser.add_argument("--runs", type=int, default=30, help="runs timed POST -> first event")
     parser.add_argument("--relay-app", default="functions.stream.app:app", help="ASGI app the relay process serves")
-    parser.add_argument("--relay-log", type=Path, help="keep the relay process's log here (default: discarded)")
+    parser.add_argument("--relay-log", type=Path, help="keep the relay process's log here; None: discarded")
     parser.add_argument(
         "--relay-redis-options",
         metavar="QUERY",
         help="redis-py options for the relay as a URL query, e.g. 'max_connections=1000&socket_timeout=30'"
-        " (default: the URL as configured)",
+        "; None: the URL as configured",
     )
     return parser.parse_args()
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.logging import Logger
-
 from personal_agent.durable.steps import handle_step
+from personal_agent.observability import instrument
 
-logger = Logger()
 
-
-@logger.inject_lambda_context(correlation_id_path="run_id")
+@instrument(correlation_id_path="run_id", trace=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Advance a durable run (or answer a ping) and return a small pointer for the next state."""
     return handle_step(event)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.logging import Logger
-
 from personal_agent.errors import InvalidInput
+from personal_agent.observability import instrument
 from personal_agent.runtime import run_sync
 from personal_agent.workflows.schedules import SCHEDULE_SOURCE
 from personal_agent.workflows.triggers import fire_scheduled_event
 
-logger = Logger()
 _webhooks: Any = None
 
 
@@ -27,7 +25,7 @@ def _webhook_app() -> Any:
     return _webhooks
 
 
-@logger.inject_lambda_context(correlation_id_path="requestContext.requestId || workflow_id")
+@instrument(correlation_id_path="requestContext.requestId || workflow_id", trace=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """A webhook (verified by its signature, answered 202) or a schedule's fire (started once per fire time)."""
     if event.get("source") == SCHEDULE_SOURCE:

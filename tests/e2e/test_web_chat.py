@@ -29,8 +29,8 @@ from tests.e2e.web_chat_stack import (
 
 pytestmark = pytest.mark.timeout(240)
 
-# The demo reply is ~45 words: at 100 ms a word it streams for ~5 s.
-DEMO_DELAY_MS = "100"
+# The demo reply is ~45 words: at 150 ms a word it streams for ~7 s.
+DEMO_DELAY_MS = "150"
 UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
 
 
@@ -238,7 +238,8 @@ def test_stop_cancels_the_run(page: Any, web: DevStack) -> None:
 def test_a_run_started_elsewhere_appears_live(page: Any, web: DevStack) -> None:
     from playwright.sync_api import expect
 
-    sign_in(page)
+    with page.expect_response(lambda r: "/api/v1/feed" in r.url):  # the feed is listening
+        sign_in(page)
     chat_id = new_chat(page)
     with web.api(page_token(page)) as api:  # another tab, a script, a webhook: not this page
         started = api.post(f"/api/v1/chats/{chat_id}/runs", json={"message": "Started from another tab"})

@@ -400,3 +400,26 @@ async def test_bad_workflows_are_refused_with_what_was_wrong(
     assert response.json()["code"] == code, response.text
     assert response.status_code in (404, 422)
     assert (await http.get("/api/v1/workflows", headers=headers)).json()["items"] == []
+
+
+def test_signing_secrets_are_sealed_under_kms_on_aws(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import ClientError
+    from cryptography.exceptions import InvalidTag
+
+    from personal_agent.errors import ConfigurationError
+    from personal_agent.settings import get_settings
+    from personal_agent.workflows import credentials
+
+    org_id, workflow_id = uuid.uuid4(), uuid.uuid4()
+    local = credentials.seal(org_id, workflow_id, "whsec_local")
+    aws = get_settings().model_copy(update={"environment": "aws"})
+    monkeypatch.setattr(credentials, "get_settings", lambda: aws)
+
+    sealed = credentials.seal(org_id, workflow_id, "whsec_c2VjcmV0")
+
+    assert sealed.encrypted_data_key and b"whsec_c2VjcmV0" not in sealed.ciphertext
+    assert credentials.unseal(org_id, workflow_id, sealed) == "whsec_c2VjcmV0"
+    with pytest.raises((InvalidTag, ClientError)):
+        credentials.unseal(org_id, uuid.uuid4(), sealed)  # bound to its workflow
+    with pytest.raises(ConfigurationError):
+        credentials.unseal(org_id, workflow_id, local)  # the local key file never opens secrets on AWS

@@ -9,8 +9,8 @@ import { api } from "../api/client";
 import type { Approval, Chat, Message, RunMode } from "../api/client";
 import { ApiError, describeError, getToken, resolveUrl, streamBase } from "../api/http";
 import { loadApprovals, markDecided, pendingApprovals } from "../state/approvals";
-import { refreshChat } from "../state/chats";
-import { onFeed } from "../state/feed";
+import { refreshChat, renameChat } from "../state/chats";
+import { onFeed, onFeedReconnect } from "../state/feed";
 import type { StreamState } from "../stream/eventStream";
 import { clearRun, type Following, followRun, loadRun, saveRun } from "../stream/runSession";
 import { type ApprovalStatus, type LiveItem, newRunView, type RunView } from "../stream/runView";
@@ -114,7 +114,10 @@ export function useChat(chatId: Ref<string>) {
     }
     if (mine !== generation) return;
     const stored = messages.value.some((m) => m.run_id === view.runId && m.role !== "user");
-    const kept = view.items.filter((i) => i.kind === "error" || i.kind === "notice");
+    // Stored messages have the tool calls and results but not errors, stops or decisions: keep those on screen.
+    const kept = view.items
+      .filter((i) => i.kind === "error" || i.kind === "notice" || i.kind === "approval")
+      .map((i) => (i.kind === "approval" ? { ...i, status: decided.get(i.id) ?? i.status } : i));
     if (kept.length) notices.set(view.runId, [...(notices.get(view.runId) ?? []), ...kept]);
     if (stored || view.phase !== "finished") {
       live.value = null;
@@ -188,9 +191,24 @@ export function useChat(chatId: Ref<string>) {
     }
   }
 
+  /** A chat still called "New chat" is named after its first message (the API does not title chats). */
+  function titleFromFirstMessage(message: string): void {
+    const current = chat.value;
+    const untitled = !current?.title || current.title === "New chat";
+    if (!current || !untitled || messages.value.some((m) => m.role === "user")) return;
+    const line = message.split("\n")[0]!.trim();
+    const title = line.length > 60 ? `${line.slice(0, 57).trimEnd()}…` : line;
+    void renameChat(current.id, title)
+      .then(() => {
+        if (chat.value?.id === current.id) chat.value = { ...chat.value, title };
+      })
+      .catch(() => undefined);
+  }
+
   async function send(text: string, model: string, mode: RunMode): Promise<boolean> {
     const message = text.trim();
     if (!message || sending.value !== null || running.value) return false;
+    titleFromFirstMessage(message);
     sending.value = message;
     error.value = null;
     const mine = generation;
@@ -250,6 +268,13 @@ export function useChat(chatId: Ref<string>) {
     }
   });
 
+  const unsubscribeReconnect = onFeedReconnect(() => {
+    if (live.value || sending.value !== null || loading.value) return;
+    void reloadMessages()
+      .then(resumeIfRunning)
+      .catch(() => undefined);
+  });
+
   // Keep the saved view current when the page goes away mid-run.
   const save = () => {
     const store = storage();
@@ -262,6 +287,7 @@ export function useChat(chatId: Ref<string>) {
     save();
     detach();
     unsubscribe();
+    unsubscribeReconnect();
     window.removeEventListener("pagehide", save);
   });
 

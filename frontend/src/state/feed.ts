@@ -18,15 +18,21 @@ export interface FeedEvent {
 type Listener = (event: FeedEvent) => void;
 
 const listeners = new Set<Listener>();
+const reconnectListeners = new Set<() => void>();
 let stream: EventStream<{ type?: string; name?: string; value?: unknown }> | null = null;
 
 export function startFeed(): void {
   if (stream) return;
+  let opened = 0;
   stream = new EventStream({
     url: resolveUrl("/api/v1/feed", streamBase),
     getToken,
     maxFailures: 1_000_000, // the feed is best effort and keeps trying (with backoff) while signed in
     maxDelayMs: 30_000,
+    onState(state) {
+      // Announcements made while the feed was down are not replayed on a fresh start: let views re-check.
+      if (state === "open" && ++opened > 1) for (const listener of reconnectListeners) listener();
+    },
     onEvent(event) {
       if (event.type !== "CUSTOM" || typeof event.name !== "string") return;
       const value = event.value as FeedRun | undefined;
@@ -40,6 +46,11 @@ export function startFeed(): void {
 export function stopFeed(): void {
   stream?.close();
   stream = null;
+}
+
+export function onFeedReconnect(listener: () => void): () => void {
+  reconnectListeners.add(listener);
+  return () => reconnectListeners.delete(listener);
 }
 
 export function onFeed(listener: Listener): () => void {

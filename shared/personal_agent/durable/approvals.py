@@ -172,6 +172,10 @@ async def decide(
             [status, reason, Jsonb(arguments) if arguments is not None else None, principal.user_id, approval_id],
         )
         updated = await cur.fetchone()
+        if updated is not None:
+            from personal_agent.observability import record_approval_wait
+
+            record_approval_wait((datetime.now(UTC) - row["created_at"]).total_seconds())
         if updated is None:  # another decision won the race
             raise Conflict("this approval was already decided", code="approval_already_decided")
         await _audit(

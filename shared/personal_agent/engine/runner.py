@@ -27,6 +27,7 @@ from pydantic_ai.exceptions import AgentRunError, ModelHTTPError, UnexpectedMode
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse, TextPart
 from pydantic_ai.usage import UsageLimits
 
+from personal_agent import observability
 from personal_agent.db import org_transaction
 from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
@@ -82,6 +83,7 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         await emitter.emit(RunStartedEvent(**_ids(spec)))
         await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
         await store.mark_running(conn, spec.run_id)
+    observability.record_run_started(spec.mode)
     await emitter.announce(
         "run_started",
         {
@@ -165,7 +167,13 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
                     seq, ri = seq + 1, ri + 1
                     state.update(request_index=ri, last_event_id=emitter.last_id)
                     async with org_transaction(spec.org_id) as conn:
-                        await usage.record(conn, spec, ri - 1, response)
+                        if await usage.record(conn, spec, ri - 1, response):
+                            cost, _ = usage.price(response, spec)
+                            observability.record_usage(
+                                response.usage.input_tokens,
+                                response.usage.output_tokens,
+                                float(cost) if cost is not None else None,
+                            )
                         await store.set_answered_model(conn, spec.run_id, response.model_name)
                         await store.save_checkpoint(conn, spec, seq, "model_response", dump_messages(completed), state)
                     await emitter.emit(StepFinishedEvent(step_name=step))
@@ -264,6 +272,10 @@ async def _end(
         if await store.finish_run(conn, spec.run_id, status, error):
             await store.append_messages(conn, spec, new)
     clear_local_cancel(spec.run_id)
+    if status == "failed" and error:
+        observability.record_run_failed(error["code"])
+    elif status == "succeeded":
+        observability.record_run_finished()
     if status == "failed" and error:
         await emitter.emit(RunErrorEvent(message=error["message"], code=error["code"]))
     elif status == "cancelled":

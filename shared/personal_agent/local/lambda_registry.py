@@ -53,6 +53,8 @@ class FunctionSpec:
         return "pa-" + self.folder.replace("_", "-")
 
     def load(self) -> Handler:
+        if not self.module:
+            raise KeyError(f"{self.local_name} is an HTTP app under the Lambda Web Adapter; the dev server serves it")
         handler: Handler = getattr(importlib.import_module(self.module), self.attribute)
         return handler
 
@@ -69,7 +71,12 @@ def declared_functions(template: dict[str, Any] | None = None) -> list[FunctionS
         if not code_uri.startswith("functions/"):
             continue
         folder = code_uri.split("/", 1)[1]
-        module_name, _, attribute = str(props.get("Handler", "app.handler")).rpartition(".")
+        handler = str(props.get("Handler", "app.handler"))
+        if handler.endswith(".sh"):
+            # A Lambda Web Adapter function (the SSE relay): an HTTP app, which the dev server mounts.
+            specs.append(FunctionSpec(logical_id, folder, "", ""))
+            continue
+        module_name, _, attribute = handler.rpartition(".")
         specs.append(FunctionSpec(logical_id, folder, f"functions.{folder}.{module_name}", attribute))
     return specs
 

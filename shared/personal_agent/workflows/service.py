@@ -27,6 +27,21 @@ from personal_agent.workflows.credentials import (
 from personal_agent.workflows.expressions import parse_schedule
 from personal_agent.workflows.prompts import DEFAULT_TEMPLATE, validate_template
 
+VIEW_FIELDS = (
+    "id",
+    "name",
+    "owner_id",
+    "chat_id",
+    "instructions",
+    "prompt_template",
+    "model",
+    "tools",
+    "approval_policy",
+    "approval_timeout_seconds",
+    "rate_limit_per_minute",
+    "created_at",
+    "updated_at",
+)
 SIMPLE_FIELDS = (
     "name",
     "instructions",
@@ -69,7 +84,7 @@ async def _owner_chat(conn: Conn, owner_id: UUID, chat_id: UUID) -> UUID:
 async def _view(conn: Conn, row: dict[str, Any]) -> dict[str, Any]:
     hints = await store.credential_hints(conn, row["id"])
     schedule = await schedules.get_schedule(conn, row["id"])
-    view = {k: row[k] for k in store.COLUMNS.replace(" ", "").split(",") if k not in ("org_id", "webhook_enabled")}
+    view = {k: row[k] for k in VIEW_FIELDS}
     view["webhook"] = {
         "url": f"/api/v1/hooks/{row['id']}",
         "enabled": row["webhook_enabled"],
