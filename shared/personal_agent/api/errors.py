@@ -52,7 +52,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.middleware("http")
     async def _request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         incoming = request.headers.get("x-request-id", "")
-        request.state.request_id = incoming if 0 < len(incoming) <= 128 else uuid.uuid4().hex
+        # Behind API Gateway (Mangum puts the event in the scope) its request id is the log correlation id.
+        gateway = (request.scope.get("aws.event") or {}).get("requestContext", {}).get("requestId")
+        if gateway:
+            request.state.request_id = str(gateway)
+        else:
+            request.state.request_id = incoming if 0 < len(incoming) <= 128 else uuid.uuid4().hex
         response = await call_next(request)
         response.headers.setdefault("X-Request-Id", request.state.request_id)
         return response
