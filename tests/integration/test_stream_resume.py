@@ -4,6 +4,7 @@ the rest. Also: retention expiry, the feed, and the AG-UI endpoint."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -125,3 +126,25 @@ async def test_agui_endpoint_streams_the_run_in_the_response(http: httpx.AsyncCl
     assert "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT").endswith("It is noon.")
     unknown = await http.post("/api/v1/agui/nobody", json=body, headers=headers)
     assert (unknown.status_code, unknown.json()["code"]) == (404, "agent_not_found")
+
+
+async def test_an_idle_stream_stays_open_and_delivers_later_events(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    """A run that is quiet for longer than a Redis client's default socket timeout (5 s) keeps its stream."""
+    headers = auth_headers(make_tenant())
+    gate = threading.Event()  # the scripted model runs on the live server's loop, in another thread
+
+    async def slow(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        yield "waiting "
+        while not gate.is_set():
+            await asyncio.sleep(0.05)
+        yield "done"
+
+    with scripted_model(slow) as (model, _):
+        run = await start_run(http, headers, model)
+        reader = asyncio.create_task(read_events(http, run["events_url"], headers, timeout=60))
+        await asyncio.sleep(6.5)  # deliberately idle: the behaviour under test is a quiet stream
+        assert not reader.done(), "the stream closed while the run was quiet"
+        gate.set()
+        frames = await asyncio.wait_for(reader, 30)
+    assert frames[-1].type == "RUN_FINISHED"
+    assert "".join(f.data.get("delta", "") for f in frames) == "waiting done"

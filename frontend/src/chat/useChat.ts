@@ -115,13 +115,13 @@ export function useChat(chatId: Ref<string>) {
     if (mine !== generation) return;
     const stored = messages.value.some((m) => m.run_id === view.runId && m.role !== "user");
     // Stored messages have the tool calls and results but not errors, stops or decisions: keep those on screen.
+    // When nothing of the run was stored (a stop or an error before the first answer was saved), keep it all.
     const kept = view.items
-      .filter((i) => i.kind === "error" || i.kind === "notice" || i.kind === "approval")
-      .map((i) => (i.kind === "approval" ? { ...i, status: decided.get(i.id) ?? i.status } : i));
+      .filter((i) => !stored || i.kind === "error" || i.kind === "notice" || i.kind === "approval")
+      .map((i) => (i.kind === "approval" ? { ...i, status: decided.get(i.id) ?? i.status } : { ...i }));
+    for (const item of kept) if (item.kind === "assistant") item.streaming = false;
     if (kept.length) notices.set(view.runId, [...(notices.get(view.runId) ?? []), ...kept]);
-    if (stored || view.phase !== "finished") {
-      live.value = null;
-    }
+    live.value = null;
     if (store) clearRun(store, view.chatId);
     void refreshChat(view.chatId);
     void loadApprovals();

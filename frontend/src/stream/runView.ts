@@ -6,7 +6,8 @@
 
 import { type AguiEvent, isApprovalRequest } from "./agui";
 
-export type ApprovalStatus = "pending" | "approved" | "denied" | "expired";
+/** "decided": the run went on after it, but this page did not see which way (decided elsewhere). */
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "decided";
 
 export type LiveItem =
   | { kind: "assistant"; id: string; text: string; streaming: boolean }
@@ -83,6 +84,10 @@ function lastId(view: RunView, kind: "assistant" | "tool"): string {
 export function applyEvent(view: RunView, event: AguiEvent, id: string | null = null): void {
   if (id) view.lastEventId = id;
   switch (event.type) {
+    case "RUN_STARTED":
+      // A run that starts again after an approval interrupt had its approvals answered (maybe in another tab).
+      for (const item of view.items) if (item.kind === "approval" && item.status === "pending") item.status = "decided";
+      break;
     case "TEXT_MESSAGE_START":
       assistant(view, event.messageId);
       break;

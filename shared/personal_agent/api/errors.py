@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from personal_agent.errors import AppError
 
@@ -46,21 +46,36 @@ def error_body(request: Request, status: int, code: str, message: str, **details
     return JSONResponse(body, status_code=status, headers=headers)
 
 
+class RequestIdMiddleware:
+    """Give every request an id (API Gateway's behind Mangum, else the caller's `X-Request-Id`, else new)
+    and echo it in `X-Request-Id`. Plain ASGI, so streamed responses pass through untouched."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        gateway = (scope.get("aws.event") or {}).get("requestContext", {}).get("requestId")
+        incoming = Headers(scope=scope).get("x-request-id", "")
+        rid = str(gateway) if gateway else (incoming if 0 < len(incoming) <= 128 else uuid.uuid4().hex)
+        scope.setdefault("state", {})["request_id"] = rid
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                if "x-request-id" not in headers:
+                    headers.append("X-Request-Id", rid)
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Register the request-id middleware and every exception handler."""
 
-    @app.middleware("http")
-    async def _request_id(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        incoming = request.headers.get("x-request-id", "")
-        # Behind API Gateway (Mangum puts the event in the scope) its request id is the log correlation id.
-        gateway = (request.scope.get("aws.event") or {}).get("requestContext", {}).get("requestId")
-        if gateway:
-            request.state.request_id = str(gateway)
-        else:
-            request.state.request_id = incoming if 0 < len(incoming) <= 128 else uuid.uuid4().hex
-        response = await call_next(request)
-        response.headers.setdefault("X-Request-Id", request.state.request_id)
-        return response
+    app.add_middleware(RequestIdMiddleware)
 
     @app.exception_handler(AppError)
     async def _app_error(request: Request, exc: AppError) -> JSONResponse:

@@ -6,6 +6,11 @@ from typing import Any
 
 from personal_agent.bus.base import BusEntry
 
+# Every waiting SSE client holds one connection for its XREAD BLOCK, so the pool must be large, and the
+# socket timeout must outlast the longest block (redis-py's default of 5 s would cut idle streams).
+MAX_CONNECTIONS = 10_000
+MAX_BLOCK_SECONDS = 30.0
+
 
 class RedisStreamsBus:
     """EventBus over a Redis protocol server."""
@@ -13,7 +18,14 @@ class RedisStreamsBus:
     def __init__(self, url: str) -> None:
         import redis.asyncio as aioredis
 
-        self._client: Any = aioredis.from_url(url, decode_responses=True, health_check_interval=30)
+        self._client: Any = aioredis.from_url(
+            url,
+            decode_responses=True,
+            health_check_interval=30,
+            max_connections=MAX_CONNECTIONS,
+            socket_timeout=MAX_BLOCK_SECONDS + 15,
+            socket_connect_timeout=5,
+        )
 
     async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
         async with self._client.pipeline(transaction=True) as pipe:
@@ -23,7 +35,8 @@ class RedisStreamsBus:
         return str(entry_id)
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
-        result = await self._client.xread({stream: after}, count=count, block=block_ms or None)
+        block = min(block_ms, int(MAX_BLOCK_SECONDS * 1000))
+        result = await self._client.xread({stream: after}, count=count, block=block or None)
         entries: list[BusEntry] = []
         for _name, items in result or []:
             entries.extend(BusEntry(entry_id, fields.get("d", "")) for entry_id, fields in items)

@@ -44,7 +44,10 @@ async def get_pool() -> AsyncConnectionPool[Conn]:
             kwargs={"row_factory": dict_row, "autocommit": True},
             connection_class=AsyncConnection[DictRow],
             open=False,
-            check=AsyncConnectionPool.check_connection,
+            max_idle=300,
+            # A frozen Lambda container may hold connections the proxy closed: check them there. Locally
+            # that extra round trip per checkout buys nothing.
+            check=AsyncConnectionPool.check_connection if get_settings().environment == "aws" else None,
         )
         await pool.open()
         _pools[key] = pool

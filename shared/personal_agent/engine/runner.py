@@ -72,7 +72,7 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         existing = await store.latest_checkpoint(conn, spec.run_id)
         if existing is not None:
             return existing
-        prior = await store.chat_history(conn, spec.chat_id, before_run=spec.run_id)
+        prior = await store.chat_history(conn, spec.chat_id, before_run=spec.run_id) if spec.history == "chat" else []
         cur = await conn.execute("SELECT message FROM messages WHERE run_id = %s ORDER BY id", [spec.run_id])
         own = [row["message"] for row in await cur.fetchall()]
         messages = prior + own

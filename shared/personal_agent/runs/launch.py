@@ -48,6 +48,8 @@ class LaunchRequest:
     tools: tuple[str, ...] | None = None
     instructions: str | None = None
     approval_timeout_seconds: int | None = None
+    history: Literal["chat", "none"] = "chat"
+    run_id: UUID | None = None
     approval_policy: Literal["wait", "deny"] = "wait"
 
 
@@ -134,7 +136,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     requested = request.model or org["default_model"] or get_settings().default_model
     plan = plan_models(await candidates(request.org_id), requested, tier, org["routing_model"])
     spec = RunSpec(
-        run_id=uuid.uuid4(),
+        run_id=request.run_id or uuid.uuid4(),
         org_id=request.org_id,
         user_id=request.user_id,
         chat_id=request.chat_id,
@@ -150,6 +152,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         trigger_source=request.trigger_source,
         approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
         approval_policy=request.approval_policy,
+        history=request.history,
     )
     async with org_transaction(request.org_id) as conn:
         cur = await conn.execute("SELECT id FROM chats WHERE id = %s FOR UPDATE", [request.chat_id])

@@ -74,5 +74,7 @@ class RunSpec(BaseModel):
     mode: RunMode
     trigger_source: TriggerSource = "chat"
     parent_run_id: UUID | None = None
+    history: Literal["chat", "none"] = "chat"
+    """`chat`: the run sees the chat's earlier messages; `none`: only its own (triggered runs)."""
     approval_timeout_seconds: int = 86_400
     approval_policy: Literal["wait", "deny"] = "wait"

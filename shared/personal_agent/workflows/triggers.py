@@ -109,6 +109,7 @@ async def start_delivery(
             instructions=workflow.instructions,
             approval_timeout_seconds=workflow.approval_timeout_seconds,
             approval_policy=workflow.approval_policy,
+            history="none",  # every triggered run starts from its own prompt: the shared chat keeps growing
         )
         try:
             run_id, status = (await launch_run(request)).run_id, "started"

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+
+import type { AguiEvent } from "./agui";
+import { applyEvent, assistantText, newRunView } from "./runView";
+
+const view = () => newRunView({ runId: "r", chatId: "c", eventsUrl: "/e" });
+const apply = (v: ReturnType<typeof view>, events: unknown[]) => events.forEach((e, i) => applyEvent(v, e as AguiEvent, `${i + 1}-0`));
+
+describe("the live view of a run", () => {
+  it("stays running through an approval interrupt, and marks the approval answered when the run goes on", () => {
+    const v = view();
+    apply(v, [
+      { type: "RUN_STARTED" },
+      { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a", tool: "send", args: { to: "x" } } },
+      { type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ id: "a" }] } },
+    ]);
+    expect(v.phase).toBe("running");
+    expect(v.items[0]).toMatchObject({ kind: "approval", status: "pending" });
+    apply(v, [{ type: "RUN_STARTED" }, { type: "RUN_FINISHED", outcome: { type: "success" } }]);
+    expect(v.items[0]).toMatchObject({ kind: "approval", status: "decided" });
+    expect(v.phase).toBe("finished");
+  });
+
+  it("shows a stop once, from run_cancelled and the cancelled RUN_FINISHED after it", () => {
+    const v = view();
+    apply(v, [
+      { type: "TEXT_MESSAGE_START", messageId: "m" },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "Hal" },
+      { type: "CUSTOM", name: "run_cancelled", value: { run_id: "r" } },
+      { type: "RUN_FINISHED", outcome: { type: "cancelled" } },
+    ]);
+    expect(v.phase).toBe("cancelled");
+    expect(v.items.filter((i) => i.kind === "notice")).toHaveLength(1);
+    expect(v.items[0]).toMatchObject({ kind: "assistant", text: "Hal", streaming: false });
+    expect(v.lastEventId).toBe("4-0");
+  });
+
+  it("accepts the chunk forms of text and tool calls", () => {
+    const v = view();
+    apply(v, [
+      { type: "TEXT_MESSAGE_CHUNK", messageId: "m", delta: "a" },
+      { type: "TEXT_MESSAGE_CHUNK", delta: "b" },
+      { type: "TOOL_CALL_CHUNK", toolCallId: "t", toolCallName: "calc", delta: '{"x":' },
+      { type: "TOOL_CALL_CHUNK", delta: "1}" },
+      { type: "SOMETHING_NEW_IN_THE_PROTOCOL" },
+    ]);
+    expect(assistantText(v)).toBe("ab");
+    expect(v.items[1]).toMatchObject({ kind: "tool", name: "calc", args: '{"x":1}' });
+  });
+});
