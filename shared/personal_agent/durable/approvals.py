@@ -191,33 +191,31 @@ async def decide(
     return updated
 
 
-async def deny_by_policy(org_id: UUID, run_id: UUID) -> int:
-    """Deny the run's pending approvals because its workflow's policy is to deny, not to wait."""
+async def _resolve_pending(org_id: UUID, run_id: UUID, status: str, reason: str, detail: dict[str, Any]) -> int:
+    """Resolve every pending approval of the run without a person (policy or timeout), audited."""
     async with org_transaction(org_id) as conn:
         cur = await conn.execute(
-            "UPDATE approvals SET status = 'denied', reason = 'the workflow denies actions that need approval',"
-            " decided_at = now() WHERE run_id = %s AND status = 'pending' RETURNING id",
-            [run_id],
+            "UPDATE approvals SET status = %s, reason = %s, decided_at = now()"
+            " WHERE run_id = %s AND status = 'pending' RETURNING id",
+            [status, reason, run_id],
         )
         rows = await cur.fetchall()
         for row in rows:
-            await _audit(conn, org_id, row["id"], None, "denied", {"policy": "deny"})
+            await _audit(conn, org_id, row["id"], None, status, detail)
         await conn.execute("UPDATE runs SET status = 'running' WHERE id = %s AND status = 'waiting'", [run_id])
     return len(rows)
 
 
+async def deny_by_policy(org_id: UUID, run_id: UUID) -> int:
+    """Deny the run's pending approvals because its workflow's policy is to deny, not to wait."""
+    return await _resolve_pending(
+        org_id, run_id, "denied", "the workflow denies actions that need approval", {"policy": "deny"}
+    )
+
+
 async def expire_pending(org_id: UUID, run_id: UUID) -> int:
     """Resolve the run's pending approvals after the wait timed out: they count as denied."""
-    async with org_transaction(org_id) as conn:
-        cur = await conn.execute(
-            "UPDATE approvals SET status = 'expired', reason = 'no decision before the approval timed out',"
-            " decided_at = now() WHERE run_id = %s AND status = 'pending' RETURNING id",
-            [run_id],
-        )
-        rows = await cur.fetchall()
-        for row in rows:
-            await _audit(conn, org_id, row["id"], None, "expired", {})
-    return len(rows)
+    return await _resolve_pending(org_id, run_id, "expired", "no decision before the approval timed out", {})
 
 
 async def store_task_token(org_id: UUID, run_id: UUID, token: str) -> None:

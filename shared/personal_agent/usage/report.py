@@ -18,13 +18,10 @@ _KEYS: dict[str, str] = {
 }
 
 
-async def usage_report(
-    principal: Principal,
-    start: datetime | None,
-    end: datetime | None,
-    group_by: GroupBy,
-    scope: Literal["me", "org"] = "me",
-) -> dict[str, Any]:
+def _window(
+    principal: Principal, start: datetime | None, end: datetime | None, scope: str
+) -> tuple[datetime, datetime, list[str], list[Any]]:
+    """[from, to) (default: the last 30 days) and the rows the caller may see: their own, or the org's for admins."""
     end = end or datetime.now(UTC)
     start = start or end - timedelta(days=30)
     if start >= end:
@@ -34,6 +31,17 @@ async def usage_report(
     if scope == "me" or not principal.is_org_admin:
         clauses.append("user_id = %s")
         params.append(principal.user_id)
+    return start, end, clauses, params
+
+
+async def usage_report(
+    principal: Principal,
+    start: datetime | None,
+    end: datetime | None,
+    group_by: GroupBy,
+    scope: Literal["me", "org"] = "me",
+) -> dict[str, Any]:
+    start, end, clauses, params = _window(principal, start, end, scope)
     key = _KEYS[group_by]
     sql = (
         f"SELECT {key} AS key, count(*) AS requests, sum(input_tokens) AS input_tokens,"
@@ -91,15 +99,7 @@ async def usage_csv(
     import csv
     import io
 
-    end = end or datetime.now(UTC)
-    start = start or end - timedelta(days=30)
-    if start >= end:
-        raise InvalidInput("`from` must be before `to`", code="invalid_range")
-    clauses = ["created_at >= %s", "created_at < %s"]
-    params: list[Any] = [start, end]
-    if scope == "me" or not principal.is_org_admin:
-        clauses.append("user_id = %s")
-        params.append(principal.user_id)
+    start, end, clauses, params = _window(principal, start, end, scope)
     async with org_transaction(principal.org_id) as conn:
         cur = await conn.execute(
             f"SELECT {', '.join(CSV_COLUMNS)} FROM usage_records WHERE {' AND '.join(clauses)}"
