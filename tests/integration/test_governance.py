@@ -347,3 +347,18 @@ async def test_usage_export_is_csv_with_unknown_costs_left_empty(http: httpx.Asy
     lines = export.text.strip().splitlines()
     assert lines[0].startswith("created_at,run_id,request_index") and len(lines) == 3
     assert all(line.split(",")[11] == "" for line in lines[1:])  # cost_usd unknown, not 0
+
+
+async def test_a_users_default_model_is_used_when_a_run_names_none(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    headers = auth_headers(make_tenant())
+    assert (await http.get("/api/v1/me/settings", headers=headers)).json() == {"default_model": None}
+    unknown = await http.put("/api/v1/me/settings", json={"default_model": "nope:nope"}, headers=headers)
+    assert (unknown.status_code, unknown.json()["code"]) == (422, "unknown_model")
+    with scripted_model(text_then_tool(rounds=0)) as (model, recorder):
+        saved = await http.put("/api/v1/me/settings", json={"default_model": model}, headers=headers)
+        assert saved.json() == {"default_model": model}
+        chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+        started = await http.post(f"/api/v1/chats/{chat['id']}/runs", json={"message": "hi"}, headers=headers)
+        assert started.status_code == 202 and started.json()["model"] == model
+        await read_events(http, started.json()["events_url"], headers)
+    assert len(recorder.calls) == 1

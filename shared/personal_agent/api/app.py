@@ -14,6 +14,7 @@ from personal_agent.api import (
     governance,
     health,
     hooks,
+    me_settings,
     models,
     runs,
     usage,
@@ -48,6 +49,7 @@ def create_app() -> FastAPI:
         approvals.router,
         governance.router,
         governance.keys_router,
+        me_settings.router,
         workflows.router,
         hooks.router,
     ):

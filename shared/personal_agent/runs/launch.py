@@ -120,6 +120,15 @@ async def _chat_classification(org_id: UUID, chat_id: UUID) -> str:
     return str(row["classification"])
 
 
+async def _user_default_model(request: LaunchRequest) -> str | None:
+    if request.user_id is None:
+        return None
+    async with org_transaction(request.org_id) as conn:
+        cur = await conn.execute("SELECT default_model FROM user_settings WHERE user_id = %s", [request.user_id])
+        row = await cur.fetchone()
+    return row["default_model"] if row else None
+
+
 async def launch_run(request: LaunchRequest) -> RunSpec:
     """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
     over budget, or when no model may receive the chat's data."""
@@ -133,7 +142,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     await check_launch_budget(request.org_id, request.user_id)
     org = await org_settings(request.org_id)
     tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
-    requested = request.model or org["default_model"] or get_settings().default_model
+    requested = request.model or await _user_default_model(request) or org["default_model"]
+    requested = requested or get_settings().default_model
     plan = plan_models(await candidates(request.org_id), requested, tier, org["routing_model"])
     spec = RunSpec(
         run_id=request.run_id or uuid.uuid4(),
