@@ -9,19 +9,31 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
-
-from psycopg import AsyncConnection
-from psycopg.rows import DictRow, dict_row
-from psycopg_pool import AsyncConnectionPool
 
 from personal_agent.errors import ConfigurationError
 from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
 
-Conn = AsyncConnection[DictRow]
+# psycopg is imported on first use, not at import: the API function's cold start does not pay for it.
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg.rows import DictRow
+    from psycopg_pool import AsyncConnectionPool
+
+    Conn = AsyncConnection[DictRow]
+else:
+    Conn = Any
 
 _pools: dict[int, AsyncConnectionPool[Conn]] = {}
+
+
+def jsonb(value: Any) -> Any:
+    """A JSONB query parameter (psycopg's `Jsonb`, imported lazily)."""
+    from psycopg.types.json import Jsonb
+
+    return Jsonb(value)
 
 
 def _loop_key() -> int:
@@ -33,6 +45,10 @@ async def get_pool() -> AsyncConnectionPool[Conn]:
     key = _loop_key()
     pool = _pools.get(key)
     if pool is None:
+        from psycopg import AsyncConnection
+        from psycopg.rows import DictRow, dict_row
+        from psycopg_pool import AsyncConnectionPool
+
         ensure_secrets_loaded()  # on AWS the URL comes from Secrets Manager, fetched on first use
         url = get_settings().database_url
         if not url:

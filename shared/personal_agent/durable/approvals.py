@@ -10,10 +10,9 @@ from typing import Any, Literal
 from uuid import UUID
 
 from ag_ui.core import CustomEvent, Interrupt, RunFinishedEvent, RunFinishedInterruptOutcome
-from psycopg.types.json import Jsonb
 
 from personal_agent.db import org_transaction
-from personal_agent.db.pool import Conn
+from personal_agent.db.pool import Conn, jsonb
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
@@ -41,7 +40,7 @@ async def _audit(
 ) -> None:
     await conn.execute(
         "INSERT INTO approval_audit (org_id, approval_id, actor_id, action, detail) VALUES (%s, %s, %s, %s, %s)",
-        [org_id, approval_id, actor, action, Jsonb(detail)],
+        [org_id, approval_id, actor, action, jsonb(detail)],
     )
 
 
@@ -70,7 +69,7 @@ async def request_approvals(
                     seq,
                     call.tool_call_id,
                     call.tool_name,
-                    Jsonb(_args(call.args)),
+                    jsonb(_args(call.args)),
                     expires,
                 ],
             )
@@ -169,7 +168,7 @@ async def decide(
         cur = await conn.execute(
             "UPDATE approvals SET status = %s, reason = %s, edited_args = %s, decided_by = %s, decided_at = now()"
             f" WHERE id = %s AND status = 'pending' RETURNING {PUBLIC}",
-            [status, reason, Jsonb(arguments) if arguments is not None else None, principal.user_id, approval_id],
+            [status, reason, jsonb(arguments) if arguments is not None else None, principal.user_id, approval_id],
         )
         updated = await cur.fetchone()
         if updated is not None:

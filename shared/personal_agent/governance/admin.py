@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from psycopg import errors as pg_errors
-
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 
@@ -55,6 +53,8 @@ async def list_providers(org_id: UUID) -> list[dict[str, Any]]:
 async def create_provider(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
     if values["kind"] == "openai-compatible" and not values.get("base_url"):
         raise InvalidInput("an OpenAI-compatible provider needs base_url", code="base_url_required")
+    from psycopg.errors import UniqueViolation
+
     try:
         async with org_transaction(org_id) as conn:
             if values.get("key_id") is not None:
@@ -75,7 +75,7 @@ async def create_provider(org_id: UUID, values: dict[str, Any]) -> dict[str, Any
                 ],
             )
             row = await cur.fetchone()
-    except pg_errors.UniqueViolation as exc:
+    except UniqueViolation as exc:
         raise Conflict(f"a provider named {values['name']!r} exists", code="provider_exists") from exc
     assert row is not None
     row["models"] = []
@@ -90,6 +90,8 @@ async def delete_provider(org_id: UUID, provider_id: UUID) -> None:
 
 
 async def add_model(org_id: UUID, provider_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
+    from psycopg.errors import UniqueViolation
+
     try:
         async with org_transaction(org_id) as conn:
             cur = await conn.execute("SELECT 1 FROM providers WHERE id = %s", [provider_id])
@@ -109,7 +111,7 @@ async def add_model(org_id: UUID, provider_id: UUID, values: dict[str, Any]) -> 
                 ],
             )
             row = await cur.fetchone()
-    except pg_errors.UniqueViolation as exc:
+    except UniqueViolation as exc:
         raise Conflict(f"model {values['name']!r} exists for this provider", code="model_exists") from exc
     assert row is not None
     return row

@@ -8,9 +8,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from psycopg.types.json import Jsonb
-
 from personal_agent.db import org_transaction
+from personal_agent.db.pool import jsonb
 from personal_agent.errors import AppError, InvalidInput, NotFound
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.catalog import candidates, org_settings
@@ -171,7 +170,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         await store.insert_run(conn, spec)
         await conn.execute(
             "INSERT INTO messages (org_id, chat_id, run_id, kind, message) VALUES (%s, %s, %s, 'request', %s)",
-            [spec.org_id, spec.chat_id, spec.run_id, Jsonb(user_request_json(message))],
+            [spec.org_id, spec.chat_id, spec.run_id, jsonb(user_request_json(message))],
         )
         await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [request.chat_id])
     await start_run(spec)

@@ -8,9 +8,7 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from psycopg.types.json import Jsonb
-
-from personal_agent.db.pool import Conn
+from personal_agent.db.pool import Conn, jsonb
 from personal_agent.runs.spec import RunSpec
 
 TERMINAL = ("succeeded", "failed", "cancelled", "skipped")
@@ -37,9 +35,9 @@ async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
             status,
             spec.mode,
             spec.trigger_source,
-            Jsonb(spec.model_dump(mode="json")),
+            jsonb(spec.model_dump(mode="json")),
             spec.model,
-            Jsonb([ref.id for ref in spec.model_chain] or [spec.model]),
+            jsonb([ref.id for ref in spec.model_chain] or [spec.model]),
         ],
     )
 
@@ -51,7 +49,7 @@ async def set_answered_model(conn: Conn, run_id: UUID, model_name: str | None) -
 async def set_routing(conn: Conn, run_id: UUID, routing: dict[str, Any] | None) -> None:
     await conn.execute(
         "UPDATE runs SET routing = %s WHERE id = %s",
-        [Jsonb(routing if routing is not None else {"failed": True}), run_id],
+        [jsonb(routing if routing is not None else {"failed": True}), run_id],
     )
 
 
@@ -78,7 +76,7 @@ async def finish_run(conn: Conn, run_id: UUID, status: str, error: dict[str, Any
     cur = await conn.execute(
         "UPDATE runs SET status = %s, error = %s, finished_at = now()"
         " WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped') RETURNING id",
-        [status, Jsonb(error) if error else None, run_id],
+        [status, jsonb(error) if error else None, run_id],
     )
     return await cur.fetchone() is not None
 
@@ -112,7 +110,7 @@ async def save_checkpoint(
         "INSERT INTO run_checkpoints (run_id, seq, org_id, kind, messages, state)"
         " VALUES (%s, %s, %s, %s, %s::jsonb, %s)"
         " ON CONFLICT (run_id, seq) DO NOTHING",
-        [spec.run_id, seq, spec.org_id, kind, messages_json.decode(), Jsonb(state)],
+        [spec.run_id, seq, spec.org_id, kind, messages_json.decode(), jsonb(state)],
     )
 
 
@@ -129,7 +127,7 @@ async def append_messages(conn: Conn, spec: RunSpec, messages: list[dict[str, An
     for message in messages:
         await conn.execute(
             "INSERT INTO messages (org_id, chat_id, run_id, kind, message) VALUES (%s, %s, %s, %s, %s)",
-            [spec.org_id, spec.chat_id, spec.run_id, message["kind"], Jsonb(message)],
+            [spec.org_id, spec.chat_id, spec.run_id, message["kind"], jsonb(message)],
         )
     await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [spec.chat_id])
 

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
-from psycopg.types.json import Jsonb
-
 from personal_agent.db import org_transaction
-from personal_agent.db.pool import Conn
+from personal_agent.db.pool import Conn, jsonb
 
 Source = Literal["webhook", "schedule"]
 STALE_SECONDS = 60
@@ -97,5 +95,5 @@ async def fail(org_id: UUID, delivery_id: UUID, error: dict[str, Any]) -> None:
     """Keep a failed schedule fire in the history (a fire time is never retried)."""
     async with org_transaction(org_id) as conn:
         await conn.execute(
-            "UPDATE workflow_deliveries SET status = 'failed', error = %s WHERE id = %s", [Jsonb(error), delivery_id]
+            "UPDATE workflow_deliveries SET status = 'failed', error = %s WHERE id = %s", [jsonb(error), delivery_id]
         )

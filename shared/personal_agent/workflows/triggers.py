@@ -14,10 +14,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from psycopg.types.json import Jsonb
-
 from personal_agent.db import org_transaction
-from personal_agent.db.pool import Conn
+from personal_agent.db.pool import Conn, jsonb
 from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store as run_store
@@ -83,7 +81,7 @@ async def record_skipped(request: LaunchRequest, reason: BudgetExceeded) -> UUID
     error = {"code": reason.code, "message": reason.message, **reason.details}
     async with org_transaction(request.org_id) as conn:
         await run_store.insert_run(conn, spec, status="skipped")
-        await conn.execute("UPDATE runs SET error = %s, finished_at = now() WHERE id = %s", [Jsonb(error), spec.run_id])
+        await conn.execute("UPDATE runs SET error = %s, finished_at = now() WHERE id = %s", [jsonb(error), spec.run_id])
     from personal_agent.engine.emitter import RunEmitter
 
     value = {"run_id": str(spec.run_id), "chat_id": str(spec.chat_id), "status": "skipped", "reason": reason.code}
