@@ -337,3 +337,55 @@ async def test_an_expired_inline_approval_resolves_when_someone_answers_late(
     assert email_tool == []
     assert "timed out" in "".join(f.data.get("delta", "") for f in frames)
     assert frames[-1].type == "RUN_FINISHED"
+
+
+async def test_a_step_that_spends_its_time_budget_hands_back_and_the_next_continues(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    from personal_agent.settings import get_settings
+
+    headers = auth_headers(make_tenant())
+    script = text_then_tool(rounds=2, tool="calculate", args='{"expression": "2*3"}')
+    settings = get_settings()
+    original = settings.step_time_budget_seconds
+    with scripted_model(script) as (model, recorder):
+        inline = await start_run(http, headers, model)
+        inline_frames = await read_events(http, inline["events_url"], headers)
+        settings.step_time_budget_seconds = 0.000001  # every Task hands back after one node
+        try:
+            chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+            durable = (
+                await http.post(
+                    f"/api/v1/chats/{chat['id']}/runs",
+                    headers=headers,
+                    json={"message": "what time is it?", "model": model, "mode": "durable"},
+                )
+            ).json()
+            durable_frames = await read_events(http, durable["events_url"], headers)
+        finally:
+            settings.step_time_budget_seconds = original
+    assert normalized(durable_frames) == normalized(inline_frames)
+    assert len(recorder.calls) == 6  # three requests each way: no request was sent twice across Tasks
+    arn = await execution_arn(http, headers, durable["run_id"], admin_url)
+    assert wait_for_execution(sfn(), arn)["status"] == "SUCCEEDED"
+    advances = [e for e in history(arn) if e.get("stateEnteredEventDetails", {}).get("name") == "Advance"]
+    assert len(advances) >= 4
+
+
+async def test_a_retry_after_the_final_answer_is_stored_does_not_ask_again(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(text_then_tool(rounds=0)) as (model, recorder):
+        run = await start_run(http, headers, model)
+        await read_events(http, run["events_url"], headers)
+        with psycopg.connect(admin_url, autocommit=True) as conn:  # as if the Task died before finishing
+            conn.execute("UPDATE runs SET status = 'running' WHERE id = %s", [run["run_id"]])
+            conn.execute("DELETE FROM messages WHERE run_id = %s AND kind = 'response'", [run["run_id"]])
+        from personal_agent.engine.runner import advance
+
+        assert (await advance(uuid.UUID(run["run_id"]), tenant.org_id)).status == "succeeded"
+    assert len(recorder.calls) == 1
+    transcript = (await http.get(f"/api/v1/chats/{run['chat_id']}/messages", headers=headers)).json()["items"]
+    assert transcript[-1]["text"] == "It is noon."

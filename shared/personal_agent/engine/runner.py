@@ -134,13 +134,18 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
     watch = CancelWatch(spec.run_id, spec.org_id)
     translator = AgUiTranslator(str(spec.run_id), ri)
     completed: list[ModelMessage] = list(history)
-    agent = await build_agent(spec, state.get("routing"))
+    last = history[-1] if history else None
+    if cp.kind == "model_response" and isinstance(last, ModelResponse) and not last.tool_calls:
+        # The final answer is stored (a retried Task after it): finish without asking the model again.
+        return await _end(spec, emitter, history, history_len, "succeeded", seq, ri)
+    progressed = False  # hand back only after a resumable checkpoint, so every Task moves the run forward
     deferred = None
     if cp.kind == "awaiting_approval":
         deferred = await _approval_results(spec, cp.seq)
         if deferred is None:
             return StepOutcome("waiting", seq, ri)
     try:
+        agent = await build_agent(spec, state.get("routing"))  # the classification gate runs here, every step
         async with agent.iter(
             None, message_history=history, deferred_tool_results=deferred, usage_limits=UsageLimits(request_limit=None)
         ) as run:
@@ -176,6 +181,8 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
                             )
                         await store.set_answered_model(conn, spec.run_id, response.model_name)
                         await store.save_checkpoint(conn, spec, seq, "model_response", dump_messages(completed), state)
+                    # A resumable hand-back point: tool calls to run next. A final answer ends in this Task.
+                    progressed = bool(response.tool_calls)
                     await emitter.emit(StepFinishedEvent(step_name=step))
                 elif Agent.is_call_tools_node(node):
                     calls = node.model_response.tool_calls
@@ -194,11 +201,12 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
                             await store.save_checkpoint(
                                 conn, spec, seq, "tool_results", dump_messages(completed), state
                             )
+                        progressed = True
                     if calls:
                         await emitter.emit(StepFinishedEvent(step_name=step))
                 else:
                     node = await run.next(node)
-                if deadline is not None and time.monotonic() > deadline and not Agent.is_end_node(node):
+                if progressed and deadline is not None and time.monotonic() > deadline and not Agent.is_end_node(node):
                     return StepOutcome("continue", seq, ri)
             output = node.data.output
             completed = run.all_messages()
