@@ -389,3 +389,30 @@ async def test_a_retry_after_the_final_answer_is_stored_does_not_ask_again(
     assert len(recorder.calls) == 1
     transcript = (await http.get(f"/api/v1/chats/{run['chat_id']}/messages", headers=headers)).json()["items"]
     assert transcript[-1]["text"] == "It is noon."
+
+
+async def test_a_run_whose_driver_is_unreachable_is_failed_not_left_queued(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    from personal_agent.settings import get_settings
+
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+    settings = get_settings()
+    original = settings.state_machine_arn
+    settings.state_machine_arn = "arn:aws:states:us-east-1:123456789012:stateMachine:does-not-exist"
+    try:
+        with scripted_model(text_then_tool(rounds=0)) as (model, recorder):
+            refused = await http.post(
+                f"/api/v1/chats/{chat['id']}/runs",
+                headers=headers,
+                json={"message": "hi", "model": model, "mode": "durable"},
+            )
+    finally:
+        settings.state_machine_arn = original
+    assert (refused.status_code, refused.json()["code"]) == (503, "driver_unavailable")
+    assert recorder.calls == []
+    with psycopg.connect(admin_url) as conn:
+        rows = conn.execute("SELECT status, error->>'code' FROM runs WHERE org_id = %s", [tenant.org_id]).fetchall()
+    assert rows == [("failed", "driver_unavailable")]

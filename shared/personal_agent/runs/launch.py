@@ -10,7 +10,7 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import jsonb
-from personal_agent.errors import AppError, InvalidInput, NotFound
+from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.catalog import candidates, org_settings
 from personal_agent.governance.selection import plan_models
@@ -173,5 +173,17 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             [spec.org_id, spec.chat_id, spec.run_id, jsonb(user_request_json(message))],
         )
         await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [request.chat_id])
-    await start_run(spec)
+    try:
+        await start_run(spec)
+    except Exception as exc:
+        # The driver could not take the run (Step Functions or Lambda unreachable): record why, never
+        # leave it queued forever, and tell the caller to retry.
+        async with org_transaction(request.org_id) as conn:
+            await store.finish_run(
+                conn,
+                spec.run_id,
+                "failed",
+                {"code": "driver_unavailable", "message": f"the run could not start: {type(exc).__name__}"},
+            )
+        raise ServiceUnavailable("the run could not be started; try again", code="driver_unavailable") from exc
     return spec
