@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import uvicorn
 
 from personal_agent.local.ports import free_port
+from personal_agent.local.serving import ReadyServer
 
 
 class LiveServer:
@@ -19,16 +19,13 @@ class LiveServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
+        self.server = ReadyServer(config)
         self.thread = threading.Thread(target=lambda: asyncio.run(self.server.serve()), daemon=True)
 
     def start(self) -> LiveServer:
         self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("the live server did not start")
-            time.sleep(0.02)
+        if not self.server.ready.wait(30):
+            raise RuntimeError("the live server did not start")
         return self
 
     def stop(self) -> None:

@@ -21,7 +21,6 @@ import contextlib
 import hmac
 import socket
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -32,6 +31,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from personal_agent.local.serving import ReadyServer
 
 UNAUTHORIZED = "WRONGPASS invalid or missing auth token"
 BLOCKING_COMMANDS = frozenset(
@@ -161,15 +162,12 @@ def running_bridge(redis_url: str, token: str, timeout: float = 10.0) -> Iterato
     config = uvicorn.Config(
         create_app(redis_url, token), lifespan="on", log_level="warning", access_log=False, ws="none"
     )
-    server = uvicorn.Server(config)
+    server = ReadyServer(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="upstash-bridge", daemon=True)
     thread.start()
-    deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise RuntimeError("the Upstash REST bridge did not start")
-        time.sleep(0.01)
+    if not server.ready.wait(timeout):
+        server.should_exit = True
+        raise RuntimeError("the Upstash REST bridge did not start")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -31,18 +30,16 @@ def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _wait_ready(proc: subprocess.Popen[str], url: str, timeout: float = 120.0) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        if proc.poll() is not None:
-            raise AssertionError(f"pa dev exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return time.monotonic() - start
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("pa dev did not become ready")
+def _wait_ready(proc: subprocess.Popen[str], url: str) -> list[str]:
+    """Read the dev server's output until it says it is serving (printed once uvicorn listens)."""
+    assert proc.stdout is not None
+    seen: list[str] = []
+    for line in proc.stdout:  # blocks on the next line; ends if the process exits
+        seen.append(line)
+        if "running at" in line:
+            assert httpx.get(f"{url}/readyz", timeout=10).status_code == 200
+            return seen
+    raise AssertionError(f"pa dev exited with {proc.wait()}: {proc.stderr.read() if proc.stderr else ''}")
 
 
 def _port_open(port: int) -> bool:
@@ -52,11 +49,13 @@ def _port_open(port: int) -> bool:
 
 def _start_and_stop(env: dict[str, str]) -> None:
     proc = subprocess.Popen(PA + ["dev"], cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen: list[str] = []
     try:
-        _wait_ready(proc, f"http://127.0.0.1:{env['PA_PORT']}")
+        seen = _wait_ready(proc, f"http://127.0.0.1:{env['PA_PORT']}")
     finally:
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
+        rest, _ = proc.communicate(timeout=60)
+    out = "".join(seen) + rest
     assert proc.returncode == 0
     assert "running at" in out and "stopped" in out
     for port in ("PA_PORT", "PA_MOTO_PORT", "PA_VALKEY_PORT"):

@@ -18,7 +18,7 @@ from personal_agent.bus.keys import run_stream
 from tests.auth import auth_headers
 from tests.integration.test_runs_inline import EVENT, start_run
 from tests.scripted import scripted_model, text_then_tool
-from tests.sse import read_events
+from tests.sse import parse_frames, read_events
 
 
 def many_chunks(n: int) -> Any:
@@ -129,22 +129,36 @@ async def test_agui_endpoint_streams_the_run_in_the_response(http: httpx.AsyncCl
 
 
 async def test_an_idle_stream_stays_open_and_delivers_later_events(http: httpx.AsyncClient, make_tenant: Any) -> None:
-    """A run that is quiet for longer than a Redis client's default socket timeout (5 s) keeps its stream."""
+    """A run that is quiet for longer than a Redis client's default socket timeout (5 s) keeps its stream:
+    the relay's heartbeat (set to 6 s here) arrives, then the run's later events."""
+    from personal_agent.settings import get_settings
+
     headers = auth_headers(make_tenant())
     gate = threading.Event()  # the scripted model runs on the live server's loop, in another thread
 
     async def slow(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
         yield "waiting "
-        while not gate.is_set():
-            await asyncio.sleep(0.05)
+        await asyncio.to_thread(gate.wait, 60)
         yield "done"
 
-    with scripted_model(slow) as (model, _):
-        run = await start_run(http, headers, model)
-        reader = asyncio.create_task(read_events(http, run["events_url"], headers, timeout=60))
-        await asyncio.sleep(6.5)  # deliberately idle: the behaviour under test is a quiet stream
-        assert not reader.done(), "the stream closed while the run was quiet"
+    settings = get_settings()
+    original = settings.sse_heartbeat_seconds
+    settings.sse_heartbeat_seconds = 6.0
+    lines: list[str] = []
+    released_on_ping = False
+    try:
+        with scripted_model(slow) as (model, _):
+            run = await start_run(http, headers, model)
+            async with http.stream("GET", run["events_url"], headers=headers, timeout=60) as response:
+                async for line in response.aiter_lines():
+                    lines.append(line)
+                    if line == ": ping" and any('"waiting "' in seen for seen in lines):
+                        released_on_ping = True  # quiet for a whole heartbeat, and the stream is still open
+                        gate.set()
+    finally:
+        settings.sse_heartbeat_seconds = original
         gate.set()
-        frames = await asyncio.wait_for(reader, 30)
+    frames, _ = parse_frames([*[line for line in lines if not line.startswith(":")], ""])
+    assert released_on_ping
     assert frames[-1].type == "RUN_FINISHED"
     assert "".join(f.data.get("delta", "") for f in frames) == "waiting done"

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from personal_agent.errors import ConfigurationError
 from personal_agent.local.ports import ensure_port_free
+from personal_agent.local.serving import ReadyServer
 from personal_agent.local.stack import LocalStack
 from personal_agent.settings import get_settings
 
@@ -36,14 +37,17 @@ def run_dev_server() -> int:
 
         app = build_dev_app()
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
-        server = uvicorn.Server(config)
         url = f"http://{settings.host}:{settings.port}"
-        parts = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
-        print(f"Personal Agent is running at {url}  (ready in {time.perf_counter() - started:.1f}s: {parts})")
-        print(f"  log in: open {url} and choose 'Dev login', or run `pa token --org acme --user alice` for a token")
-        print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
-        sys.stdout.flush()
-        asyncio.run(server.serve())
+
+        def announce() -> None:
+            # Printed once the server listens, so the line means "ready" (tests and scripts wait for it).
+            parts = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
+            print(f"Personal Agent is running at {url}  (ready in {time.perf_counter() - started:.1f}s: {parts})")
+            print(f"  log in: open {url} and choose 'Dev login', or run `pa token --org acme --user alice` for a token")
+            print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
+            sys.stdout.flush()
+
+        asyncio.run(ReadyServer(config, on_ready=announce).serve())
     except KeyboardInterrupt:
         pass
     finally:
