@@ -27,9 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,165 +37,25 @@ sys.path.insert(0, str(ROOT))  # `tests.live_server`, `functions.stream` and `be
 
 from bench.raw_sse import RawSseClient  # noqa: E402
 from bench.relay_process import HOST, RelayProcess  # noqa: E402
-
-RETENTION_S = 600
-MAXLEN = 100_000
-PAD = "x" * 48  # payloads of about 120 bytes, the size of a TEXT_MESSAGE_CONTENT event
-SENT = b'"sent_ns":'
-# Env the stack would otherwise take from a developer's shell or .env; "" reads as unset, so the
-# embedded Postgres and Valkey start here whatever the machine has configured.
-BLANKED = (
-    "DATABASE_URL",
-    "DATABASE_ADMIN_URL",
-    "REDIS_URL",
-    "AWS_ENDPOINT_URL",
-    "UPSTASH_REDIS_REST_URL",
-    "UPSTASH_REDIS_REST_TOKEN",
-    "PA_STATE_MACHINE_ARN",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "PA_OPENAI_COMPATIBLE_BASE_URL",
+from bench.streaming_load import (  # noqa: E402
+    load_rows,
+    many_clients,
 )
-
-
-# ---- figures -------------------------------------------------------------------------------------
-
-
-def percentile(samples: list[float], q: float) -> float:
-    """Linear-interpolated percentile (q in 0..100)."""
-    ordered = sorted(samples)
-    k = (len(ordered) - 1) * q / 100
-    lo = int(k)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
-
-
-def ms(ns: float) -> str:
-    return f"{ns / 1e6:.3f} ms" if ns < 1e7 else f"{ns / 1e6:.1f} ms"
-
-
-@dataclass
-class Report:
-    sections: list[tuple[str, list[tuple[str, str]]]] = field(default_factory=list)
-
-    def section(self, title: str) -> list[tuple[str, str]]:
-        rows: list[tuple[str, str]] = []
-        self.sections.append((title, rows))
-        return rows
-
-    def show(self, header: str) -> None:
-        print(f"\n{header}")
-        for title, rows in self.sections:
-            if not rows:
-                continue
-            print(f"\n{title}")
-            width = max(len(name) for name, _ in rows)
-            for name, value in rows:
-                print(f"  {name:<{width}}  {value}")
-
-
-def latency_row(samples: list[int], floor: list[int] | None = None) -> str:
-    p50, p99 = percentile(samples, 50), percentile(samples, 99)
-    text = f"p50 {ms(p50):>9}   p99 {ms(p99):>9}   max {ms(max(samples)):>9}   n={len(samples)}"
-    if floor:
-        text += f"   p50 {p50 / percentile(floor, 50):.1f}x / p99 {p99 / percentile(floor, 99):.1f}x the floor"
-    return text
-
-
-def payload(seq: int) -> str:
-    """A CUSTOM event stamped with its send time, taken as late as possible before it is published."""
-    value = f'{{"pad":"{PAD}","seq":{seq},"sent_ns":{time.perf_counter_ns()}}}'
-    return f'{{"type":"CUSTOM","name":"bench","value":{value}}}'
-
-
-def sent_ns(data: bytes | str) -> int | None:
-    """The send stamp of a bench event (None for any other event, such as the terminal one)."""
-    raw = data.encode() if isinstance(data, str) else data
-    start = raw.find(SENT)
-    if start < 0:
-        return None
-    start += len(SENT)
-    return int(raw[start : raw.find(b"}", start)])
-
-
-TERMINAL = '{"type":"RUN_FINISHED","threadId":"bench","runId":"bench","outcome":{"type":"success"}}'
-
-
-# ---- the stack, a tenant, runs ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tenant:
-    org_id: uuid.UUID
-    user_id: uuid.UUID
-    slug: str
-    token: str
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
-
-
-@contextmanager
-def local_stack(data_dir: Path) -> Iterator[Any]:
-    """The embedded Postgres and Valkey on free ports with their data in `data_dir` (no moto: not needed)."""
-    from personal_agent.local.ports import free_port
-    from personal_agent.local.stack import LocalStack
-    from personal_agent.settings import Settings, get_settings
-
-    os.environ.update(dict.fromkeys(BLANKED, ""))
-    os.environ.update(
-        PA_ENV="local",
-        PA_DATA_DIR=str(data_dir),
-        PA_VALKEY_PORT=str(free_port()),
-        PA_LOG_LEVEL="WARNING",
-        ALLOW_MODEL_REQUESTS="false",
-    )
-    get_settings.cache_clear()
-    stack = LocalStack(Settings())
-    try:
-        yield stack.start(with_aws=False)
-    finally:
-        stack.stop()
-        get_settings.cache_clear()
-
-
-def make_tenant() -> Tenant:
-    """An org with one user, inserted as the database owner, and a dev token for that user."""
-    import psycopg
-
-    from personal_agent.identity.dev_issuer import DevIssuer
-    from personal_agent.settings import get_settings
-
-    settings = get_settings()
-    slug, subject = f"bench-{uuid.uuid4().hex[:8]}", f"bench-{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(os.environ["DATABASE_ADMIN_URL"], autocommit=True) as conn:
-        org = conn.execute("INSERT INTO orgs (slug, name) VALUES (%s, %s) RETURNING id", [slug, slug]).fetchone()
-        user = conn.execute(
-            "INSERT INTO users (issuer, subject, email) VALUES (%s, %s, %s) RETURNING id",
-            [settings.dev_issuer, subject, f"{subject}@example.test"],
-        ).fetchone()
-        assert org and user
-        conn.execute(
-            "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)", [org[0], user[0], ["user"]]
-        )
-    token = DevIssuer.from_settings(settings).mint(subject=subject, orgs=[slug], roles=("user",))
-    return Tenant(org[0], user[0], slug, token)
-
-
-def insert_running_runs(tenant: Tenant, count: int) -> list[uuid.UUID]:
-    """Run rows in status `running`, so the relay streams them (nothing drives them but this bench)."""
-    import psycopg
-
-    ids = [uuid.uuid4() for _ in range(count)]
-    with psycopg.connect(os.environ["DATABASE_ADMIN_URL"], autocommit=True) as conn, conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO runs (id, org_id, user_id, status, mode, spec, started_at)"
-            " VALUES (%s, %s, %s, 'running', 'inline', '{}'::jsonb, now())",
-            [(run_id, tenant.org_id, tenant.user_id) for run_id in ids],
-        )
-    return ids
-
+from bench.streaming_support import (  # noqa: E402
+    MAXLEN,
+    RETENTION_S,
+    TERMINAL,
+    Report,
+    Tenant,
+    insert_running_runs,
+    latency_row,
+    local_stack,
+    make_tenant,
+    ms,
+    payload,
+    percentile,
+    sent_ns,
+)
 
 # ---- 1 & 2: latency, one event in flight at a time ----------------------------------------------
 
@@ -317,189 +175,6 @@ async def interleaved_latency(probes: list[Probe], count: int, warmup: int, gap_
             probe.reader.cancel()
         await asyncio.gather(*(probe.reader for probe in probes), return_exceptions=True)
     return samples
-
-
-# ---- 3: many clients on one relay process ---------------------------------------------------------
-
-
-@dataclass
-class Delivery:
-    """What one SSE client received: bench frames counted, with their latencies."""
-
-    target: int
-    frames: int = 0
-    reached_ns: int | None = None
-    dropped: bool = False  # the relay ended the stream before `target` frames
-    latencies: list[int] = field(default_factory=list)
-
-
-@dataclass
-class LoadFigures:
-    clients: int
-    streams: int
-    connect_s: float
-    connect_cpu_s: float | None
-    refused: list[str]
-    dropped: int
-    failures: Counter[str]  # responses the relay failed, by exception
-    frames: int
-    wall_s: float
-    latencies: list[int]
-    rss_before: float | None
-    rss_connected: float | None
-    rss_after: float | None
-    relay_cpu_s: float | None
-    valkey_cpu_s: float
-    bench_cpu_s: float
-
-
-def own_cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-async def valkey_cpu_seconds() -> float:
-    import redis.asyncio as aioredis
-
-    client = aioredis.from_url(os.environ["REDIS_URL"], decode_responses=True)
-    try:
-        info = await client.info("cpu")
-    finally:
-        await client.aclose()
-    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
-
-
-async def xadd_rounds(keys: list[str], rounds: int, data: Callable[[int], str], rate: float = 0.0) -> None:
-    """`rounds` rounds, each one entry to every stream in a single pipelined round trip; unpaced when `rate` is 0,
-    else `rate` rounds per second. A cheap publisher, so the relay, not this process, is what saturates."""
-    import redis.asyncio as aioredis
-
-    client = aioredis.from_url(os.environ["REDIS_URL"], decode_responses=True)
-    started = time.perf_counter()
-    try:
-        for seq in range(rounds):
-            if rate:
-                await asyncio.sleep(max(0.0, started + seq / rate - time.perf_counter()))
-            async with client.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.xadd(key, {"d": data(seq)}, maxlen=MAXLEN, approximate=True)
-                await pipe.execute()
-    finally:
-        await client.aclose()
-
-
-async def many_clients(
-    tenant: Tenant, relay: RelayProcess, clients: int, streams: int, events: int, rate: float
-) -> LoadFigures:
-    """`clients` SSE clients spread over `streams` running runs; `events` published to each stream."""
-    from personal_agent.bus.keys import run_stream
-
-    run_ids = insert_running_runs(tenant, streams)
-    keys = [run_stream(tenant.org_id, run_id) for run_id in run_ids]
-    rss_before, failures_before = relay.rss_mib(), relay.failed_responses()
-    gate = asyncio.Semaphore(64)  # clients arrive in waves, not as one SYN flood
-
-    async def connect(run_id: uuid.UUID) -> RawSseClient:
-        async with gate:
-            return await RawSseClient.connect(HOST, relay.port, f"/api/v1/runs/{run_id}/events", tenant.headers)
-
-    started, connect_cpu = time.perf_counter(), relay.cpu_seconds()
-    opened = await asyncio.gather(*(connect(run_ids[i % streams]) for i in range(clients)), return_exceptions=True)
-    connect_s, connect_cpu_after = time.perf_counter() - started, relay.cpu_seconds()
-    conns = [c for c in opened if isinstance(c, RawSseClient)]
-    refused = [f"{type(c).__name__}: {c}" for c in opened if not isinstance(c, RawSseClient)]
-    await asyncio.sleep(0.5)  # let every relay generator reach its XREAD BLOCK
-    rss_connected = relay.rss_mib()
-
-    deliveries = [Delivery(events) for _ in conns]
-    all_settled = asyncio.Event()
-    settled = 0
-
-    def settle() -> None:
-        nonlocal settled
-        settled += 1
-        if settled == len(deliveries):
-            all_settled.set()
-
-    async def consume(conn: RawSseClient, delivery: Delivery) -> None:
-        async for data in conn.frames():
-            now = time.perf_counter_ns()
-            sent = sent_ns(data)
-            if sent is None:
-                continue
-            delivery.frames += 1
-            delivery.latencies.append(now - sent)
-            if delivery.frames == delivery.target:
-                delivery.reached_ns = now
-                settle()
-        if delivery.reached_ns is None:
-            delivery.dropped = True
-            settle()
-
-    readers = [asyncio.create_task(consume(c, d)) for c, d in zip(conns, deliveries, strict=True)]
-    relay_cpu, valkey_cpu, bench_cpu = relay.cpu_seconds(), await valkey_cpu_seconds(), own_cpu_seconds()
-    start_ns = time.perf_counter_ns()
-    await xadd_rounds(keys, events, payload, rate)
-    try:
-        await asyncio.wait_for(all_settled.wait(), timeout=120)
-    except TimeoutError:
-        print(f"  ! {len(deliveries) - settled} clients still short of {events} events after 120 s", flush=True)
-    end_ns = max((d.reached_ns or 0 for d in deliveries), default=0) or time.perf_counter_ns()
-    relay_after, valkey_after, bench_after = relay.cpu_seconds(), await valkey_cpu_seconds(), own_cpu_seconds()
-    rss_after = relay.rss_mib()
-
-    await xadd_rounds(keys, 1, lambda _: TERMINAL)  # the relay closes a run's response after its terminal event
-    await asyncio.wait_for(asyncio.gather(*readers, return_exceptions=True), timeout=30)
-    await asyncio.gather(*(c.close() for c in conns))
-    failures = relay.failed_responses() - failures_before
-    return LoadFigures(
-        clients=clients,
-        streams=streams,
-        connect_s=connect_s,
-        connect_cpu_s=None if connect_cpu is None or connect_cpu_after is None else connect_cpu_after - connect_cpu,
-        refused=refused,
-        dropped=sum(d.dropped for d in deliveries),
-        failures=failures,
-        frames=sum(d.frames for d in deliveries),
-        wall_s=(end_ns - start_ns) / 1e9,
-        latencies=[lat for d in deliveries for lat in d.latencies],
-        rss_before=rss_before,
-        rss_connected=rss_connected,
-        rss_after=rss_after,
-        relay_cpu_s=None if relay_cpu is None or relay_after is None else relay_after - relay_cpu,
-        valkey_cpu_s=valkey_after - valkey_cpu,
-        bench_cpu_s=bench_after - bench_cpu,
-    )
-
-
-def load_rows(rows: list[tuple[str, str]], label: str, f: LoadFigures, rate: float) -> None:
-    def mib(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.1f} MiB"
-
-    per_client = ""
-    if f.rss_before is not None and f.rss_connected is not None:
-        per_client = f"  (+{(f.rss_connected - f.rss_before) * 1024 / f.clients:.0f} KiB per client)"
-    delivered = f"{f.frames / f.wall_s:,.0f} events/s  ({f.frames:,} frames in {f.wall_s:.2f} s)"
-    rows.append((f"{label}: delivered", delivered))
-    served = f.clients - len(f.refused) - f.dropped
-    lost = f"{served} of {f.clients} got every event; {len(f.refused)} refused at connect, {f.dropped} cut off early"
-    if f.refused:
-        lost += f" (first refusal: {f.refused[0][:120]})"
-    rows.append((f"{label}: clients served", lost))
-    for error, count in f.failures.most_common(3):
-        rows.append((f"{label}: relay failed", f"{count} responses: {error[:110]}"))
-    connect = f"{f.connect_s:.2f} s  ({f.clients / f.connect_s:,.0f} connections/s"
-    if f.connect_cpu_s is not None:
-        connect += f", relay CPU {f.connect_cpu_s * 1000 / f.clients:.1f} ms each"
-    rows.append((f"{label}: connect", connect + ")"))
-    rss = f"{mib(f.rss_before)} before -> {mib(f.rss_connected)} connected -> {mib(f.rss_after)} after{per_client}"
-    rows.append((f"{label}: relay RSS", rss))
-    cpu = f"valkey {f.valkey_cpu_s * 1e6 / f.frames:.1f}, this process {f.bench_cpu_s * 1e6 / f.frames:.1f}"
-    if f.relay_cpu_s is not None:
-        cpu = f"relay {f.relay_cpu_s * 1e6 / f.frames:.1f}, " + cpu
-    rows.append((f"{label}: CPU us per frame", cpu))
-    if rate:  # unpaced, latency is only how long the backlog took to drain
-        rows.append((f"{label}: latency at {rate:g} events/s per run", latency_row(f.latencies)))
 
 
 # ---- 4: POST /runs -> first event, in-process dev app ----------------------------------------------
