@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: dev test bootstrap lint typecheck pytest frontend validate build deploy bench clean
+.PHONY: dev test bootstrap browser lint typecheck pytest frontend validate build deploy bench clean
 
 bootstrap: $(VENV)/.installed frontend
 
@@ -33,7 +33,21 @@ frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend
 dev: bootstrap
 	$(VENV)/bin/pa dev
 
-test: bootstrap lint typecheck validate pytest
+test: bootstrap browser lint typecheck validate pytest
+
+# The browser tests drive Debian's Chromium (never a downloaded one). As root it is installed here; otherwise
+# make stops at once with the one command to run.
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing chromium for the browser tests (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium \
+			>/dev/null; \
+	else \
+		echo "make test: the browser tests need Chromium at $(CHROMIUM); run: sudo apt-get install -y chromium" >&2; \
+		exit 1; \
+	fi
 
 lint:
 	$(VENV)/bin/ruff check .

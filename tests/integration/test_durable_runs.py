@@ -165,11 +165,14 @@ async def _launch_email_run(http: httpx.AsyncClient, tenant: Any, model: str, **
     )
 
 
-async def _wait_for_approval(http: httpx.AsyncClient, headers: dict[str, str], run_id: uuid.UUID) -> Frame:
+async def _wait_for_approval(
+    http: httpx.AsyncClient, headers: dict[str, str], run_id: uuid.UUID, nth: int = 1
+) -> Frame:
+    """The run's `nth` approval_requested event, once it is on the stream."""
     frames: list[Frame] = []
-    while not any(f.data.get("name") == "approval_requested" for f in frames):
+    while sum(f.data.get("name") == "approval_requested" for f in frames) < nth:
         frames = await read_events(http, f"/api/v1/runs/{run_id}/events", headers, limit=len(frames) + 1)
-    return next(f for f in frames if f.data.get("name") == "approval_requested")
+    return [f for f in frames if f.data.get("name") == "approval_requested"][nth - 1]
 
 
 async def test_approve_runs_the_tool_and_completes(
@@ -416,3 +419,36 @@ async def test_a_run_whose_driver_is_unreachable_is_failed_not_left_queued(
     with psycopg.connect(admin_url) as conn:
         rows = conn.execute("SELECT status, error->>'code' FROM runs WHERE org_id = %s", [tenant.org_id]).fetchall()
     assert rows == [("failed", "driver_unavailable")]
+
+
+async def test_a_tool_call_id_reused_in_the_next_round_gets_its_own_approval(
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
+) -> None:
+    """Some OpenAI-compatible servers number calls per response (`call_0` every time): each round's call
+    is approved on its own and the run does not wait forever on the first round's decided approval."""
+
+    async def reused_ids(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        rounds = sum(isinstance(p, ToolReturnPart) for m in messages if isinstance(m, ModelRequest) for p in m.parts)
+        if rounds < 2:
+            args = json.dumps({"to": f"person{rounds}@example.com", "subject": "hi"})
+            yield {0: DeltaToolCall(name="send_email", json_args=args, tool_call_id="call_0")}
+        else:
+            yield "Both sent."
+
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(reused_ids) as (model, _):
+        spec = await _launch_email_run(http, tenant, model, mode="inline")
+        for round_no in range(2):
+            requested = (await _wait_for_approval(http, headers, spec.run_id, nth=round_no + 1)).data["value"]
+            assert requested["args"]["to"] == f"person{round_no}@example.com"
+            decided = await http.post(
+                f"/api/v1/approvals/{requested['approval_id']}", json={"decision": "approve"}, headers=headers
+            )
+            assert decided.status_code == 200, decided.text
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
+        while frames[-1].type != "RUN_FINISHED" or frames[-1].data["outcome"]["type"] == "interrupt":
+            frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers, limit=len(frames) + 1)
+    run = (await http.get(f"/api/v1/runs/{spec.run_id}", headers=headers)).json()
+    assert run["status"] == "succeeded"
+    assert [s["to"] for s in email_tool] == ["person0@example.com", "person1@example.com"]

@@ -48,7 +48,7 @@ async def request_approvals(
     spec: RunSpec, emitter: RunEmitter, requests: Any, seq: int, messages_json: bytes, state: dict[str, Any]
 ) -> list[str]:
     """Checkpoint the paused run and store one pending approval per deferred call (in one transaction,
-    idempotent per tool call), then announce each."""
+    idempotent per round and tool call: a retried step finds its own rows), then announce each."""
     from personal_agent.runs import store
 
     expires = datetime.now(UTC) + timedelta(seconds=spec.approval_timeout_seconds)
@@ -59,7 +59,7 @@ async def request_approvals(
             cur = await conn.execute(
                 "INSERT INTO approvals (org_id, run_id, chat_id, owner_id, checkpoint_seq, tool_call_id, tool_name,"
                 " args, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (run_id, tool_call_id) DO UPDATE SET checkpoint_seq = approvals.checkpoint_seq"
+                " ON CONFLICT (run_id, checkpoint_seq, tool_call_id) DO UPDATE SET tool_name = approvals.tool_name"
                 " RETURNING id, tool_call_id, tool_name, args, expires_at, (xmax = 0) AS inserted",
                 [
                     spec.org_id,

@@ -3,15 +3,34 @@ snapshotted toolset, with the confidence gate deciding which acting tools need a
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
-from pydantic_ai import Agent, Tool
+from pydantic_ai import Agent, ModelRetry, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
 from personal_agent.governance.routing import tool_needs_approval
 from personal_agent.models.build import build_run_model
 from personal_agent.runs.spec import RunSpec
+from personal_agent.tools.arithmetic import ToolArgumentError
 from personal_agent.tools.registry import get_tool
+
+TOOL_RETRIES = 2
+"""How many times the model may correct a tool call's arguments before the run fails."""
+
+
+def _retrying(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The tool with argument problems turned into `ModelRetry`: the model sees what to fix and tries again."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except ToolArgumentError as exc:
+            raise ModelRetry(str(exc)) from exc
+
+    return call
 
 
 def build_toolset(spec: RunSpec, routing: dict[str, Any] | None) -> FunctionToolset[None]:
@@ -26,7 +45,12 @@ def build_toolset(spec: RunSpec, routing: dict[str, Any] | None) -> FunctionTool
         )
         tools.append(
             Tool(
-                tool.function, name=tool.name, description=tool.description, takes_ctx=False, requires_approval=approval
+                _retrying(tool.function),
+                name=tool.name,
+                description=tool.description,
+                takes_ctx=False,
+                requires_approval=approval,
+                max_retries=TOOL_RETRIES,
             )
         )
     return FunctionToolset(tools)

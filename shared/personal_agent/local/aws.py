@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import traceback
@@ -15,6 +16,7 @@ from typing import Any
 from personal_agent.local.lambda_registry import REPO_ROOT, LambdaRegistry
 
 ACCOUNT_ID = "123456789012"
+log = logging.getLogger("personal_agent.local.aws")
 STATE_MACHINES_DIR = REPO_ROOT / "infra" / "statemachines"
 LOCAL_ROLE_ARN = f"arn:aws:iam::{ACCOUNT_ID}:role/pa-local-states"
 
@@ -54,17 +56,16 @@ class LambdaDispatcher:
         return self.executor.submit(self._call, name_or_arn, event).result()
 
     def _call(self, name_or_arn: str, event: Any) -> tuple[bytes, bool]:
-        name, handler = self.registry.resolve(name_or_arn)
+        try:
+            name, handler = self.registry.resolve(name_or_arn)
+        except Exception as exc:  # on AWS: Runtime.ImportModuleError, and the execution's Catch cannot help
+            _fail_unservable_run(name_or_arn, event, exc)
+            return _error_payload(exc), True
         self.invocations.append((name, event))
         try:
             result = handler(event, LocalLambdaContext(function_name=name, region=self.region))
         except Exception as exc:  # the Lambda runtime reports any exception as an Unhandled function error
-            payload = {
-                "errorType": type(exc).__name__,
-                "errorMessage": str(exc),
-                "stackTrace": traceback.format_exception(exc)[-3:],
-            }
-            return json.dumps(payload).encode(), True
+            return _error_payload(exc), True
         return json.dumps(result).encode(), False
 
     def invoke(self, function_name: str, body: Any, headers: Any, response_headers: dict[str, str]) -> bytes:
@@ -76,6 +77,32 @@ class LambdaDispatcher:
         if errored:
             response_headers["x-amz-function-error"] = "Unhandled"
         return payload
+
+
+def _error_payload(exc: BaseException) -> bytes:
+    payload = {
+        "errorType": type(exc).__name__,
+        "errorMessage": str(exc),
+        "stackTrace": traceback.format_exception(exc)[-3:],
+    }
+    return json.dumps(payload).encode()
+
+
+def _fail_unservable_run(function: str, event: Any, exc: BaseException) -> None:
+    """A function that cannot even be loaded would leave its run queued forever (the state machine's failure
+    step runs in the same function): end the run `failed` with `function_unavailable` from here."""
+    log.error("local Lambda %s could not be loaded: %s: %s", function, type(exc).__name__, exc)
+    if not isinstance(event, dict) or "run_id" not in event or "org_id" not in event:
+        return
+    from personal_agent.engine.runner import fail_run
+    from personal_agent.runtime import run_sync
+
+    try:
+        run_id, org_id = uuid.UUID(str(event["run_id"])), uuid.UUID(str(event["org_id"]))
+    except ValueError:
+        return
+    name = LambdaRegistry._name(function)
+    run_sync(fail_run(run_id, org_id, "function_unavailable", f"the {name} function could not be loaded"))
 
 
 _dispatcher: LambdaDispatcher | None = None
@@ -103,7 +130,6 @@ def configure_moto() -> None:
 
     default_user_config["stepfunctions"] = {"execute_state_machine": True}
     default_user_config["lambda"] = {"use_docker": False}
-    import logging
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 

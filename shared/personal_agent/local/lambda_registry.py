@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -55,8 +57,36 @@ class FunctionSpec:
     def load(self) -> Handler:
         if not self.module:
             raise KeyError(f"{self.local_name} is an HTTP app under the Lambda Web Adapter; the dev server serves it")
-        handler: Handler = getattr(importlib.import_module(self.module), self.attribute)
+        handler: Handler = getattr(_import_from_repo(self.module), self.attribute)
         return handler
+
+
+def _import_from_repo(dotted: str) -> ModuleType:
+    """Import `functions.<folder>.<module>` from the repo's files, whatever `sys.path` holds: `pa` is a console
+    script, so the repo root is not on the path (pytest puts it there, which once hid exactly this)."""
+    if dotted in sys.modules:
+        return sys.modules[dotted]
+    parts = dotted.split(".")
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        if name in sys.modules:
+            continue
+        folder = REPO_ROOT.joinpath(*parts[:depth])
+        is_package = depth < len(parts)
+        path = folder / "__init__.py" if is_package else folder.with_suffix(".py")
+        spec = importlib.util.spec_from_file_location(
+            name, path, submodule_search_locations=[str(folder)] if is_package else None
+        )
+        if spec is None or spec.loader is None or not path.exists():
+            raise ModuleNotFoundError(f"no module {name!r} at {path}", name=name)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[dotted]
 
 
 def declared_functions(template: dict[str, Any] | None = None) -> list[FunctionSpec]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ast
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from personal_agent.tools.arithmetic import calculate
 
 
 @dataclass(frozen=True)
@@ -23,37 +23,6 @@ class ToolDef:
 def current_time() -> str:
     """The current date and time in UTC (ISO 8601)."""
     return datetime.now(UTC).replace(microsecond=0).isoformat()
-
-
-_OPS: dict[type, Callable[..., Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-    ast.USub: operator.neg,
-    ast.Mod: operator.mod,
-    ast.FloorDiv: operator.floordiv,
-}
-
-
-def calculate(expression: str) -> str:
-    """Evaluate an arithmetic expression (numbers, + - * / // % ** and parentheses)."""
-
-    def ev(node: ast.AST) -> Any:
-        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            if isinstance(node.op, ast.Pow) and abs(ev(node.right)) > 100:
-                raise ValueError("exponent too large")
-            return _OPS[type(node.op)](ev(node.left), ev(node.right))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.operand))
-        raise ValueError("only arithmetic is allowed")
-
-    if len(expression) > 500:
-        raise ValueError("expression too long")
-    return str(ev(ast.parse(expression, mode="eval").body))
 
 
 _TOOLS: dict[str, ToolDef] = {}

@@ -1,0 +1,146 @@
+"""Runs on `pa dev` as a user starts it: the `pa` console script (so the repo root is not on `sys.path`), from a
+folder inside the repo, driven over HTTP only. A durable chat turn, a webhook-triggered run and a scheduled run
+(EventBridge Scheduler's target input, invoked through the local AWS endpoint) all end `succeeded`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from personal_agent.local.ports import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+PA = Path(sys.executable).parent / "pa"  # the console script `make dev` runs
+
+
+@dataclass(frozen=True)
+class DevServer:
+    url: str
+    aws_url: str
+    env: dict[str, str]
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@pytest.fixture(scope="module")
+def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
+    env.pop("PYTHONPATH", None)
+    env.update(
+        PA_DATA_DIR=str(tmp_path_factory.mktemp("pa-dev-runs")),
+        PA_PORT=str(free_port()),
+        PA_MOTO_PORT=str(free_port()),
+        PA_VALKEY_PORT=str(free_port()),
+        PA_DEMO_DELAY_MS="0",
+    )
+    # Started from a folder inside the repo, not its root: nothing may depend on the working directory.
+    proc = subprocess.Popen(
+        [str(PA), "dev"], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:  # blocks on the next line; ends when the process exits
+            if "running at" in line:
+                break
+        else:
+            raise AssertionError(f"pa dev exited with {proc.wait()}")
+        token = subprocess.run(
+            [str(PA), "token", "--org", "e2e", "--user", "alice"],
+            cwd=ROOT / "docs",
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        yield DevServer(
+            f"http://127.0.0.1:{env['PA_PORT']}", f"http://127.0.0.1:{env['PA_MOTO_PORT']}", env, token.splitlines()[-1]
+        )
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+
+
+def _finish(server: DevServer, run_id: str) -> tuple[str, dict[str, Any]]:
+    """Follow the run's event stream to its end (the relay closes it); return the last event and the run."""
+    last: dict[str, Any] = {}
+    with (
+        httpx.Client(base_url=server.url, timeout=60) as http,
+        http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=server.auth) as stream,
+    ):
+        assert stream.status_code == 200
+        for line in stream.iter_lines():
+            if line.startswith("data:"):
+                last = json.loads(line[5:])
+        run = http.get(f"/api/v1/runs/{run_id}", headers=server.auth).json()
+    return str(last.get("type")), run
+
+
+@pytest.mark.timeout(240)
+def test_a_durable_chat_turn_succeeds_on_pa_dev(dev_server: DevServer) -> None:
+    with httpx.Client(base_url=dev_server.url, headers=dev_server.auth, timeout=30) as http:
+        chat = http.post("/api/v1/chats", json={"title": "durable"}).json()
+        started = http.post(f"/api/v1/chats/{chat['id']}/runs", json={"message": "hello", "mode": "durable"})
+    assert started.status_code == 202, started.text
+    last, run = _finish(dev_server, started.json()["run_id"])
+    assert (last, run["status"], run["mode"]) == ("RUN_FINISHED", "succeeded", "durable")
+
+
+@pytest.mark.timeout(240)
+def test_a_webhook_triggered_run_succeeds_on_pa_dev(dev_server: DevServer) -> None:
+    with httpx.Client(base_url=dev_server.url, timeout=30) as http:
+        workflow = http.post("/api/v1/workflows", json={"name": "ci"}, headers=dev_server.auth).json()
+        body = json.dumps({"build": 42, "result": "green"})
+        msg_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
+        signed = {
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": Webhook(workflow["signing_secret"]).sign(msg_id, now, body),
+            "content-type": "application/json",
+        }
+        accepted = http.post(f"/api/v1/hooks/{workflow['id']}", content=body, headers=signed)
+    assert accepted.status_code == 202, accepted.text
+    last, run = _finish(dev_server, accepted.json()["run_id"])
+    assert (last, run["status"], run["trigger_source"]) == ("RUN_FINISHED", "succeeded", "webhook")
+
+
+@pytest.mark.timeout(240)
+def test_a_scheduled_run_succeeds_on_pa_dev(dev_server: DevServer) -> None:
+    with httpx.Client(base_url=dev_server.url, headers=dev_server.auth, timeout=30) as http:
+        workflow = http.post(
+            "/api/v1/workflows", json={"name": "nightly", "schedule": {"expression": "rate(1 day)"}}
+        ).json()
+    aws = {"endpoint_url": dev_server.aws_url, "region_name": "us-east-1", "aws_access_key_id": "testing"}
+    aws["aws_secret_access_key"] = "testing"
+    # What EventBridge Scheduler does at a fire time: invoke the schedule's target with its input.
+    schedule = boto3.client("scheduler", **aws).get_schedule(
+        Name=f"pa-wf-{workflow['id']}", GroupName="personal-agent-local"
+    )
+    fire = (
+        schedule["Target"]["Input"]
+        .replace("<aws.scheduler.scheduled-time>", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        .replace("<aws.scheduler.schedule-arn>", schedule["Arn"])
+        .replace("<aws.scheduler.execution-id>", str(uuid.uuid4()))
+        .replace("<aws.scheduler.attempt-number>", "1")
+    )
+    answer = boto3.client("lambda", **aws).invoke(FunctionName=schedule["Target"]["Arn"], Payload=fire.encode())
+    result = json.loads(answer["Payload"].read())
+    assert "FunctionError" not in answer and result["status"] == "started", result
+    last, run = _finish(dev_server, result["run_id"])
+    assert (last, run["status"], run["trigger_source"]) == ("RUN_FINISHED", "succeeded", "schedule")
