@@ -30,7 +30,7 @@ def measure(browser: Any, url: str, ready: str, token: str | None, runs: int) ->
     for _ in range(runs):
         context = browser.new_context()
         if token:
-            context.add_init_script(f"localStorage.setItem('pa.devToken', {token!r})")
+            context.add_init_script(f"sessionStorage.setItem('pa.devToken', {token!r})")
         page = context.new_page()
         page.goto(url)
         page.wait_for_selector(ready)

@@ -110,7 +110,7 @@ async def client(stack: object) -> AsyncIterator[object]:
 
     app = create_dev_app()
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:  # dev app: Host checked
         yield http
 
 

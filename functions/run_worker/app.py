@@ -12,5 +12,5 @@ from personal_agent.runtime import run_sync
 
 @instrument(correlation_id_path="run_id", trace=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Run one inline run to its end."""
-    return run_sync(run_to_end(UUID(event["run_id"]), UUID(event["org_id"])))
+    """Run one inline run to its end (a retried invocation resumes it from its last checkpoint)."""
+    return run_sync(run_to_end(UUID(event["run_id"]), UUID(event["org_id"]), context.aws_request_id))

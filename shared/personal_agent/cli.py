@@ -28,15 +28,13 @@ def _migrate(_: argparse.Namespace) -> int:
 
 def _token(args: argparse.Namespace) -> int:
     from personal_agent.identity.claims import ROLES, normalize_org
-    from personal_agent.identity.dev_issuer import DevIssuer, dev_issuer_enabled
+    from personal_agent.identity.dev_issuer import DevIssuer, dev_issuer_refusal
     from personal_agent.settings import get_settings
 
     settings = get_settings()
-    if not dev_issuer_enabled(settings):
-        print(
-            "pa token: the dev issuer exists only in local mode (PA_ENV=local); use your identity provider",
-            file=sys.stderr,
-        )
+    refusal = dev_issuer_refusal(settings)
+    if refusal is not None:
+        print(f"pa token: {refusal}; use your identity provider", file=sys.stderr)
         return 2
     orgs = [normalize_org(o) for o in args.org]
     if None in orgs:

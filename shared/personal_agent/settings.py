@@ -42,6 +42,10 @@ class Settings(BaseSettings):
     sse_heartbeat_seconds: float = Field(15.0, validation_alias=_env("PA_SSE_HEARTBEAT_SECONDS"))
     sse_max_lifetime_seconds: float = Field(840.0, validation_alias=_env("PA_SSE_MAX_LIFETIME_SECONDS"))
     event_stream_maxlen: int = Field(10_000, validation_alias=_env("PA_EVENT_STREAM_MAXLEN"))
+    # SSE and AG-UI connections one user may hold open at once (all tabs, all orgs); one more is a 429.
+    sse_max_connections_per_user: int = Field(10, ge=1, validation_alias=_env("PA_SSE_MAX_CONNECTIONS_PER_USER"))
+    # Origins the web chat may fetch from besides its own (the CSP's connect-src), e.g. a Cognito hosted domain.
+    web_connect_sources: str = Field("", validation_alias=_env("PA_WEB_CONNECT_SOURCES"))
 
     # AWS (moto in local mode unless AWS_ENDPOINT_URL points elsewhere).
     aws_endpoint_url: str | None = Field(None, validation_alias=_env("AWS_ENDPOINT_URL"))
@@ -50,6 +54,14 @@ class Settings(BaseSettings):
     step_time_budget_seconds: float = Field(240.0, validation_alias=_env("PA_STEP_TIME_BUDGET_SECONDS"))
     approval_timeout_seconds: int = Field(86_400, validation_alias=_env("PA_APPROVAL_TIMEOUT_SECONDS"))
     run_worker_function: str = Field("pa-run-worker", validation_alias=_env("PA_RUN_WORKER_FUNCTION"))
+    # Inline runs hold a lease while a worker drives them, renewed every third of its length; a run whose
+    # lease expired lost its worker and is resumed from its last checkpoint, until it has been driven
+    # `run_max_attempts` times in a row without finishing: then it ends failed (`worker_lost`). On AWS the lease
+    # must stay shorter than the first async retry delay (60 s), so a retried invocation can take it over.
+    run_lease_seconds: float = Field(30.0, gt=0, le=55, validation_alias=_env("PA_RUN_LEASE_SECONDS"))
+    run_max_attempts: int = Field(3, ge=1, validation_alias=_env("PA_RUN_MAX_ATTEMPTS"))
+    # How often the dev server looks for inline runs whose worker died (it also looks once at start).
+    run_recovery_interval_seconds: float = Field(10.0, gt=0, validation_alias=_env("PA_RUN_RECOVERY_INTERVAL_SECONDS"))
 
     # Workflow schedules on EventBridge Scheduler (the template sets these; local mode targets moto's
     # `pa-triggers` and the dev server's scheduler loop fires what is due).
@@ -85,6 +97,12 @@ class Settings(BaseSettings):
     # The built-in dev issuer (local and test only; never trusted when PA_ENV=aws).
     dev_issuer: str = Field("urn:personal-agent:dev-issuer", validation_alias=_env("PA_DEV_ISSUER"))
     dev_token_ttl_seconds: int = Field(43_200, ge=60, validation_alias=_env("PA_DEV_TOKEN_TTL_SECONDS"))
+    # The dev issuer is trusted only while PA_HOST is loopback; true keeps it on any address (anyone who
+    # reaches the port can then sign in as anyone).
+    dev_login_allow_remote: bool = Field(False, validation_alias=_env("PA_DEV_LOGIN_ALLOW_REMOTE"))
+    # Host names (`name` or `name:port`, comma-separated) the dev server answers besides localhost,
+    # 127.0.0.1 and [::1]; any other Host header is refused (DNS rebinding).
+    allowed_hosts: str = Field("", validation_alias=_env("PA_ALLOWED_HOSTS"))
 
     # Model providers (platform keys; tenants may bring their own).
     openai_api_key: str | None = Field(None, validation_alias=_env("OPENAI_API_KEY"), repr=False)
@@ -93,6 +111,13 @@ class Settings(BaseSettings):
     openai_compatible_model: str = Field("llama3.2", validation_alias=_env("PA_OPENAI_COMPATIBLE_MODEL"))
     kms_key_id: str | None = Field(None, validation_alias=_env("PA_KMS_KEY_ID"))
     platform_monthly_budget_usd: float | None = Field(None, validation_alias=_env("PA_PLATFORM_MONTHLY_BUDGET_USD"))
+    # Budgets count a response nobody can price at this rate (USD per million input or output tokens), and
+    # reserve an unpriced request's cost with it; an admin price on the model replaces it.
+    budget_unpriced_usd_per_mtok: float = Field(75.0, ge=0, validation_alias=_env("PA_BUDGET_UNPRICED_USD_PER_MTOK"))
+    # A reservation a worker never settled (it died mid-request) stops counting after this long.
+    budget_reservation_ttl_seconds: int = Field(
+        900, ge=1, le=86_400, validation_alias=_env("PA_BUDGET_RESERVATION_TTL_SECONDS")
+    )
     default_model: str = Field("auto", validation_alias=_env("PA_DEFAULT_MODEL"))
 
     @property

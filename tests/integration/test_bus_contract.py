@@ -7,6 +7,7 @@ Both run against the same embedded Valkey (the `stack` fixture); the Upstash bac
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import uuid
@@ -214,6 +215,46 @@ async def test_expired_or_missing_stream_has_no_ids_and_no_entries(bus: EventBus
     assert await bus.first_id(stream) is None
     assert await bus.last_id(stream) is None
     assert await bus.read(stream, "0", block_ms=0) == []
+
+
+LEASE_MS = 60_000
+NOW_MS = 1_800_000_000_000
+
+
+@pytest.fixture
+def slots() -> str:
+    return f"pa:slots:test:{uuid.uuid4()}"
+
+
+async def test_slots_cap_holders_and_a_release_frees_one(bus: EventBus, slots: str, raw: Redis) -> None:
+    take = functools.partial(bus.acquire_slot, slots, limit=2, lease_ms=LEASE_MS)
+    assert await take("a", now_ms=NOW_MS) == 0
+    assert await take("b", now_ms=NOW_MS + 10) == 0
+    assert await take("c", now_ms=NOW_MS + 20) == LEASE_MS - 20  # until a's lease ends
+    assert await take("a", now_ms=NOW_MS + 30) == 0, "a holder that asks again keeps its slot"
+    await bus.release_slot(slots, "b")
+    assert await take("c", now_ms=NOW_MS + 40) == 0
+    assert await raw.zcard(slots) == 2
+    assert 0 < await raw.pttl(slots) <= LEASE_MS
+
+
+async def test_slots_never_released_lapse_with_their_lease(bus: EventBus, slots: str, raw: Redis) -> None:
+    """A relay that died holding slots (nobody releases them) blocks the user for one lease at most."""
+    take = functools.partial(bus.acquire_slot, slots, limit=2, lease_ms=LEASE_MS)
+    assert await take("dead-1", now_ms=NOW_MS) == 0
+    assert await take("dead-2", now_ms=NOW_MS) == 0
+    assert await take("new", now_ms=NOW_MS + LEASE_MS - 1) == 1
+    assert await take("new", now_ms=NOW_MS + LEASE_MS + 1) == 0
+    assert await raw.zrange(slots, 0, -1) == ["new"]
+
+
+async def test_a_renewed_slot_outlives_its_first_lease(bus: EventBus, slots: str) -> None:
+    assert await bus.acquire_slot(slots, "live", limit=1, lease_ms=LEASE_MS, now_ms=NOW_MS) == 0
+    await bus.renew_slot(slots, "live", lease_ms=LEASE_MS, now_ms=NOW_MS + 50_000)
+    later = NOW_MS + LEASE_MS + 10_000
+    assert await bus.acquire_slot(slots, "other", limit=1, lease_ms=LEASE_MS, now_ms=later) == 40_000
+    await bus.release_slot(slots, "live")
+    assert await bus.acquire_slot(slots, "other", limit=1, lease_ms=LEASE_MS, now_ms=later) == 0
 
 
 async def test_ping(bus: EventBus) -> None:

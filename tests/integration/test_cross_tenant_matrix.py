@@ -38,6 +38,9 @@ PUBLIC = {
 PUBLIC_PREFIXES = ("/api/v1/hooks/", "/api/v1/dev/")
 # Path parameters that name no tenant-owned row, with the reason.
 NOT_TENANT_DATA = {"agent": "an agent name; AG-UI threads are scoped by the caller's org in the request body"}
+# Platform-admin routes act across every org by design (there is no tenant boundary to cross): an org
+# admin gets 403 `role_required` there (checked below), a platform admin may act on any user.
+PLATFORM_PREFIXES = ("/api/v1/platform/",)
 # Request bodies where the schema-derived example is not enough (by operationId).
 EXAMPLE_BODIES: dict[str, Any] = {"start_run": {"message": "hi", "mode": "inline"}}
 REQUEST_TIMEOUT = 30.0
@@ -83,7 +86,10 @@ OPERATIONS = sorted(
     # Destructive calls go last, so a leak in them cannot hide a leak elsewhere.
     key=lambda o: (o.method == "DELETE", o.path, o.method),
 )
-WITH_IDS = [o for o in OPERATIONS if not o.public and any(p not in NOT_TENANT_DATA for p in o.path_params)]
+PLATFORM = [o for o in OPERATIONS if o.path.startswith(PLATFORM_PREFIXES)]
+WITH_IDS = [
+    o for o in OPERATIONS if not o.public and o not in PLATFORM and any(p not in NOT_TENANT_DATA for p in o.path_params)
+]
 # Streaming lists (the per-user feed) start at "now" and never end, so they are not read here; the feed's
 # stream key is built from the caller's org and user (bus/keys.py).
 LISTS = [o for o in OPERATIONS if o.method == "GET" and not o.public and not o.path_params and not o.streams]
@@ -270,6 +276,10 @@ async def _approval(world: World) -> str:
     return str(requested.data["value"]["approval_id"])
 
 
+async def _member(world: World) -> str:
+    return world.a.ids["user_id"]  # org A's owner: a member since the world signed in
+
+
 async def _workflow(world: World) -> str:
     return await _post(world, "/api/v1/workflows", {"name": "matrix"}, "id")
 
@@ -312,6 +322,7 @@ FACTORIES: dict[str, Factory] = {
     "token_id": _token,
     "approval_id": _approval,
     "workflow_id": _workflow,
+    "user_id": _member,
 }
 
 
@@ -385,6 +396,13 @@ async def test_org_b_gets_404_for_org_a_resources(world: World, op: Operation) -
     assert isinstance(response.json().get("code"), str)
     for marker in _a_markers(world):
         assert marker not in response.text
+
+
+@pytest.mark.parametrize("op", PLATFORM, ids=str)
+async def test_platform_routes_refuse_org_admins(world: World, op: Operation) -> None:
+    ids = {name: await resource(world, name) for name in op.path_params}
+    response = await world.call(op, world.b, ids, query_for(op))
+    assert (response.status_code, response.json()["code"]) == (403, "role_required"), f"{op} as org B's admin"
 
 
 @pytest.mark.parametrize("op", LISTS, ids=str)

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 
 from tests.auth import auth_headers
-from tests.integration.test_runs_inline import start_run
+from tests.runs import start_run
 from tests.sse import Frame, read_events
 
 

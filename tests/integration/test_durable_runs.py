@@ -19,7 +19,8 @@ from personal_agent.durable.steps import RetryableStepError
 from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
-from tests.integration.test_runs_inline import start_run
+from tests.email_tool import email_script
+from tests.runs import start_run
 from tests.scripted import scripted_model, text_then_tool
 from tests.sfn import wait_for_execution
 from tests.sse import Frame, read_events
@@ -123,31 +124,6 @@ async def test_a_retried_step_resumes_from_its_checkpoint(
             "SELECT request_index FROM usage_records WHERE run_id = %s ORDER BY 1", [spec.run_id]
         ).fetchall()
     assert usage == [(0,), (1,)]
-
-
-@pytest.fixture
-def email_tool() -> Iterator[list[dict[str, Any]]]:
-    sent: list[dict[str, Any]] = []
-
-    def send_email(to: str, subject: str) -> str:
-        sent.append({"to": to, "subject": subject})
-        return f"sent to {to}"
-
-    register_tool(ToolDef("send_email", send_email, "Send an email.", acts=True, requires_approval=True))
-    yield sent
-    unregister_tool("send_email")
-
-
-async def email_script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-    returns = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
-    if not returns:
-        yield {
-            0: DeltaToolCall(
-                name="send_email", json_args='{"to": "bob@example.com", "subject": "hi"}', tool_call_id="mail_1"
-            )
-        }
-    else:
-        yield f"Done: {returns[-1].content}"
 
 
 async def _launch_email_run(http: httpx.AsyncClient, tenant: Any, model: str, **extra: Any) -> Any:

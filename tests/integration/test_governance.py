@@ -26,8 +26,8 @@ from personal_agent.bus.keys import run_stream
 from personal_agent.models.catalog import register_model, unregister_model
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
-from tests.integration.test_runs_inline import start_run
 from tests.live_server import LiveServer
+from tests.runs import start_run
 from tests.scripted import scripted_model, text_then_tool
 from tests.sfn import wait_for_execution
 from tests.sse import read_events

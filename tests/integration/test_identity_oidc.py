@@ -204,23 +204,69 @@ async def test_cognito_groups_and_client_id_audience(
     assert body["org"]["slug"] == org and body["roles"] == ["admin"]
 
 
-async def test_without_an_org_claim_the_users_memberships_decide(
+async def test_without_an_org_claim_a_token_grants_no_org_not_the_stored_ones(
     client: Any, idp: TestIdentityProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     kid = idp.new_key("ES256")
     subject, org = _user(), _org()
-    assert (await _me(client, idp.sign(idp.claims(subject, org=org), kid))).status_code == 200
-    # Same user, a token without any org claim: the membership made above is used.
-    body = (await _me(client, idp.sign(idp.claims(subject), kid))).json()
-    assert body["org"]["slug"] == org
-    # A new user with no org claim and no membership has no org.
-    lonely = await _me(client, idp.sign(idp.claims(_user()), kid))
-    assert (lonely.status_code, lonely.json()["code"]) == (403, "no_org")
-    # ...unless the deployment names a default org.
+    first = await _me(client, idp.sign(idp.claims(subject, org=org, roles=["org-admin"]), kid))
+    assert first.json()["roles"] == ["org-admin"]
+    # Same user, a token without the org claim: the membership made above is not used (it may be stale).
+    refused = await _me(client, idp.sign(idp.claims(subject), kid))
+    assert (refused.status_code, refused.json()["code"]) == (403, "no_org")
+    # With a default org the token acts there, and without a roles claim it holds `user` only.
     default = _org()
     monkeypatch.setenv("PA_OIDC_DEFAULT_ORG", default)
     get_settings.cache_clear()
+    body = (await _me(client, idp.sign(idp.claims(subject), kid))).json()
+    assert (body["org"]["slug"], body["orgs"], body["roles"]) == (default, [default], ["user"])
     assert (await _me(client, idp.sign(idp.claims(_user()), kid))).json()["org"]["slug"] == default
+
+
+async def test_an_issuer_without_an_org_claim_uses_the_users_memberships(
+    client: Any, idp: TestIdentityProvider, monkeypatch: pytest.MonkeyPatch, make_tenant: Any, admin_url: str
+) -> None:
+    import psycopg
+
+    monkeypatch.setenv("PA_OIDC_ORG_CLAIM", "")
+    monkeypatch.setenv("PA_OIDC_ROLES_CLAIM", "")
+    get_settings.cache_clear()
+    kid = idp.new_key("RS256")
+    tenant = make_tenant(roles=("org-admin",))
+    subject = _user()
+    lonely = await _me(client, idp.sign(idp.claims(subject, org="ignored", roles=["admin"]), kid))
+    assert (lonely.status_code, lonely.json()["code"]) == (403, "no_org")
+    with psycopg.connect(admin_url, autocommit=True) as conn:  # an operator adds the user and the membership
+        conn.execute(
+            "WITH u AS (INSERT INTO users (issuer, subject) VALUES (%s, %s) RETURNING id)"
+            " INSERT INTO memberships (org_id, user_id, roles) SELECT %s, id, ARRAY['org-admin'] FROM u",
+            [idp.issuer, subject, tenant.org_id],
+        )
+    body = (await _me(client, idp.sign(idp.claims(subject, org="ignored", roles=["admin"]), kid))).json()
+    assert (body["org"]["slug"], body["roles"]) == (tenant.slug, ["org-admin"])
+
+
+async def test_cognito_user_in_no_group_loses_org_and_roles(
+    client: Any, idp: TestIdentityProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cognito omits `cognito:groups` when the user is in no group: that must not mean "as before"."""
+    for name, value in {
+        "PA_OIDC_ORG_CLAIM": "cognito:groups",
+        "PA_OIDC_ORG_PREFIX": "org:",
+        "PA_OIDC_ROLES_CLAIM": "cognito:groups",
+        "PA_OIDC_ROLE_PREFIX": "role:",
+    }.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    kid = idp.new_key("RS256")
+    subject, org = _user(), _org()
+    grouped = idp.claims(subject, **{"cognito:groups": [f"org:{org}", "role:org-admin"]})
+    assert (await _me(client, idp.sign(grouped, kid))).json()["roles"] == ["org-admin"]
+    ungrouped = await _me(client, idp.sign(idp.claims(subject), kid))
+    assert (ungrouped.status_code, ungrouped.json()["code"]) == (403, "no_org")
+    # Still in the org's group but no longer in the role's: the stored org-admin is not kept.
+    demoted = await _me(client, idp.sign(idp.claims(subject, **{"cognito:groups": [f"org:{org}"]}), kid))
+    assert demoted.json()["roles"] == ["user"]
 
 
 async def test_unknown_orgs_are_refused_when_auto_create_is_off(

@@ -5,36 +5,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import ag_ui.core as agui
 import httpx
 import psycopg
-from pydantic import TypeAdapter
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.function import AgentInfo
 
 from tests.auth import auth_headers
+from tests.runs import EVENT, start_run
 from tests.scripted import scripted_model, text_then_tool
 from tests.sse import Frame, read_events
-
-EVENT = TypeAdapter(agui.Event)
-
-
-async def start_run(
-    http: httpx.AsyncClient,
-    headers: dict[str, str],
-    model: str,
-    message: str = "what time is it?",
-    chat_id: str | None = None,
-) -> dict[str, Any]:
-    if chat_id is None:
-        chat = await http.post("/api/v1/chats", json={"title": "t"}, headers=headers)
-        assert chat.status_code == 201, chat.text
-        chat_id = chat.json()["id"]
-    started = await http.post(
-        f"/api/v1/chats/{chat_id}/runs", json={"message": message, "model": model, "mode": "inline"}, headers=headers
-    )
-    assert started.status_code == 202, started.text
-    return {"chat_id": chat_id, **started.json()}
 
 
 async def test_scripted_run_gives_the_expected_agui_sequence(http: httpx.AsyncClient, make_tenant: Any) -> None:

@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo
 from personal_agent.bus import get_bus
 from personal_agent.bus.keys import run_stream
 from tests.auth import auth_headers
-from tests.integration.test_runs_inline import EVENT, start_run
+from tests.runs import EVENT, start_run
 from tests.scripted import scripted_model, text_then_tool
 from tests.sse import parse_frames, read_events
 

@@ -10,7 +10,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from tests.auth import auth_headers
-from tests.integration.test_runs_inline import start_run
+from tests.runs import start_run
 from tests.scripted import scripted_model
 from tests.sse import read_events
 

@@ -6,69 +6,19 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
 import httpx
-import psycopg
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
-from pydantic_ai.models.function import AgentInfo
-from standardwebhooks import Webhook
 
 from personal_agent.workflows import ratelimit
 from personal_agent.workflows.webhooks import MAX_BODY_BYTES
 from tests.auth import auth_headers
-from tests.scripted import scripted_model
 from tests.sfn import wait_for_execution
-from tests.sse import Frame, read_events
-
-
-async def echo_prompt(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-    """Answers with the prompt of the run's own (last) user message."""
-    prompt = next(
-        p.content
-        for m in reversed(messages)
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, UserPromptPart)
-    )
-    yield f"Echo: {prompt}"
-
-
-@pytest.fixture
-def echo_model() -> Iterator[str]:
-    with scripted_model(echo_prompt) as (model_id, _):
-        yield model_id
-
-
-def sign(secret: str, body: bytes, msg_id: str | None = None, at: datetime | None = None) -> dict[str, str]:
-    """Standard Webhooks headers for `body`, as a sender's library makes them."""
-    msg_id = msg_id or f"msg_{uuid.uuid4().hex}"
-    at = at or datetime.now(UTC)
-    return {
-        "webhook-id": msg_id,
-        "webhook-timestamp": str(int(at.timestamp())),
-        "webhook-signature": Webhook(secret).sign(msg_id, at, body.decode()),
-        "content-type": "application/json",
-    }
-
-
-async def create_workflow(http: httpx.AsyncClient, headers: dict[str, str], **fields: Any) -> dict[str, Any]:
-    response = await http.post("/api/v1/workflows", json={"name": "ci-report", **fields}, headers=headers)
-    assert response.status_code == 201, response.text
-    return dict(response.json())
-
-
-def text_of(frames: list[Frame]) -> str:
-    return "".join(f.data.get("delta", "") for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
-
-
-def db_rows(admin_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(admin_url) as conn:
-        return conn.execute(sql, list(params)).fetchall()
+from tests.sse import read_events
+from tests.workflows import create_workflow, db_rows, sign, text_of
 
 
 def stored_for(admin_url: str, workflow: dict[str, Any]) -> dict[str, int]:

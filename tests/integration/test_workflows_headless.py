@@ -11,13 +11,11 @@ import boto3
 import httpx
 
 from tests.auth import auth_headers
-from tests.integration.test_durable_runs import email_script, email_tool
-from tests.integration.test_workflows import create_workflow, db_rows, sign, text_of
+from tests.email_tool import email_script
 from tests.scripted import scripted_model
 from tests.sfn import wait_for_execution
 from tests.sse import Frame, read_events
-
-__all__ = ["email_tool"]  # a fixture these tests use
+from tests.workflows import create_workflow, db_rows, sign, text_of
 
 
 def states_entered(execution_arn: str) -> list[str]:

@@ -22,11 +22,9 @@ from personal_agent.settings import get_settings
 from personal_agent.workflows.schedules import schedule_name
 from personal_agent.workflows.triggers import time_key
 from tests.auth import auth_headers
-from tests.integration.test_workflows import create_workflow, db_rows, echo_model, sign, text_of
 from tests.lambda_context import FakeLambdaContext, load_event
 from tests.sse import read_events
-
-__all__ = ["echo_model"]  # a fixture these tests use
+from tests.workflows import create_workflow, db_rows, sign, text_of
 
 
 def scheduler() -> Any:

@@ -12,9 +12,18 @@ def test_plain_org_and_roles_claims() -> None:
     assert grant == Grant(orgs=("acme",), roles=frozenset({"org-admin"}))
 
 
-def test_absent_claims_are_none_not_empty() -> None:
-    assert read_grant({"sub": "x"}, ClaimMapping()) == Grant(orgs=None, roles=None)
+def test_a_configured_claim_the_token_lacks_grants_nothing() -> None:
+    # IdPs drop empty claims (Cognito omits `cognito:groups`): absent means none, never "ask the database".
+    assert read_grant({"sub": "x"}, ClaimMapping()) == Grant(orgs=(), roles=frozenset())
     assert read_grant({"org": [], "roles": []}, ClaimMapping()) == Grant(orgs=(), roles=frozenset())
+    cognito = ClaimMapping("cognito:groups", "cognito:groups", org_prefix="org:", role_prefix="role:")
+    assert read_grant({"sub": "x"}, cognito) == Grant(orgs=(), roles=frozenset())
+
+
+def test_only_an_issuer_without_the_claim_leaves_it_to_stored_memberships() -> None:
+    mapping = ClaimMapping(org_claim="", roles_claim=" , ")
+    assert not mapping.carries_orgs and not mapping.carries_roles
+    assert read_grant({"org": "acme", "roles": ["admin"]}, mapping) == Grant(orgs=None, roles=None)
 
 
 def test_keycloak_realm_and_client_roles_are_merged() -> None:

@@ -28,6 +28,7 @@ FUNCTIONS = {
     "ApiFunction": "api",
     "StreamFunction": "stream",
     "RunWorkerFunction": "run_worker",
+    "RunRecoveryFunction": "run_recovery",
     "StepsFunction": "steps",
     "TriggersFunction": "triggers",
 }
@@ -91,7 +92,7 @@ def _referenced_names(value: Any) -> set[str]:
     return found
 
 
-def test_the_five_functions_are_declared_with_their_folders() -> None:
+def test_the_functions_are_declared_with_their_folders() -> None:
     declared = {
         name: str(r["Properties"]["CodeUri"]).strip("/") for name, r in _of_type("AWS::Serverless::Function").items()
     }
@@ -122,7 +123,7 @@ def test_every_function_handler_exists(logical_id: str) -> None:
 def test_the_local_registry_dispatches_the_python_handlers() -> None:
     specs = {spec.logical_id: spec for spec in LambdaRegistry.from_template(ROOT / "template.yaml")._specs.values()}
     assert set(specs) == set(FUNCTIONS)
-    for name in ("ApiFunction", "RunWorkerFunction", "StepsFunction", "TriggersFunction"):
+    for name in ("ApiFunction", "RunWorkerFunction", "RunRecoveryFunction", "StepsFunction", "TriggersFunction"):
         assert (specs[name].module, specs[name].attribute) == (f"functions.{FUNCTIONS[name]}.app", "handler")
 
 
@@ -299,10 +300,28 @@ def test_api_and_stream_functions_do_not_carry_pydantic_ai() -> None:
 
 
 def test_asynchronously_invoked_functions_keep_their_failures() -> None:
-    for name in ("RunWorkerFunction", "TriggersFunction"):
+    for name in ("RunRecoveryFunction", "TriggersFunction"):
         on_failure = _props(name)["EventInvokeConfig"]["DestinationConfig"]["OnFailure"]
         assert on_failure["Type"] == "SQS"
         assert _referenced_names(on_failure["Destination"]) <= set(_of_type("AWS::SQS::Queue"))
+
+
+def test_a_crashed_run_worker_is_retried_from_its_checkpoint_then_its_run_is_ended() -> None:
+    """Lambda retries a run worker invocation that died; the retry takes the dead attempt's lease over (it expired
+    before the first retry, 60 s later); after the last attempt the recovery function ends the run `worker_lost`."""
+    from personal_agent.settings import Settings
+
+    config = _props("RunWorkerFunction")["EventInvokeConfig"]
+    assert 1 + config["MaximumRetryAttempts"] == Settings.model_fields["run_max_attempts"].default
+    lease = Settings.model_fields["run_lease_seconds"]
+    assert lease.default < 60 and any(getattr(m, "le", 60) < 60 for m in lease.metadata)
+    assert config["DestinationConfig"]["OnFailure"] == {
+        "Type": "Lambda",
+        "Destination": {"Fn::GetAtt": "RunRecoveryFunction.Arn"},
+    }
+    source = (ROOT / "functions" / "run_recovery" / "app.py").read_text()
+    assert "handle_failure_record" in source
+    assert _props("RunRecoveryFunction")["Layers"] == [{"Ref": "WorkerLayer"}]  # it ends runs through the engine
 
 
 def test_alarms_and_dashboard_use_the_metric_names_the_code_emits() -> None:

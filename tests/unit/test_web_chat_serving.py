@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 from fastapi import FastAPI
 
 from personal_agent.api.errors import install_error_handlers
-from personal_agent.local.web_chat import mount_web_chat
+from personal_agent.errors import ConfigurationError
+from personal_agent.local.web_chat import WebChat, mount_web_chat, web_chat_headers
+from personal_agent.settings import Settings
 
 
 def _app(dist: Path) -> FastAPI:
@@ -67,3 +70,42 @@ async def test_missing_files_and_escapes_are_404s(tmp_path: Path) -> None:
 async def test_an_unbuilt_web_chat_says_how_to_build_it(tmp_path: Path) -> None:
     response = await _get(_app(tmp_path / "nothing"), "/")
     assert response.status_code == 503 and "make frontend" in response.text
+
+
+def _csp(response: httpx.Response) -> dict[str, str]:
+    policy = response.headers["content-security-policy"]
+    return dict(directive.strip().split(" ", 1) for directive in policy.split(";"))
+
+
+async def test_every_page_and_asset_carries_the_content_security_policy(tmp_path: Path) -> None:
+    app = _app(_dist(tmp_path))
+    for path in ("/", "/chats/123", "/assets/index-abc123.js"):
+        response = await _get(app, path)
+        csp = _csp(response)
+        # Model output cannot load images or scripts from elsewhere, nor send anything anywhere but here.
+        assert csp["default-src"] == "'none'" and csp["img-src"] == "'self'" and csp["script-src"] == "'self'"
+        assert csp["connect-src"].split()[0] == "'self'" and "*" not in csp["connect-src"]
+        assert csp["frame-ancestors"] == "'none'" and csp["base-uri"] == "'none'"
+        assert response.headers["x-dns-prefetch-control"] == "off", path
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert "content-security-policy" in (await _get(_app(tmp_path / "nothing"), "/")).headers
+    assert "content-security-policy" not in (await _get(app, "/api/v1/late")).headers  # the API is not a page
+
+
+async def test_the_csp_lets_the_app_reach_its_identity_provider(tmp_path: Path) -> None:
+    settings = Settings(
+        oidc_issuer="https://idp.example.test/realms/acme",
+        web_connect_sources="https://auth.example.test, https://auth2.example.test:8443",
+    )
+    app = FastAPI()
+    app.router.default = WebChat(_dist(tmp_path), app.router.default, web_chat_headers(settings))
+    connect = _csp(await _get(app, "/"))["connect-src"].split()
+    assert connect == [
+        "'self'",
+        "https://idp.example.test",
+        "https://auth.example.test",
+        "https://auth2.example.test:8443",
+    ]
+    for bad in ("https://x.test; script-src *", "*", "'unsafe-inline'", "https://x.test/path"):
+        with pytest.raises(ConfigurationError, match="PA_WEB_CONNECT_SOURCES"):
+            web_chat_headers(Settings(web_connect_sources=bad))

@@ -55,12 +55,22 @@ def test_rate_expressions_count_from_their_anchor() -> None:
         "cron(0 9 ? * FUNDAY *)",
         "cron(0 0 1 1 ? 2020)",
         "every day at nine",
+        "rate(99999999999 days)",  # past the last date there is
+        "rate(3651 days)",  # over the ten-year cap
+        "rate(٣ minutes)",  # a non-ASCII digit
+        "cron(² 9 * * ? *)",
+        "cron(0 9 ? * 2#³ *)",
+        "cron(0 9 ¹W * ? *)",
     ],
 )
 def test_bad_expressions_are_refused(expression: str) -> None:
     with pytest.raises(InvalidInput) as refused:
         parse_schedule(expression).next_after(FRIDAY)
     assert refused.value.code == "invalid_schedule_expression"
+
+
+def test_the_longest_rate_still_has_a_next_fire_time() -> None:
+    assert parse_schedule("rate(3650 days)").next_after(FRIDAY).year == 2035
 
 
 def test_an_unknown_time_zone_is_refused() -> None:

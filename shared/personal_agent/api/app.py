@@ -22,6 +22,7 @@ from personal_agent.api import (
 )
 from personal_agent.api.errors import install_error_handlers
 from personal_agent.api.identity import include_identity_routers
+from personal_agent.api.openapi import install_openapi
 
 
 @asynccontextmanager
@@ -54,4 +55,5 @@ def create_app() -> FastAPI:
         hooks.router,
     ):
         app.include_router(router)
+    install_openapi(app)
     return app

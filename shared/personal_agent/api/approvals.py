@@ -1,22 +1,97 @@
-"""Approvals: the caller's pending tool calls, and deciding one (approve or deny, with a reason)."""
+"""Approvals: the caller's pending tool calls, and deciding one (approve or deny, with a reason).
+
+Edited `arguments` are at most `MAX_ARGUMENTS_BYTES` of JSON (413 `arguments_too_large`) and nest at most
+`MAX_ARGUMENTS_DEPTH` deep (422 `arguments_too_deep`): they become a tool call in the run's history, so they are
+held to what a model's own call could be. Both are checked before anything is stored.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.errors import AppError, InvalidInput
 
 router = APIRouter(prefix="/api/v1/approvals", tags=["approvals"])
 
+MAX_ARGUMENTS_BYTES = 64 * 1024
+MAX_ARGUMENTS_DEPTH = 32
+
 
 class DecisionIn(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"decision": "approve"},
+                {"decision": "deny", "reason": "not this recipient"},
+                {"decision": "approve", "arguments": {"to": "team@example.com"}},
+            ]
+        }
+    )
+
     decision: Literal["approve", "deny"]
     reason: str | None = Field(None, max_length=2000)
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | None = Field(None, description="edited arguments (with `approve` only)")
+
+
+class Approval(BaseModel):
+    id: str
+    run_id: str
+    chat_id: str | None
+    tool: str
+    tool_call_id: str
+    args: Any
+    status: Literal["pending", "approved", "denied", "expired"]
+    reason: str | None
+    edited_args: Any
+    decided_by: str | None
+    decided_at: str | None
+    expires_at: str
+    created_at: str
+
+
+class ApprovalList(BaseModel):
+    items: list[Approval]
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (iterative: no recursion on hostile input)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_ARGUMENTS_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def check_arguments(arguments: dict[str, Any] | None) -> None:
+    """Refuse edited arguments that are too deep or too large (before anything is stored)."""
+    if arguments is None:
+        return
+    if _depth(arguments) > MAX_ARGUMENTS_DEPTH:
+        raise InvalidInput(
+            f"the edited arguments nest deeper than {MAX_ARGUMENTS_DEPTH} levels",
+            code="arguments_too_deep",
+            limit=MAX_ARGUMENTS_DEPTH,
+        )
+    size = len(json.dumps(arguments, ensure_ascii=False).encode())
+    if size > MAX_ARGUMENTS_BYTES:
+        raise AppError(
+            f"the edited arguments are {size} bytes of JSON; at most {MAX_ARGUMENTS_BYTES} are allowed",
+            code="arguments_too_large",
+            status=413,
+            limit=MAX_ARGUMENTS_BYTES,
+        )
 
 
 def _view(row: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +112,7 @@ def _view(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@router.get("", operation_id="list_approvals")
+@router.get("", operation_id="list_approvals", response_model=ApprovalList)
 async def list_approvals(
     principal: CurrentPrincipal, status: Literal["pending", "approved", "denied", "expired"] | None = "pending"
 ) -> dict[str, Any]:
@@ -47,9 +122,10 @@ async def list_approvals(
     return {"items": [_view(r) for r in await list_rows(principal, status)]}
 
 
-@router.post("/{approval_id}", operation_id="decide_approval")
+@router.post("/{approval_id}", operation_id="decide_approval", response_model=Approval)
 async def decide_approval(approval_id: UUID, body: DecisionIn, principal: CurrentPrincipal) -> dict[str, Any]:
     """Approve (optionally with edited arguments) or deny; 409 when already decided or expired."""
     from personal_agent.durable.approvals import decide
 
+    check_arguments(body.arguments)
     return _view(await decide(principal, approval_id, body.decision, body.reason, body.arguments))

@@ -6,11 +6,10 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.chats import service
-from personal_agent.chats.transcript import transcript_items
 
 router = APIRouter(prefix="/api/v1/chats", tags=["chats"])
 
@@ -19,6 +18,10 @@ Classification = Literal["standard", "confidential", "restricted"]
 
 
 class ChatCreate(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"title": "Trip plans"}, {"classification": "confidential"}]}
+    )
+
     title: str | None = Field(None, max_length=200)
     classification: Classification = "standard"
 
@@ -50,7 +53,7 @@ async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> dict[str
 async def list_chats(
     principal: CurrentPrincipal,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: str | None = None,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
     q: Annotated[str | None, Query(max_length=200)] = None,
 ) -> dict[str, Any]:
     return await service.list_chats(principal, limit, cursor, q)
@@ -72,6 +75,41 @@ async def delete_chat(chat_id: UUID, principal: CurrentPrincipal) -> Response:
     return Response(status_code=204)
 
 
-@router.get("/{chat_id}/messages", operation_id="chat_transcript")
-async def chat_transcript(chat_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
-    return {"items": transcript_items(await service.transcript_rows(principal, chat_id))}
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    args: Any = Field(description="the call's arguments (the start of their JSON as text when `truncated`)")
+
+
+class TranscriptItem(BaseModel):
+    id: str = Field(description="`<message>:<part>`; also the cursor for the items before it")
+    role: Literal["user", "assistant", "tool"]
+    run_id: str | None
+    created_at: str
+    text: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+    content: str | None = None
+    truncated: bool = Field(False, description="a part longer than 256 Ki characters, cut there")
+
+
+class Transcript(BaseModel):
+    items: list[TranscriptItem] = Field(description="oldest first within the page")
+    next_cursor: str | None = Field(description="the older items before this page; null at the chat's start")
+
+
+@router.get(
+    "/{chat_id}/messages",
+    operation_id="chat_transcript",
+    response_model=Transcript,
+    response_model_exclude_unset=True,
+)
+async def chat_transcript(
+    chat_id: UUID,
+    principal: CurrentPrincipal,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 200,
+    cursor: Annotated[str | None, Query(max_length=40, description="`next_cursor` of the newer page")] = None,
+) -> dict[str, Any]:
+    """The transcript, newest page first (each page stays well under Lambda's 6 MB response limit)."""
+    return await service.transcript_page(principal, chat_id, limit, cursor)

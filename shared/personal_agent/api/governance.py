@@ -98,7 +98,8 @@ async def list_budgets(principal: OrgAdmin) -> dict[str, Any]:
 
 @router.put("/budgets", operation_id="set_budget")
 async def set_budget(body: BudgetIn, principal: OrgAdmin) -> dict[str, Any]:
-    """Set the org's monthly cap, or a user's (`scope=user` with `user_id`)."""
+    """Set the org's monthly cap, or a member's (`scope=user` with `user_id`; 404 `user_not_found` for anyone
+    who is not a member). The tightest of the user's, the org's and the platform's caps applies."""
     from personal_agent.errors import InvalidInput
 
     if (body.scope == "user") != (body.user_id is not None):
@@ -133,6 +134,7 @@ async def create_key(body: KeyIn, principal: OrgAdmin) -> dict[str, Any]:
 
 @keys_router.delete("/{key_id}", status_code=204, operation_id="delete_key")
 async def delete_key(key_id: UUID, principal: OrgAdmin) -> Response:
+    """Delete a key; the providers that used it are disabled (they never fall back to the platform's key)."""
     from personal_agent.governance.keys import delete_key as remove
 
     await remove(principal.org_id, key_id)

@@ -8,13 +8,40 @@ from uuid import UUID
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from personal_agent.api.errors import install_error_handlers
+from personal_agent.api.openapi import install_openapi
 
 router = APIRouter(prefix="/api/v1/hooks", tags=["webhooks"])
 
+# The body is read raw (its bytes are what the signature covers), so FastAPI cannot describe it by itself.
+_BODY = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            "application/json": {"schema": {}, "examples": {"event": {"value": {"title": "Build 42 failed"}}}},
+            "text/plain": {"schema": {"type": "string", "maxLength": 24 * 1024}},
+        },
+    }
+}
 
-@router.post("/{workflow_id}", status_code=202, operation_id="receive_webhook")
+
+class WebhookAccepted(BaseModel):
+    run_id: str
+    status: str = Field(description="`started`, or `skipped` (over budget: no run started)")
+    duplicate: bool = Field(description="true when this webhook-id already started the run")
+    status_url: str
+    events_url: str
+
+
+@router.post(
+    "/{workflow_id}",
+    status_code=202,
+    operation_id="receive_webhook",
+    response_model=WebhookAccepted,
+    openapi_extra=_BODY,
+)
 async def receive_webhook(workflow_id: UUID, request: Request) -> JSONResponse:
     """Start the workflow's run (or return the run this `webhook-id` already started): 202 with its status URL."""
     from personal_agent.workflows.webhooks import check_size
@@ -45,4 +72,5 @@ def create_hooks_app() -> FastAPI:
     app = FastAPI(title="Personal Agent webhooks", version="0.1.0")
     install_error_handlers(app)
     app.include_router(router)
+    install_openapi(app)
     return app

@@ -1,4 +1,4 @@
-"""Mounts the identity routes: `/api/v1/me`, `/api/v1/org`, and in local mode only the dev issuer."""
+"""Mounts the identity routes: `/api/v1/me`, `/api/v1/org`, `/api/v1/platform`, and in local mode the dev issuer."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from personal_agent.settings import get_settings
 
 
 def include_identity_routers(app: FastAPI) -> None:
-    """Add the identity routers; the dev issuer's routes exist only when PA_ENV is local or test."""
-    from personal_agent.api import me, org
+    """Add the identity routers; the dev issuer's routes exist only when PA_ENV is local or test (outside
+    Lambda), and refuse unless the dev issuer is trusted (see identity/dev_issuer.py)."""
+    from personal_agent.api import me, org, platform
 
     app.include_router(me.router)
     app.include_router(org.router)
-    from personal_agent.identity.dev_issuer import dev_issuer_enabled
+    app.include_router(platform.router)
+    from personal_agent.identity.dev_issuer import dev_mode
 
-    if dev_issuer_enabled(get_settings()):
+    if dev_mode(get_settings()):
         from personal_agent.api import dev_issuer
 
         app.include_router(dev_issuer.router)

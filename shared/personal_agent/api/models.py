@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.governance.catalog import candidates
@@ -14,7 +15,23 @@ from personal_agent.governance.tiers import TIER_NAMES
 router = APIRouter(prefix="/api/v1", tags=["models"])
 
 
-@router.get("/models", operation_id="list_models")
+class ModelOut(BaseModel):
+    id: str = Field(description="`auto`, or `provider:model` as a run names it")
+    label: str
+    provider: str
+    offline_demo: bool
+    tier: int | None
+    tags: list[str]
+    tier_name: str | None = None
+    quality: int | None = None
+    locality: str | None = None
+
+
+class ModelList(BaseModel):
+    items: list[ModelOut]
+
+
+@router.get("/models", operation_id="list_models", response_model=ModelList, response_model_exclude_unset=True)
 async def list_models(principal: CurrentPrincipal) -> dict[str, Any]:
     """`auto` first, then every model best first (the gate still decides per chat at launch)."""
     items: list[dict[str, Any]] = [

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.runs import service
@@ -17,7 +17,11 @@ router = APIRouter(prefix="/api/v1", tags=["runs"])
 
 
 class RunCreate(BaseModel):
-    message: str
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"message": "Hello!"}, {"message": "Summarise this chat", "mode": "inline"}]}
+    )
+
+    message: str = Field(description="the user's turn (at most 32,000 characters: 413 `message_too_long`)")
     model: str | None = None
     mode: Literal["inline", "durable", "auto"] = "auto"
 
@@ -28,6 +32,30 @@ class RunAccepted(BaseModel):
     model: str
     events_url: str
     status_url: str
+
+
+class RunView(BaseModel):
+    id: str
+    chat_id: str | None
+    status: str = Field(description="queued, running, waiting, succeeded, failed, cancelled or skipped")
+    mode: str = Field(description="inline or durable")
+    model: str | None
+    model_chain: Any = Field(description="the models the run may fall back through, best first")
+    answered_model: str | None
+    routing: Any
+    trigger_source: str
+    parent_run_id: str | None
+    error: dict[str, Any] | None
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    events_url: str
+
+
+class CancelOut(BaseModel):
+    run_id: str
+    status: str = Field(description="`cancelling`, or the run's status when it had already ended")
+    cancelled: bool
 
 
 @router.post("/chats/{chat_id}/runs", status_code=202, operation_id="start_run", response_model=RunAccepted)
@@ -53,11 +81,11 @@ async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal)
     return JSONResponse(body_out, status_code=202, headers={"Location": body_out["status_url"]})
 
 
-@router.get("/runs/{run_id}", operation_id="get_run")
+@router.get("/runs/{run_id}", operation_id="get_run", response_model=RunView)
 async def get_run(run_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
     return await service.run_view(principal, run_id)
 
 
-@router.post("/runs/{run_id}/cancel", status_code=202, operation_id="cancel_run")
+@router.post("/runs/{run_id}/cancel", status_code=202, operation_id="cancel_run", response_model=CancelOut)
 async def cancel_run(run_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
     return await service.cancel(principal, run_id)

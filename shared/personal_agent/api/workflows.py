@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.workflows import service
@@ -23,6 +24,18 @@ class ScheduleIn(BaseModel):
 
 
 class WorkflowCreate(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"name": "CI failures", "prompt_template": "CI failed: {{body.title}}", "bearer_token": True},
+                {
+                    "name": "Morning digest",
+                    "schedule": {"expression": "cron(0 7 * * ? *)", "timezone": "Europe/Berlin"},
+                },
+            ]
+        }
+    )
+
     name: str = Field(min_length=1, max_length=200)
     instructions: str | None = Field(None, max_length=32_000)
     prompt_template: str | None = Field(None, max_length=16_000)
@@ -52,26 +65,99 @@ class WorkflowUpdate(BaseModel):
 
 
 class Rotate(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"grace_seconds": 3600}, {"grace_seconds": 0}]})
+
     grace_seconds: int = Field(86_400, ge=0, le=604_800, description="how long the previous credential still works")
 
 
-@router.post("", status_code=201, operation_id="create_workflow")
+class WebhookOut(BaseModel):
+    url: str
+    enabled: bool
+    signing_secret_hint: str | None
+    bearer_token_hint: str | None
+
+
+class ScheduleOut(BaseModel):
+    expression: str
+    timezone: str
+    enabled: bool
+    next_fire_at: datetime | None
+    last_fired_at: datetime | None
+
+
+class WorkflowOut(BaseModel):
+    id: UUID
+    name: str
+    owner_id: UUID
+    chat_id: UUID | None
+    instructions: str | None
+    prompt_template: str
+    model: str | None
+    tools: list[str] | None
+    approval_policy: Literal["wait", "deny"]
+    approval_timeout_seconds: int
+    rate_limit_per_minute: int
+    created_at: datetime
+    updated_at: datetime
+    webhook: WebhookOut
+    schedule: ScheduleOut | None
+
+
+class WorkflowCreated(WorkflowOut):
+    signing_secret: str = Field(description="shown this once")
+    bearer_token: str | None = Field(description="shown this once (when asked for)")
+
+
+class WorkflowList(BaseModel):
+    items: list[WorkflowOut]
+
+
+class SigningSecretOut(BaseModel):
+    signing_secret: str = Field(description="shown this once")
+    previous_valid_until: datetime | None
+
+
+class BearerTokenOut(BaseModel):
+    bearer_token: str = Field(description="shown this once")
+    previous_valid_until: datetime | None
+
+
+class WorkflowRunOut(BaseModel):
+    delivery_id: UUID
+    trigger: Literal["webhook", "schedule"]
+    key: str
+    received_at: datetime
+    run_id: UUID | None
+    status: str
+    mode: str | None
+    error: dict[str, Any] | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    status_url: str | None
+
+
+class WorkflowRunPage(BaseModel):
+    items: list[WorkflowRunOut]
+    next_cursor: str | None
+
+
+@router.post("", status_code=201, operation_id="create_workflow", response_model=WorkflowCreated)
 async def create_workflow(body: WorkflowCreate, principal: CurrentPrincipal) -> dict[str, Any]:
     """Create a workflow; the response holds its signing secret (and bearer token), shown this once."""
     return await service.create_workflow(principal, body.model_dump())
 
 
-@router.get("", operation_id="list_workflows")
+@router.get("", operation_id="list_workflows", response_model=WorkflowList)
 async def list_workflows(principal: CurrentPrincipal) -> dict[str, Any]:
     return {"items": await service.list_workflows(principal)}
 
 
-@router.get("/{workflow_id}", operation_id="get_workflow")
+@router.get("/{workflow_id}", operation_id="get_workflow", response_model=WorkflowOut)
 async def get_workflow(workflow_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
     return await service.get_workflow(principal, workflow_id)
 
 
-@router.patch("/{workflow_id}", operation_id="update_workflow")
+@router.patch("/{workflow_id}", operation_id="update_workflow", response_model=WorkflowOut)
 async def update_workflow(workflow_id: UUID, body: WorkflowUpdate, principal: CurrentPrincipal) -> dict[str, Any]:
     """Change the fields sent; `"schedule": null` removes the schedule."""
     fields = body.model_dump(exclude_unset=True)
@@ -84,12 +170,14 @@ async def delete_workflow(workflow_id: UUID, principal: CurrentPrincipal) -> Res
     return Response(status_code=204)
 
 
-@router.post("/{workflow_id}/signing-secret", operation_id="rotate_workflow_signing_secret")
+@router.post(
+    "/{workflow_id}/signing-secret", operation_id="rotate_workflow_signing_secret", response_model=SigningSecretOut
+)
 async def rotate_signing_secret(workflow_id: UUID, body: Rotate, principal: CurrentPrincipal) -> dict[str, Any]:
     return await service.rotate_signing_secret(principal, workflow_id, body.grace_seconds)
 
 
-@router.post("/{workflow_id}/bearer-token", operation_id="issue_workflow_bearer_token")
+@router.post("/{workflow_id}/bearer-token", operation_id="issue_workflow_bearer_token", response_model=BearerTokenOut)
 async def issue_bearer_token(workflow_id: UUID, body: Rotate, principal: CurrentPrincipal) -> dict[str, Any]:
     return await service.issue_bearer_token(principal, workflow_id, body.grace_seconds)
 
@@ -100,12 +188,12 @@ async def revoke_bearer_token(workflow_id: UUID, principal: CurrentPrincipal) ->
     return Response(status_code=204)
 
 
-@router.get("/{workflow_id}/runs", operation_id="workflow_runs")
+@router.get("/{workflow_id}/runs", operation_id="workflow_runs", response_model=WorkflowRunPage)
 async def workflow_runs(
     workflow_id: UUID,
     principal: CurrentPrincipal,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    cursor: str | None = None,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
 ) -> dict[str, Any]:
     """The workflow's deliveries and their runs, newest first."""
     return await service.run_history(principal, workflow_id, limit, cursor)

@@ -15,7 +15,8 @@ class BusEntry:
 
 
 class EventBus(Protocol):
-    """Append-only streams with replay by entry id; content only, never control."""
+    """Append-only streams with replay by entry id (content only, never control), and counted slots
+    (leases with an expiry) that cap how many streams one user holds open."""
 
     async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
         """Append `data`; trim to about `maxlen` entries; (re)set the stream's expiry; return the entry id."""
@@ -31,6 +32,20 @@ class EventBus(Protocol):
 
     async def last_id(self, stream: str) -> str | None:
         """The newest entry id, or None when the stream does not exist."""
+        ...
+
+    async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
+        """Lease one of `limit` slots under `key` to `holder` until `now_ms + lease_ms`, after dropping leases
+        that ended before `now_ms`. Returns 0 when taken (or already held), else the milliseconds until the
+        oldest lease ends. Leases that are never released (a crashed relay) lapse on their own."""
+        ...
+
+    async def renew_slot(self, key: str, holder: str, *, lease_ms: int, now_ms: int) -> None:
+        """Extend `holder`'s lease to `now_ms + lease_ms` (re-taking it if it had lapsed)."""
+        ...
+
+    async def release_slot(self, key: str, holder: str) -> None:
+        """Give `holder`'s slot back."""
         ...
 
     async def ping(self) -> bool:

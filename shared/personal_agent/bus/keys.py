@@ -18,3 +18,8 @@ def feed_stream(org_id: UUID | str, user_id: UUID | str) -> str:
 def cancel_channel(run_id: UUID | str) -> str:
     """Pub/Sub control channel for cancelling a run (control only, never content)."""
     return f"pa:control:cancel:{run_id}"
+
+
+def stream_slots(user_id: UUID | str) -> str:
+    """The SSE/AG-UI connections a user holds open, across orgs and tabs (a sorted set of leases)."""
+    return f"pa:slots:sse:{user_id}"

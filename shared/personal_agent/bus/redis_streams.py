@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from personal_agent.bus.base import BusEntry
+from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
 # Every waiting SSE client holds one connection for its XREAD BLOCK, so the pool must be large, and the
 # socket timeout must outlast the longest block (redis-py's default of 5 s would cut idle streams).
@@ -49,6 +50,15 @@ class RedisStreamsBus:
     async def last_id(self, stream: str) -> str | None:
         items = await self._client.xrevrange(stream, count=1)
         return str(items[0][0]) if items else None
+
+    async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
+        return int(await self._client.eval(ACQUIRE, 1, key, now_ms, limit, lease_ms, holder))
+
+    async def renew_slot(self, key: str, holder: str, *, lease_ms: int, now_ms: int) -> None:
+        await self._client.eval(RENEW, 1, key, now_ms, lease_ms, holder)
+
+    async def release_slot(self, key: str, holder: str) -> None:
+        await self._client.zrem(key, holder)
 
     async def ping(self) -> bool:
         return bool(await self._client.ping())

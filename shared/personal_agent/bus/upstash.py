@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import httpx
 
 from personal_agent.bus.base import BusEntry
+from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
 T = TypeVar("T")
 
@@ -108,6 +109,17 @@ class UpstashBus:
     async def last_id(self, stream: str) -> str | None:
         items = await self._call("last_id", self._client.xrevrange(stream, "+", "-", count=1))
         return str(items[0][0]) if items else None
+
+    async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
+        args = [str(now_ms), str(limit), str(lease_ms), holder]
+        return int(await self._call("acquire_slot", self._client.eval(ACQUIRE, keys=[key], args=args)))
+
+    async def renew_slot(self, key: str, holder: str, *, lease_ms: int, now_ms: int) -> None:
+        args = [str(now_ms), str(lease_ms), holder]
+        await self._call("renew_slot", self._client.eval(RENEW, keys=[key], args=args))
+
+    async def release_slot(self, key: str, holder: str) -> None:
+        await self._call("release_slot", self._client.zrem(key, holder))
 
     async def ping(self) -> bool:
         return bool(await self._call("ping", self._client.ping()) == "PONG")

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import base64
-import json
-from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from personal_agent.chats.transcript import TranscriptPage, parse_cursor
 from personal_agent.db import org_transaction
+from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 
 COLUMNS = "id, title, classification, created_at, updated_at"
 MAX_TITLE = 200
+TRANSCRIPT_BATCH = 50  # message rows read at a time while a page fills
 
 
 def _title(title: str | None) -> str:
@@ -23,17 +23,8 @@ def _title(title: str | None) -> str:
     return text
 
 
-def _encode_cursor(row: dict[str, Any]) -> str:
-    raw = json.dumps([row["updated_at"].isoformat(), str(row["id"])]).encode()
-    return base64.urlsafe_b64encode(raw).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[datetime, UUID]:
-    try:
-        updated, chat_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return datetime.fromisoformat(updated), UUID(chat_id)
-    except (ValueError, TypeError) as exc:
-        raise InvalidInput("the cursor is not valid", code="invalid_cursor") from exc
+def _chat_cursor(row: dict[str, Any]) -> str:
+    return encode_cursor(row["updated_at"], row["id"])
 
 
 async def create_chat(principal: Principal, title: str | None, classification: str = "standard") -> dict[str, Any]:
@@ -51,7 +42,7 @@ async def list_chats(principal: Principal, limit: int, cursor: str | None, q: st
     clauses = ["user_id = %s"]
     params: list[Any] = [principal.user_id]
     if cursor:
-        updated, chat_id = _decode_cursor(cursor)
+        updated, chat_id = decode_uuid_cursor(cursor)
         clauses.append("(updated_at, id) < (%s, %s)")
         params += [updated, chat_id]
     if q:
@@ -61,7 +52,7 @@ async def list_chats(principal: Principal, limit: int, cursor: str | None, q: st
     async with org_transaction(principal.org_id) as conn:
         cur = await conn.execute(sql, [*params, limit + 1])
         rows = await cur.fetchall()
-    next_cursor = _encode_cursor(rows[limit - 1]) if len(rows) > limit else None
+    next_cursor = _chat_cursor(rows[limit - 1]) if len(rows) > limit else None
     return {"items": rows[:limit], "next_cursor": next_cursor}
 
 
@@ -101,10 +92,24 @@ async def delete_chat(principal: Principal, chat_id: UUID) -> None:
             raise NotFound("chat not found", code="chat_not_found")
 
 
-async def transcript_rows(principal: Principal, chat_id: UUID) -> list[dict[str, Any]]:
+async def transcript_page(principal: Principal, chat_id: UUID, limit: int, cursor: str | None) -> dict[str, Any]:
+    """A page of the chat's transcript, newest first across pages (`chats.transcript` says how it is cut)."""
+    page = TranscriptPage(limit, parse_cursor(cursor) if cursor else None)
     await get_chat(principal, chat_id)
+    upper = page.before[0] if page.before else None
     async with org_transaction(principal.org_id) as conn:
-        cur = await conn.execute(
-            "SELECT id, run_id, message, created_at FROM messages WHERE chat_id = %s ORDER BY id", [chat_id]
-        )
-        return await cur.fetchall()
+        while not page.full:
+            below = "" if upper is None else " AND id <= %s"
+            cur = await conn.execute(
+                "SELECT id, run_id, message, created_at FROM messages"
+                f" WHERE chat_id = %s{below} ORDER BY id DESC LIMIT %s",
+                [chat_id, *([] if upper is None else [upper]), TRANSCRIPT_BATCH],
+            )
+            rows = await cur.fetchall()
+            for row in rows:
+                if not page.add_row(row):
+                    break
+            if len(rows) < TRANSCRIPT_BATCH:
+                break
+            upper = rows[-1]["id"] - 1
+    return page.body()

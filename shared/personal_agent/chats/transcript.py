@@ -1,9 +1,23 @@
-"""The transcript a person reads, from stored pydantic-ai messages (Postgres is the source of truth)."""
+"""The transcript a person reads, from stored pydantic-ai messages (Postgres is the source of truth).
+
+A transcript is served in pages that each stay far below Lambda's 6 MB response limit: the newest page
+first (what a chat window shows), then older ones through `next_cursor`. A page holds at most `limit` items
+and about `PAGE_BYTES` of JSON; a single text, tool result or tool-call argument longer than
+`MAX_PART_CHARS` is cut there and marked `truncated`.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass, field
 from typing import Any
+
+from personal_agent.errors import InvalidInput
+
+PAGE_BYTES = 4 * 1024 * 1024
+MAX_PART_CHARS = 256 * 1024
+_CURSOR = re.compile(r"^(\d{1,18}):(\d{1,6})$")
 
 
 def _text(content: Any) -> str:
@@ -14,56 +28,102 @@ def _text(content: Any) -> str:
     return json.dumps(content, default=str)
 
 
-def transcript_items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """User turns, assistant text with its tool calls, and tool results, in order."""
-    items: list[dict[str, Any]] = []
-    for row in rows:
-        message, base = (
-            row["message"],
-            {"run_id": str(row["run_id"]) if row["run_id"] else None, "created_at": row["created_at"].isoformat()},
-        )
-        for index, part in enumerate(message.get("parts", [])):
-            kind = part.get("part_kind")
-            item_id = f"{row['id']}:{index}"
-            if kind == "user-prompt":
-                items.append({"id": item_id, "role": "user", "text": _text(part.get("content")), **base})
-            elif kind == "text":
-                items.append({"id": item_id, "role": "assistant", "text": part.get("content", ""), **base})
-            elif kind == "tool-call":
-                args = part.get("args")
-                items.append(
-                    {
-                        "id": item_id,
-                        "role": "assistant",
-                        "text": "",
-                        "tool_calls": [
-                            {
-                                "id": part.get("tool_call_id"),
-                                "name": part.get("tool_name"),
-                                "args": args if isinstance(args, dict) else _parse(args),
-                            }
-                        ],
-                        **base,
-                    }
-                )
-            elif kind in ("tool-return", "retry-prompt"):
-                items.append(
-                    {
-                        "id": item_id,
-                        "role": "tool",
-                        "tool_call_id": part.get("tool_call_id"),
-                        "name": part.get("tool_name"),
-                        "content": _text(part.get("content")),
-                        **base,
-                    }
-                )
-    return items
-
-
 def _parse(args: Any) -> Any:
     if isinstance(args, str):
         try:
             return json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):
             return args
     return args
+
+
+def _cut(item: dict[str, Any], key: str) -> None:
+    value = item.get(key)
+    if isinstance(value, str) and len(value) > MAX_PART_CHARS:
+        item[key] = value[:MAX_PART_CHARS]
+        item["truncated"] = True
+
+
+def _tool_call(part: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    args = part.get("args")
+    call = {"id": str(part.get("tool_call_id") or ""), "name": str(part.get("tool_name") or "")}
+    raw = args if isinstance(args, str) else json.dumps(args, default=str)
+    if len(raw) > MAX_PART_CHARS:  # too long to show whole: the start of its JSON, as text
+        return {**call, "args": raw[:MAX_PART_CHARS]}, True
+    return {**call, "args": args if isinstance(args, dict) else _parse(args)}, False
+
+
+def _item(kind: Any, part: dict[str, Any], base: dict[str, Any]) -> dict[str, Any] | None:
+    if kind == "user-prompt":
+        return {**base, "role": "user", "text": _text(part.get("content"))}
+    if kind == "text":
+        return {**base, "role": "assistant", "text": part.get("content", "")}
+    if kind == "tool-call":
+        call, cut = _tool_call(part)
+        return {**base, "role": "assistant", "text": "", "tool_calls": [call], **({"truncated": True} if cut else {})}
+    if kind in ("tool-return", "retry-prompt"):
+        content = _text(part.get("content"))
+        return {
+            **base,
+            "role": "tool",
+            "tool_call_id": part.get("tool_call_id"),
+            "name": part.get("tool_name"),
+            "content": content,
+        }
+    return None
+
+
+def row_items(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """One stored message as transcript items: user turns, assistant text with its tool calls, tool results."""
+    message = row["message"] if isinstance(row["message"], dict) else {}
+    run_id = str(row["run_id"]) if row["run_id"] else None
+    items: list[dict[str, Any]] = []
+    for index, part in enumerate(message.get("parts", [])):
+        if not isinstance(part, dict):
+            continue
+        base = {"id": f"{row['id']}:{index}", "run_id": run_id, "created_at": row["created_at"].isoformat()}
+        item = _item(part.get("part_kind"), part, base)
+        if item is not None:
+            _cut(item, "text")
+            _cut(item, "content")
+            items.append(item)
+    return items
+
+
+def parse_cursor(cursor: str) -> tuple[int, int]:
+    """A page cursor is the id (`<message>:<part>`) of the oldest item the caller already has."""
+    match = _CURSOR.match(cursor)
+    if match is None:
+        raise InvalidInput("the cursor is not valid", code="invalid_cursor")
+    return int(match.group(1)), int(match.group(2))
+
+
+@dataclass
+class TranscriptPage:
+    """Collects items newest first until `limit` items or about `PAGE_BYTES` of JSON; hands them out in order."""
+
+    limit: int
+    before: tuple[int, int] | None = None
+    max_bytes: int = PAGE_BYTES
+    newest_first: list[dict[str, Any]] = field(default_factory=list)
+    size: int = 0
+    full: bool = False
+
+    def add_row(self, row: dict[str, Any]) -> bool:
+        """Add a message's items (those before the cursor); False once the page is full."""
+        items = row_items(row)
+        if self.before is not None and row["id"] == self.before[0]:
+            items = [i for i in items if int(i["id"].split(":")[1]) < self.before[1]]
+        for item in reversed(items):
+            cost = len(json.dumps(item, ensure_ascii=False, default=str).encode()) + 1
+            if len(self.newest_first) >= self.limit or (self.newest_first and self.size + cost > self.max_bytes):
+                self.full = True
+                return False
+            self.newest_first.append(item)
+            self.size += cost
+        return True
+
+    def body(self) -> dict[str, Any]:
+        """`items` oldest first; `next_cursor` fetches the items before them (null at the chat's start)."""
+        items = list(reversed(self.newest_first))
+        return {"items": items, "next_cursor": items[0]["id"] if self.full and items else None}

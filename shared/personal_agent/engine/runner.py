@@ -35,7 +35,7 @@ from personal_agent.engine.agui import AgUiTranslator
 from personal_agent.engine.cancellation import CancelWatch, RunCancelled, clear_local_cancel
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.errors import NotFound
-from personal_agent.governance.budgets import BudgetExceeded, check_run_budget
+from personal_agent.governance.budgets import BudgetExceeded, reserve_request
 from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
@@ -153,7 +153,7 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
             while not Agent.is_end_node(node):
                 await watch.check(force=True)
                 if Agent.is_model_request_node(node):
-                    await check_run_budget(spec.org_id, spec.user_id)
+                    await reserve_request(spec, ri, [*run.all_messages(), node.request])
                     if ri >= spec.limits.max_model_requests:
                         raise RunLimitExceeded(
                             f"the run reached its limit of {spec.limits.max_model_requests} model requests"
@@ -171,14 +171,16 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
                     assert isinstance(response, ModelResponse)
                     seq, ri = seq + 1, ri + 1
                     state.update(request_index=ri, last_event_id=emitter.last_id)
+                    async with org_transaction(spec.org_id) as conn:  # alone: the ledger row outlives a deleted run
+                        recorded = await usage.record(conn, spec, ri - 1, response)
+                    if recorded:
+                        cost, _ = usage.price(response, spec)
+                        observability.record_usage(
+                            response.usage.input_tokens,
+                            response.usage.output_tokens,
+                            float(cost) if cost is not None else None,
+                        )
                     async with org_transaction(spec.org_id) as conn:
-                        if await usage.record(conn, spec, ri - 1, response):
-                            cost, _ = usage.price(response, spec)
-                            observability.record_usage(
-                                response.usage.input_tokens,
-                                response.usage.output_tokens,
-                                float(cost) if cost is not None else None,
-                            )
                         await store.set_answered_model(conn, spec.run_id, response.model_name)
                         await store.save_checkpoint(conn, spec, seq, "model_response", dump_messages(completed), state)
                     # A resumable hand-back point: tool calls to run next. A final answer ends in this Task.

@@ -1,4 +1,7 @@
-"""Usage per ModelResponse, priced with genai-prices; an unpriced model is unknown (NULL), never zero."""
+"""Usage per ModelResponse, priced with genai-prices; an unpriced model is unknown (NULL), never zero.
+
+Platform-key usage is priced at the platform's price: the catalog puts the platform's prices (or none, so
+genai-prices decides) on a platform-key ModelRef, whatever price an org admin set on the model."""
 
 from __future__ import annotations
 
@@ -8,21 +11,14 @@ from importlib.metadata import version
 from pydantic_ai.messages import ModelResponse
 
 from personal_agent.db.pool import Conn
+from personal_agent.governance import reservations
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
+from personal_agent.runs.spec import ModelRef, RunSpec
+
+Priced = tuple[Decimal | None, str | None]
 
 
-def price(response: ModelResponse, spec: RunSpec | None = None) -> tuple[Decimal | None, str | None]:
-    """The response's cost in USD and where the price came from: an admin override for the model that
-    answered, else genai-prices; (None, None) when unknown."""
-    for ref in spec.model_chain if spec else ():
-        if ref.model_name == response.model_name and ref.input_price is not None and ref.output_price is not None:
-            usage = response.usage
-            cost = (
-                Decimal(str(ref.input_price)) * usage.input_tokens
-                + Decimal(str(ref.output_price)) * usage.output_tokens
-            ) / Decimal(1_000_000)
-            return cost, f"override {ref.id}"
+def _genai(response: ModelResponse) -> Priced:
     try:
         calculation = response.cost()
     except (LookupError, ValueError, AssertionError):
@@ -30,11 +26,36 @@ def price(response: ModelResponse, spec: RunSpec | None = None) -> tuple[Decimal
     return Decimal(str(calculation.total_price)), f"genai-prices {version('genai-prices')}"
 
 
+def _ref_price(ref: ModelRef, response: ModelResponse) -> Priced:
+    if ref.input_price is None or ref.output_price is None:
+        return _genai(response)
+    usage = response.usage
+    cost = (
+        Decimal(str(ref.input_price)) * usage.input_tokens + Decimal(str(ref.output_price)) * usage.output_tokens
+    ) / Decimal(1_000_000)
+    return cost, f"{'platform' if ref.platform_key else 'override'} {ref.id}"
+
+
+def price(response: ModelResponse, spec: RunSpec | None = None) -> Priced:
+    """The response's cost in USD and where the price came from: the price on the ref that answered (the
+    platform's for a platform-key model, else an admin override), else genai-prices; (None, None) when
+    unknown. When several refs share the response's model name, the highest price counts (unknown wins)."""
+    refs = (*spec.model_chain, *([spec.router_model] if spec.router_model else [])) if spec else ()
+    candidates = [_ref_price(ref, response) for ref in refs if ref.model_name == response.model_name]
+    if not candidates:
+        return _genai(response)
+    known = [c for c in candidates if c[0] is not None]
+    if len(known) < len(candidates):
+        return None, None
+    return max(known, key=lambda c: c[0] or Decimal(0))
+
+
 async def record(conn: Conn, spec: RunSpec, request_index: int, response: ModelResponse) -> bool:
-    """Write the usage row for one response; False when it was already written (a replay)."""
+    """Write the usage row for one response and settle its budget reservation (one transaction); False when
+    the row was already written (a replay)."""
     cost, price_version = price(response, spec)
     usage = response.usage
-    return await store.record_usage(
+    written = await store.record_usage(
         conn,
         spec,
         request_index,
@@ -49,3 +70,5 @@ async def record(conn: Conn, spec: RunSpec, request_index: int, response: ModelR
         cost,
         price_version,
     )
+    await reservations.settle(conn, spec.run_id, request_index)
+    return written

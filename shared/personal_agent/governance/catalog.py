@@ -6,24 +6,38 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
-from personal_agent.models.catalog import ModelInfo, platform_models, registered_models
+from personal_agent.models.catalog import ModelInfo, platform_models, platform_price, registered_models
+
+PLATFORM_KEY_KINDS = ("openai", "anthropic")
 
 
 def _org_model(row: dict[str, Any]) -> ModelInfo:
+    """An org's model. It uses the platform's key only with no BYOK key and no base_url of its own (the
+    platform's endpoint), Bedrock always (the platform's AWS account); such usage is priced at the
+    platform's price, whatever price the admin set."""
+    kind = row["kind"]
+    base_url, key_id = (None, None) if kind == "bedrock" else (row["base_url"], row["key_id"])
+    platform_key = kind == "bedrock" or (kind in PLATFORM_KEY_KINDS and key_id is None and base_url is None)
+    if platform_key:
+        input_price, output_price = platform_price(kind, row["name"])
+    else:
+        input_price = float(row["input_price"]) if row["input_price"] is not None else None
+        output_price = float(row["output_price"]) if row["output_price"] is not None else None
     return ModelInfo(
         id=f"{row['provider_name']}:{row['name']}",
         label=f"{row['name']} ({row['provider_name']})",
         provider=row["provider_name"],
-        kind=row["kind"],
+        kind=kind,
         tier=row["trust_tier"],
         model_name=row["name"],
         locality=row["locality"],
         tags=tuple(row["tags"]),
         quality=row["quality"],
-        input_price=float(row["input_price"]) if row["input_price"] is not None else None,
-        output_price=float(row["output_price"]) if row["output_price"] is not None else None,
-        base_url=row["base_url"],
-        key_id=row["key_id"],
+        input_price=input_price,
+        output_price=output_price,
+        base_url=base_url,
+        key_id=key_id,
+        platform_key=platform_key,
     )
 
 

@@ -92,7 +92,12 @@ async def list_keys(org_id: UUID) -> list[dict[str, Any]]:
 
 
 async def delete_key(org_id: UUID, key_id: UUID) -> None:
+    """Delete a key; the providers that used it are disabled in the same transaction (they never fall back
+    to the platform's key, or to no key)."""
+    from personal_agent.governance.admin import disable_providers_using_key
+
     async with org_transaction(org_id) as conn:
+        await disable_providers_using_key(conn, key_id)
         cur = await conn.execute("DELETE FROM provider_keys WHERE id = %s RETURNING id", [key_id])
         if await cur.fetchone() is None:
             raise NotFound("key not found", code="key_not_found")

@@ -1,13 +1,20 @@
-"""Dependency checks: readiness gates only on Postgres and Redis; the rest is reported, not gated."""
+"""Dependency checks: readiness gates only on Postgres and Redis; the rest is reported, not gated.
+
+A result's `detail` (what is configured, or the exception text of a failure) may name hosts, ARNs or
+users: it is logged and shown only to a platform admin (api/health.py), never to an anonymous caller.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from personal_agent.settings import get_settings
+
+log = logging.getLogger("personal_agent.health")
 
 
 @dataclass(frozen=True)
@@ -17,6 +24,10 @@ class CheckResult:
     detail: str
     latency_ms: float
 
+    def public(self) -> dict[str, object]:
+        """What anyone may see: the dependency's name, whether it is ok, and how long the check took."""
+        return {"name": self.name, "ok": self.ok, "latency_ms": self.latency_ms}
+
 
 async def _timed(name: str, check: Callable[[], Awaitable[str]], timeout: float = 2.0) -> CheckResult:
     start = time.perf_counter()
@@ -25,6 +36,7 @@ async def _timed(name: str, check: Callable[[], Awaitable[str]], timeout: float 
         ok = True
     except Exception as exc:  # a failing dependency is a result, not an error
         detail, ok = f"{type(exc).__name__}: {exc}"[:200], False
+        log.warning("dependency check failed", extra={"check": name, "detail": detail})
     return CheckResult(name, ok, detail, round((time.perf_counter() - start) * 1000, 2))
 
 

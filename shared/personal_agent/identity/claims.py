@@ -26,10 +26,25 @@ class ClaimMapping:
     org_prefix: str = ""
     role_prefix: str = ""
 
+    @property
+    def carries_orgs(self) -> bool:
+        """The issuer's tokens are meant to name orgs (false only when the org claim is configured empty)."""
+        return any(p.strip() for p in self.org_claim.split(","))
+
+    @property
+    def carries_roles(self) -> bool:
+        """The issuer's tokens are meant to carry roles (false only when the roles claim is configured empty)."""
+        return any(p.strip() for p in self.roles_claim.split(","))
+
 
 @dataclass(frozen=True)
 class Grant:
-    """What a token grants: orgs (first is the default) and roles; `None` when the claim is absent."""
+    """What a token grants: orgs (first is the default) and roles.
+
+    A claim the issuer is configured to carry is authoritative even when the token lacks it (an IdP
+    such as Cognito omits an empty `cognito:groups`): then the token grants no org / no role. `None`
+    only when the issuer is configured without that claim, so the stored memberships decide.
+    """
 
     orgs: tuple[str, ...] | None
     roles: frozenset[str] | None
@@ -56,15 +71,15 @@ def normalize_org(value: str) -> str | None:
 
 
 def read_grant(claims: Mapping[str, Any], mapping: ClaimMapping) -> Grant:
-    """The orgs and roles a verified token grants under `mapping`."""
-    raw_orgs = claim_values(claims, mapping.org_claim)
+    """The orgs and roles a verified token grants under `mapping` (a missing configured claim grants none)."""
     orgs: tuple[str, ...] | None = None
-    if raw_orgs is not None:
+    if mapping.carries_orgs:
+        raw_orgs = claim_values(claims, mapping.org_claim) or []
         slugs = (normalize_org(v) for v in _with_prefix(raw_orgs, mapping.org_prefix))
         orgs = tuple(dict.fromkeys(s for s in slugs if s))
-    raw_roles = claim_values(claims, mapping.roles_claim)
     roles: frozenset[str] | None = None
-    if raw_roles is not None:
+    if mapping.carries_roles:
+        raw_roles = claim_values(claims, mapping.roles_claim) or []
         roles = frozenset(r for r in _with_prefix(raw_roles, mapping.role_prefix) if r in ROLES)
     return Grant(orgs=orgs, roles=roles)
 

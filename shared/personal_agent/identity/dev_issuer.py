@@ -1,13 +1,17 @@
 """The built-in dev issuer for local mode: its own ES256 key under the data dir, its own JWKS.
 
 Its tokens are ordinary signed JWTs that the app verifies with the same `TokenVerifier` as any
-real identity provider's; it is only ever trusted when PA_ENV is `local` or `test`.
+real identity provider's; it is only ever trusted when PA_ENV is `local` or `test` (the default is
+`local`), outside Lambda, and while the server is bound to loopback (PA_HOST) unless
+PA_DEV_LOGIN_ALLOW_REMOTE says otherwise.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -19,13 +23,55 @@ from personal_agent.identity.jwks import JwkSet
 from personal_agent.settings import Settings
 
 ALGORITHM = "ES256"
+_HOST_HEADER = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$")
 # Dev tokens carry a plain `org` claim (string or list) and a `roles` list.
 DEV_CLAIMS = ClaimMapping(org_claim="org", roles_claim="roles")
 
 
-def dev_issuer_enabled(settings: Settings) -> bool:
-    """Local and test mode only, and never inside AWS Lambda even if PA_ENV was left at its default."""
+def is_loopback(host: str) -> bool:
+    """`localhost` or a loopback address (`127.0.0.1`, `::1`, `[::1]`)."""
+    name = host.strip().lower().removeprefix("[").removesuffix("]")
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 on a dual-stack socket
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def split_host(header: str) -> tuple[str, int | None] | None:
+    """A Host header as (name, port): `[::1]:8000` -> (`[::1]`, 8000), `localhost` -> (`localhost`, None);
+    None when it is not a host name or bracketed IPv6 address with an optional numeric port."""
+    match = _HOST_HEADER.match(header.strip().lower())
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2)) if match.group(2) else None
+
+
+def dev_mode(settings: Settings) -> bool:
+    """Local and test mode, never inside AWS Lambda even if PA_ENV was left at its default: the dev
+    issuer's routes exist (they may still refuse, see `dev_issuer_refusal`)."""
     return settings.is_local and "AWS_LAMBDA_FUNCTION_NAME" not in os.environ
+
+
+def dev_issuer_refusal(settings: Settings) -> str | None:
+    """Why the dev issuer is not trusted in this process, or None when it is."""
+    if not dev_mode(settings):
+        return "the dev issuer exists only in local mode (PA_ENV=local), never on AWS"
+    if not is_loopback(settings.host) and not settings.dev_login_allow_remote:
+        return (
+            "dev login is off because the server does not listen on loopback only (PA_HOST): anyone who"
+            " reaches it could sign in as anyone. Use PA_HOST=127.0.0.1, an identity provider (PA_OIDC_ISSUER),"
+            " or PA_DEV_LOGIN_ALLOW_REMOTE=true on a network you trust"
+        )
+    return None
+
+
+def dev_issuer_enabled(settings: Settings) -> bool:
+    """The dev issuer is trusted: dev mode, and the server bound to loopback (or remote use allowed)."""
+    return dev_issuer_refusal(settings) is None
 
 
 class DevIssuer:

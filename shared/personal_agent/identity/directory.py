@@ -1,22 +1,45 @@
 """Users, orgs and memberships as authentication needs them: upsert on first token, resolve the org.
 
-A token's org claim is authoritative for which orgs it grants; when a token has no org claim,
-the user's existing memberships (then PA_OIDC_DEFAULT_ORG) decide. A token's roles claim, when
-present, is written to the membership so the database mirrors the identity provider; without
-one, the membership's stored roles apply (`user` for a new membership).
+The rule is per issuer mapping (identity.claims). An issuer configured with an org claim (the
+default, `org`) is the only source of the orgs a token grants: a token without the claim (Cognito
+omits `cognito:groups` when the user is in no group) grants none, and stored memberships never fill
+the gap. Only an issuer configured without one (`PA_OIDC_ORG_CLAIM=`) leaves it to the user's active
+memberships, oldest first. Either way, a token that ends up granting no org acts in
+PA_OIDC_DEFAULT_ORG when that is set, else it is refused (`no_org`). Roles follow the same rule: a
+configured roles claim is written to the membership on every request (missing means `user`); only an
+issuer without one keeps the stored roles.
+
+Offboarding is sticky: a membership an org admin disabled or removed is never re-activated by a
+token that still names the org (403 `membership_disabled` / `not_a_member`; the org is dropped from
+the orgs the credential may switch to), and a disabled user is refused everywhere (`user_disabled`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, system_transaction
 from personal_agent.errors import Forbidden
-from personal_agent.identity.claims import ROLES, normalize_org, read_grant
+from personal_agent.identity.claims import ROLES, Grant, normalize_org, read_grant
 from personal_agent.identity.oidc import VerifiedToken
 from personal_agent.identity.principal import Principal
 from personal_agent.settings import get_settings
+
+_REFUSALS = {
+    "disabled": ("your membership in this org is disabled", "membership_disabled"),
+    "removed": ("you are no longer a member of this org", "not_a_member"),
+}
+
+
+def membership_refusal(status: str) -> Forbidden:
+    """The 403 for a membership that is not active (`disabled` or `removed`)."""
+    message, code = _REFUSALS.get(status, _REFUSALS["removed"])
+    return Forbidden(message, code=code)
+
+
+def user_refusal() -> Forbidden:
+    return Forbidden("this account is disabled", code="user_disabled")
 
 
 def _sorted_roles(roles: Sequence[str] | frozenset[str]) -> list[str]:
@@ -24,9 +47,11 @@ def _sorted_roles(roles: Sequence[str] | frozenset[str]) -> list[str]:
 
 
 async def _upsert_user(conn: Conn, issuer: str, subject: str, email: str | None, name: str | None) -> UUID:
+    """The user's id, created on first sight; `user_disabled` for an account a platform admin disabled."""
     row = await (
         await conn.execute(
-            "SELECT id, email, display_name FROM users WHERE issuer = %s AND subject = %s", [issuer, subject]
+            "SELECT id, email, display_name, disabled_at FROM users WHERE issuer = %s AND subject = %s",
+            [issuer, subject],
         )
     ).fetchone()
     if row is None:
@@ -34,12 +59,14 @@ async def _upsert_user(conn: Conn, issuer: str, subject: str, email: str | None,
             await conn.execute(
                 "INSERT INTO users (issuer, subject, email, display_name) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (issuer, subject) DO UPDATE SET email = users.email"
-                " RETURNING id, email, display_name",
+                " RETURNING id, email, display_name, disabled_at",
                 [issuer, subject, email, name],
             )
         ).fetchone()
         assert row is not None
-    elif (email and row["email"] != email) or (name and row["display_name"] != name):
+    if row["disabled_at"] is not None:
+        raise user_refusal()
+    if (email and row["email"] != email) or (name and row["display_name"] != name):
         await conn.execute(
             "UPDATE users SET email = COALESCE(%s, email), display_name = COALESCE(%s, display_name) WHERE id = %s",
             [email, name, row["id"]],
@@ -48,18 +75,33 @@ async def _upsert_user(conn: Conn, issuer: str, subject: str, email: str | None,
     return user_id
 
 
-async def _member_org_slugs(conn: Conn, user_id: UUID) -> list[str]:
+async def _membership_states(conn: Conn, user_id: UUID) -> dict[str, str]:
+    """The user's memberships, org slug -> status (`active`, `disabled`, `removed`), oldest first."""
     # The membership_lookup policy shows this user's memberships while app.auth_user is set.
     await conn.execute("SELECT set_config('app.auth_user', %s, true)", [str(user_id)])
     rows = await (
         await conn.execute(
-            "SELECT o.slug FROM memberships m JOIN orgs o ON o.id = m.org_id"
+            "SELECT o.slug, m.status FROM memberships m JOIN orgs o ON o.id = m.org_id"
             " WHERE m.user_id = %s ORDER BY m.created_at, o.slug",
             [user_id],
         )
     ).fetchall()
     await conn.execute("SELECT set_config('app.auth_user', '', true)")
-    return [r["slug"] for r in rows]
+    return {r["slug"]: r["status"] for r in rows}
+
+
+def _granted_orgs(grant: Grant, states: Mapping[str, str]) -> tuple[list[str], bool]:
+    """The orgs the credential grants, and whether they were named (by the token or the default org, so
+    they may be created) rather than read from the user's active memberships."""
+    if grant.orgs is not None:
+        granted, named = list(grant.orgs), True
+    else:
+        granted, named = [slug for slug, status in states.items() if status == "active"], False
+    if not granted:
+        default = normalize_org(get_settings().oidc_default_org or "")
+        if default:
+            return [default], True
+    return granted, named
 
 
 async def _org_id(conn: Conn, slug: str, *, create: bool) -> UUID:
@@ -73,21 +115,27 @@ async def _org_id(conn: Conn, slug: str, *, create: bool) -> UUID:
     return org_id
 
 
-def choose_org(granted: Sequence[str], x_org: str | None) -> str:
-    """The org a request acts in: `X-Org` if the token grants it, else the token's default org."""
+def choose_org(granted: Sequence[str], x_org: str | None, blocked: Mapping[str, str] | None = None) -> str:
+    """The org a request acts in: `X-Org` if the credential grants it, else the first granted org the
+    user is not offboarded from (`blocked`: slug -> membership status)."""
+    blocked = blocked or {}
     if x_org is not None and x_org.strip():
         wanted = normalize_org(x_org)
         if wanted is None or wanted not in granted:
             raise Forbidden("the token does not grant the org named in X-Org", code="org_not_granted")
+        if wanted in blocked:
+            raise membership_refusal(blocked[wanted])
         return wanted
-    if not granted:
-        raise Forbidden("the token grants no org", code="no_org")
-    return granted[0]
+    usable = [slug for slug in granted if slug not in blocked]
+    if usable:
+        return usable[0]
+    if granted:
+        raise membership_refusal(blocked[granted[0]])
+    raise Forbidden("the token grants no org", code="no_org")
 
 
 async def principal_for_token(verified: VerifiedToken, x_org: str | None) -> Principal:
     """The principal for a verified OIDC token: user upserted, org chosen and checked, roles resolved."""
-    settings = get_settings()
     grant = read_grant(verified.claims, verified.issuer.mapping)
     email = verified.claims.get("email")
     name = verified.claims.get("name") or verified.claims.get("preferred_username")
@@ -99,13 +147,11 @@ async def principal_for_token(verified: VerifiedToken, x_org: str | None) -> Pri
             email if isinstance(email, str) else None,
             name if isinstance(name, str) else None,
         )
-        from_token = grant.orgs is not None
-        granted = list(grant.orgs or ()) if from_token else await _member_org_slugs(conn, user_id)
-        if not from_token and not granted and settings.oidc_default_org:
-            default = normalize_org(settings.oidc_default_org)
-            granted, from_token = ([default], True) if default else ([], False)
-        slug = choose_org(granted, x_org)
-        org_id = await _org_id(conn, slug, create=from_token and settings.auto_create_orgs)
+        states = await _membership_states(conn, user_id)
+        blocked = {slug: status for slug, status in states.items() if status != "active"}
+        granted, named = _granted_orgs(grant, states)
+        slug = choose_org(granted, x_org, blocked)
+        org_id = await _org_id(conn, slug, create=named and get_settings().auto_create_orgs)
         await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
         roles = await _sync_membership(conn, org_id, user_id, grant.roles)
     return Principal(
@@ -115,7 +161,7 @@ async def principal_for_token(verified: VerifiedToken, x_org: str | None) -> Pri
         roles=roles,
         subject=verified.subject,
         via="oidc",
-        orgs=tuple(dict.fromkeys([slug, *granted])),
+        orgs=tuple(dict.fromkeys(s for s in [slug, *granted] if s not in blocked)),
     )
 
 
@@ -124,8 +170,12 @@ async def _sync_membership(
 ) -> frozenset[str]:
     # Read first: the common case (nothing changed) takes no row lock and writes nothing.
     row = await (
-        await conn.execute("SELECT roles FROM memberships WHERE org_id = %s AND user_id = %s", [org_id, user_id])
+        await conn.execute(
+            "SELECT roles, status FROM memberships WHERE org_id = %s AND user_id = %s", [org_id, user_id]
+        )
     ).fetchone()
+    if row is not None and row["status"] != "active":
+        raise membership_refusal(row["status"])
     stored: list[str] | None = row["roles"] if row else None
     if token_roles is None:
         if stored is not None:
@@ -137,21 +187,8 @@ async def _sync_membership(
             return frozenset(stored)
     await conn.execute(
         "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)"
-        " ON CONFLICT (org_id, user_id) DO UPDATE SET roles = EXCLUDED.roles",
+        # An offboarded membership is never revived here: only an org admin re-enables it.
+        " ON CONFLICT (org_id, user_id) DO UPDATE SET roles = EXCLUDED.roles WHERE memberships.status = 'active'",
         [org_id, user_id, wanted],
     )
     return frozenset(wanted)
-
-
-async def list_members(org_id: UUID) -> list[dict[str, object]]:
-    """The org's members with their user details, oldest membership first."""
-    from personal_agent.db.pool import org_transaction
-
-    async with org_transaction(org_id) as conn:
-        rows = await (
-            await conn.execute(
-                "SELECT m.user_id, u.subject, u.email, u.display_name, m.roles, m.created_at"
-                " FROM memberships m JOIN users u ON u.id = m.user_id ORDER BY m.created_at, u.subject"
-            )
-        ).fetchall()
-    return [dict(r) for r in rows]

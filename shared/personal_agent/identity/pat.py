@@ -4,7 +4,8 @@ The secret has 256 bits of entropy, so a fast hash is enough (nothing to brute-f
 found before its org is known through the `token_lookup` RLS policy, which shows the one row whose
 hash the caller puts in `app.token_hash`. Every use re-reads the row, so a revocation or an expiry
 takes effect on the very next request; the effective roles are the token's roles that the user
-still holds in the org.
+still holds in the org. A token whose owner was disabled, or whose membership was disabled or
+removed, is refused on its next use too (removal also revokes the owner's tokens in that org).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from uuid import UUID
 from personal_agent.db.pool import org_transaction, system_transaction
 from personal_agent.errors import Forbidden, NotFound, Unauthorized
 from personal_agent.identity.claims import ROLES, normalize_org
+from personal_agent.identity.directory import membership_refusal, user_refusal
 from personal_agent.identity.principal import Principal
 
 PAT_PREFIX = "pa_pat_"
@@ -115,7 +117,8 @@ async def authenticate_token(secret: str, x_org: str | None) -> Principal:
         row = await (
             await conn.execute(
                 "SELECT t.id, t.org_id, t.user_id, t.roles, t.revoked_at IS NOT NULL AS revoked,"
-                " t.expires_at IS NOT NULL AND t.expires_at <= now() AS expired, o.slug, u.subject"
+                " t.expires_at IS NOT NULL AND t.expires_at <= now() AS expired, o.slug, u.subject,"
+                " u.disabled_at IS NOT NULL AS user_disabled"
                 " FROM api_tokens t JOIN orgs o ON o.id = t.org_id JOIN users u ON u.id = t.user_id"
             )
         ).fetchone()
@@ -125,16 +128,21 @@ async def authenticate_token(secret: str, x_org: str | None) -> Principal:
         raise Unauthorized("this personal access token was revoked", code="token_revoked")
     if row["expired"]:
         raise Unauthorized("this personal access token has expired", code="token_expired")
+    if row["user_disabled"]:
+        raise user_refusal()
     if x_org is not None and x_org.strip() and normalize_org(x_org) != row["slug"]:
         raise Forbidden("a personal access token acts only in its own org", code="org_not_granted")
     async with org_transaction(row["org_id"]) as conn:
         member = await (
             await conn.execute(
-                "SELECT roles FROM memberships WHERE org_id = %s AND user_id = %s", [row["org_id"], row["user_id"]]
+                "SELECT roles, status FROM memberships WHERE org_id = %s AND user_id = %s",
+                [row["org_id"], row["user_id"]],
             )
         ).fetchone()
         if member is None:
             raise Forbidden("the token's owner is no longer a member of its org", code="not_a_member")
+        if member["status"] != "active":
+            raise membership_refusal(member["status"])
         # At most one write a minute per token: last_used_at is for display, not for auditing.
         await conn.execute(
             "UPDATE api_tokens SET last_used_at = now()"

@@ -9,6 +9,7 @@ import time
 from fastapi import FastAPI
 
 from personal_agent.errors import ConfigurationError
+from personal_agent.identity.dev_issuer import dev_issuer_refusal
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.serving import ReadyServer
 from personal_agent.local.stack import LocalStack
@@ -43,7 +44,12 @@ def run_dev_server() -> int:
             # Printed once the server listens, so the line means "ready" (tests and scripts wait for it).
             parts = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
             print(f"Personal Agent is running at {url}  (ready in {time.perf_counter() - started:.1f}s: {parts})")
-            print(f"  log in: open {url} and choose 'Dev login', or run `pa token --org acme --user alice` for a token")
+            refusal = dev_issuer_refusal(settings)
+            if refusal is None:
+                print(f"  log in: open {url} and press 'Sign in' (Dev login: org acme, user alice, role admin)")
+                print("          or run `pa token --org acme --user alice --role admin` for a bearer token")
+            else:
+                print(f"  log in: with your identity provider ({refusal})")
             print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
             sys.stdout.flush()
 

@@ -72,8 +72,9 @@ class LocalStack:
         elif s.redis_url:
             ensure_reachable(s.redis_url, "Redis", "REDIS_URL")
         else:
-            from personal_agent.local.valkey import start_embedded_valkey
+            from personal_agent.local.valkey import start_embedded_valkey, stop_orphaned_valkey
 
+            stop_orphaned_valkey(data_dir, s.valkey_port)
             ensure_port_free("127.0.0.1", s.valkey_port, "embedded Valkey", "PA_VALKEY_PORT")
             self._valkey, redis_url = start_embedded_valkey(data_dir, s.valkey_port)
             self.env["REDIS_URL"] = redis_url

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,3 +20,31 @@ def start_embedded_valkey(data_dir: Path, port: int | None = None) -> tuple[Any,
     server = ValkeyServer(port=port, data_dir=vdir, persist=True, appendonly="yes", save="")
     server.start(timeout=20.0)
     return server, f"redis://127.0.0.1:{server.port}/0"
+
+
+def stop_orphaned_valkey(data_dir: Path, port: int) -> None:
+    """A dev server killed with SIGKILL leaves its Valkey running and holding the port. Stop it when it serves
+    this data dir and its dev server is gone (init adopted it), so `pa dev` starts again; its data is on disk."""
+    import redis
+
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2, socket_connect_timeout=1)
+    try:
+        if client.config_get("dir").get("dir") != str((data_dir / "valkey").resolve()):
+            return
+        pid = int(client.info("server")["process_id"])
+        parent = subprocess.run(["ps", "-o", "ppid=", "-p", str(pid)], capture_output=True, text=True, check=False)
+        if parent.stdout.strip() != "1":
+            return  # a running dev server owns it
+        client.shutdown()
+    except (redis.RedisError, OSError, ValueError, KeyError):
+        return
+    finally:
+        client.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _listening(port):
+        time.sleep(0.05)  # it exits right after SHUTDOWN; its port is free once it is gone
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0

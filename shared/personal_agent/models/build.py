@@ -1,10 +1,16 @@
 """The one place a run's pydantic-ai models are built: every model passes the classification gate here,
-and BYOK keys are decrypted here only (inside the run worker or the steps function)."""
+and BYOK keys are decrypted here only (inside the run worker or the steps function).
+
+Keys are bound to endpoints: the platform's OPENAI_API_KEY / ANTHROPIC_API_KEY go only to a model the
+catalog marked `platform_key` (no base_url, no BYOK key), i.e. the platform's own endpoint. Any other
+model gets its org's BYOK key or a placeholder, never the platform's key, not even through the SDKs'
+environment fallback."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from personal_agent.errors import AppError
 from personal_agent.governance.tiers import enforce_classification
 from personal_agent.models.catalog import registered_factory
 from personal_agent.runs.spec import ModelRef, RunSpec
@@ -16,13 +22,28 @@ if TYPE_CHECKING:
 
     from pydantic_ai.models import Model
 
+NO_KEY = "none"
+"""Sent where a model has no key of its own (keyless local servers): the SDKs then skip their env lookup."""
 
-async def _api_key(org_id: UUID, ref: ModelRef, platform_key: str | None) -> str | None:
+
+class PlatformKeyRefused(AppError):
+    """A model asked for the platform's key somewhere other than the platform's own endpoint."""
+
+    status = 403
+    code = "platform_key_refused"
+
+
+async def _api_key(org_id: UUID, ref: ModelRef, platform_key: str | None) -> str:
+    """The org's BYOK key; the platform's key only for a platform-key model at the platform's endpoint; else none."""
     if ref.key_id is not None:
         from personal_agent.governance.keys import decrypt_key
 
         return await decrypt_key(org_id, ref.key_id)
-    return platform_key
+    if ref.platform_key:
+        if ref.base_url is not None:  # the spec validator refuses this too; never trust one check with a secret
+            raise PlatformKeyRefused(f"model {ref.id!r} may not use the platform key at another endpoint")
+        return platform_key or NO_KEY
+    return NO_KEY
 
 
 async def build_one(org_id: UUID, ref: ModelRef, required_tier: int) -> Model:
@@ -37,23 +58,27 @@ async def build_one(org_id: UUID, ref: ModelRef, required_tier: int) -> Model:
         from personal_agent.models.demo import demo_model
 
         return demo_model()
+    from pydantic_ai.settings import ModelSettings
+
+    limits = ModelSettings(max_tokens=ref.max_output_tokens)  # what a budget reservation assumes
     if ref.kind in ("openai", "openai-compatible"):
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
-        key = await _api_key(org_id, ref, settings.openai_api_key)
-        provider = OpenAIProvider(base_url=ref.base_url, api_key=key or "none")
-        return OpenAIChatModel(ref.model_name, provider=provider)
+        key = await _api_key(org_id, ref, settings.openai_api_key if ref.kind == "openai" else None)
+        provider = OpenAIProvider(base_url=ref.base_url, api_key=key)
+        return OpenAIChatModel(ref.model_name, provider=provider, settings=limits)
     if ref.kind == "anthropic":
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
         key = await _api_key(org_id, ref, settings.anthropic_api_key)
-        return AnthropicModel(ref.model_name, provider=AnthropicProvider(api_key=key))
+        anthropic = AnthropicProvider(api_key=key, base_url=ref.base_url)
+        return AnthropicModel(ref.model_name, provider=anthropic, settings=limits)
     if ref.kind == "bedrock":
         from pydantic_ai.models.bedrock import BedrockConverseModel
 
-        return BedrockConverseModel(ref.model_name)
+        return BedrockConverseModel(ref.model_name, settings=limits)
     raise ValueError(f"unknown model kind {ref.kind!r}")
 
 

@@ -1,5 +1,6 @@
 """The models a deployment offers an org: platform models from env, the org's own providers, the
-offline demo locally, and models registered by tests. Each carries its provider's trust tier."""
+offline demo locally, and models registered by tests. Each carries its provider's trust tier, its price
+and whether it is called with the platform's key (only ever at the platform's own endpoint)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class ModelInfo:
     offline_demo: bool = False
     base_url: str | None = field(default=None, repr=False)
     key_id: UUID | None = None
+    platform_key: bool = False  # the platform's key, at the platform's endpoint, at the platform's price
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,11 @@ def register_model(
     quality: int = 10,
     provider: str | None = None,
     locality: str = "local",
+    input_price: float | None = None,
+    output_price: float | None = None,
 ) -> None:
-    """Offer an extra model by id (tests register scripted `FunctionModel`s; never reaches the network)."""
+    """Offer an extra model by id (tests register scripted `FunctionModel`s; never reaches the network).
+    Prices (USD per million tokens) apply to responses whose model name is `model_id`."""
     info = ModelInfo(
         model_id,
         label or model_id,
@@ -68,6 +73,8 @@ def register_model(
         locality=locality,
         tags=tags,
         quality=quality,
+        input_price=input_price,
+        output_price=output_price,
     )
     _registered[model_id] = _Registered(info, factory)
 
@@ -99,6 +106,7 @@ def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
                 quality=11,
                 input_price=0.15,
                 output_price=0.6,
+                platform_key=True,
             ),
             ModelInfo(
                 "openai:gpt-4o",
@@ -111,6 +119,7 @@ def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
                 quality=16,
                 input_price=2.5,
                 output_price=10.0,
+                platform_key=True,
             ),
         ]
     if settings.anthropic_api_key:
@@ -126,6 +135,7 @@ def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
                 quality=17,
                 input_price=3.0,
                 output_price=15.0,
+                platform_key=True,
             )
         )
     if settings.openai_compatible_base_url:
@@ -153,10 +163,20 @@ def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
                 "demo",
                 locality="local",
                 quality=1,
+                input_price=0.0,  # runs in this process: known to cost nothing (budgets count it as free)
+                output_price=0.0,
                 offline_demo=True,
             )
         )
     return models
+
+
+def platform_price(kind: str, model_name: str) -> tuple[float | None, float | None]:
+    """The platform's own price for a model it serves with its key ((None, None): genai-prices decides)."""
+    for info in platform_models():
+        if info.platform_key and info.kind == kind and info.model_name == model_name:
+            return info.input_price, info.output_price
+    return None, None
 
 
 def registered_models() -> list[ModelInfo]:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from uuid import UUID
 
+from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict
+from personal_agent.runs import store
+from personal_agent.runs.lease import LeaseLost, RunLease, local_owner
 from personal_agent.runs.spec import RunMode, RunSpec
 from personal_agent.settings import get_settings
 
@@ -20,12 +24,58 @@ def ensure_driver_available(mode: RunMode) -> None:
         raise Conflict("durable runs are not available: no state machine is configured", code="durable_unavailable")
 
 
-async def run_inline(spec: RunSpec) -> None:
-    """Loop the engine to the end in this process; a crash marks the run failed, never leaves it running."""
+async def drive_inline(run_id: UUID, org_id: UUID, owner: str) -> str:
+    """Drive an inline run to its end under a lease (the run worker Lambda, or a task here): from its last
+    checkpoint, so a run whose worker died resumes without asking for a stored response again; once
+    `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). Returns the status it reached,
+    or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person)."""
     from personal_agent.engine.runner import advance, fail_run
 
+    settings = get_settings()
+    lease = RunLease(run_id, org_id, owner, settings.run_lease_seconds)
+    attempts = await lease.take()
+    if attempts is None:
+        return "leased"
     try:
-        await advance(spec.run_id, spec.org_id)
+        if attempts > settings.run_max_attempts:
+            await fail_run(
+                run_id,
+                org_id,
+                "worker_lost",
+                f"the run's worker stopped {attempts - 1} times before the run finished; it is not retried again",
+            )
+            return "failed"
+        if attempts > 1:
+            await _announce_resumed(run_id, org_id, attempts)
+        outcome = await lease.hold(advance(run_id, org_id))
+        return outcome.status
+    except LeaseLost:
+        log.warning("another worker took over the run", extra={"run_id": str(run_id)})
+        return "leased"
+    finally:
+        await lease.release()
+
+
+async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
+    """Tell the run's stream that it goes on after a lost worker (what streamed since its last checkpoint
+    streams again)."""
+    from ag_ui.core import CustomEvent
+
+    from personal_agent.engine.emitter import RunEmitter
+
+    async with org_transaction(org_id) as conn:
+        row = await store.get_run(conn, run_id)
+    if row is not None and row["status"] == "running":  # before RUN_STARTED there is nothing to resume
+        spec = RunSpec.model_validate(row["spec"])
+        await RunEmitter(spec).emit(CustomEvent(name="run_resumed", value={"run_id": str(run_id), "attempt": attempt}))
+
+
+async def run_inline(spec: RunSpec) -> None:
+    """Loop the engine to the end in this process; a crash marks the run failed, never leaves it running."""
+    from personal_agent.engine.runner import fail_run
+
+    try:
+        await drive_inline(spec.run_id, spec.org_id, local_owner())
     except Exception as exc:
         log.exception("inline run failed", extra={"run_id": str(spec.run_id)})
         await fail_run(spec.run_id, spec.org_id, "internal_error", f"the run failed: {type(exc).__name__}")
@@ -61,3 +111,11 @@ async def wait_for_local_runs() -> None:
     """Wait for the inline runs this process started (tests, shutdown)."""
     while _tasks:
         await asyncio.gather(*list(_tasks), return_exceptions=True)
+
+
+async def stop_local_runs() -> None:
+    """Stop the inline runs this process drives (dev server shutdown): each releases its lease, so the next
+    start resumes it from its last checkpoint instead of leaving it `running`."""
+    for task in list(_tasks):
+        task.cancel()
+    await wait_for_local_runs()

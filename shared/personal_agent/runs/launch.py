@@ -107,6 +107,7 @@ def _ref(info: ModelInfo) -> ModelRef:
         key_id=info.key_id,
         input_price=info.input_price,
         output_price=info.output_price,
+        platform_key=info.platform_key,
     )
 
 
@@ -137,6 +138,10 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     from personal_agent.runs.drivers import ensure_driver_available, start_run
 
     ensure_driver_available(mode)
+    if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
+        from personal_agent.identity.members import ensure_member_active
+
+        await ensure_member_active(request.org_id, request.user_id)  # an offboarded owner's workflows stop too
     classification = await _chat_classification(request.org_id, request.chat_id)
     await check_launch_budget(request.org_id, request.user_id)
     org = await org_settings(request.org_id)

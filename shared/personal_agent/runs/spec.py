@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
@@ -51,6 +51,17 @@ class ModelRef(BaseModel):
     key_id: UUID | None = None
     input_price: float | None = None  # USD per million tokens, overriding genai-prices when set
     output_price: float | None = None
+    platform_key: bool = False
+    """Called with the platform's own key, at the platform's own endpoint (set at launch from the catalog):
+    never together with a `base_url` or a BYOK `key_id`, and priced at the platform's price."""
+    max_output_tokens: int = Field(16_384, ge=1, le=1_000_000)
+    """The output token limit of each request (sent as `max_tokens`); budgets reserve a request's cost from it."""
+
+    @model_validator(mode="after")
+    def _platform_key_stays_home(self) -> ModelRef:
+        if self.platform_key and (self.base_url is not None or self.key_id is not None):
+            raise ValueError("a model called with the platform key has no base_url and no BYOK key")
+        return self
 
 
 class RunSpec(BaseModel):

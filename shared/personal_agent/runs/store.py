@@ -10,6 +10,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import Conn, jsonb
 from personal_agent.runs.spec import RunSpec
+from personal_agent.settings import get_settings
 
 TERMINAL = ("succeeded", "failed", "cancelled", "skipped")
 
@@ -25,7 +26,8 @@ class Checkpoint:
 async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
     await conn.execute(
         "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name,"
-        " model_chain) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        " model_chain, lease_expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+        " now() + make_interval(secs => %s))",  # a driver must take the run within one lease, or recovery does
         [
             spec.run_id,
             spec.org_id,
@@ -38,6 +40,7 @@ async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
             jsonb(spec.model_dump(mode="json")),
             spec.model,
             jsonb([ref.id for ref in spec.model_chain] or [spec.model]),
+            get_settings().run_lease_seconds,
         ],
     )
 
@@ -79,6 +82,56 @@ async def finish_run(conn: Conn, run_id: UUID, status: str, error: dict[str, Any
         [status, jsonb(error) if error else None, run_id],
     )
     return await cur.fetchone() is not None
+
+
+async def take_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> int | None:
+    """Become the run's one driver if nobody holds a live lease on it; the drives in a row so far, or None."""
+    cur = await conn.execute(
+        "UPDATE runs SET lease_owner = %s, lease_expires_at = now() + make_interval(secs => %s),"
+        " attempts = attempts + 1 WHERE id = %s AND status IN ('queued', 'running')"
+        " AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now()) RETURNING attempts",
+        [owner, seconds, run_id],
+    )
+    row = await cur.fetchone()
+    return int(row["attempts"]) if row else None
+
+
+async def renew_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> bool:
+    """The heartbeat: False when the lease was taken over (this worker must stop driving)."""
+    cur = await conn.execute(
+        "UPDATE runs SET lease_expires_at = now() + make_interval(secs => %s)"
+        " WHERE id = %s AND lease_owner = %s RETURNING id",
+        [seconds, run_id, owner],
+    )
+    return await cur.fetchone() is not None
+
+
+async def release_lease(conn: Conn, run_id: UUID, owner: str) -> None:
+    """The drive ended in order: free the run for its next driver at once, and reset its count of lost drives."""
+    await conn.execute(
+        "UPDATE runs SET lease_owner = NULL, lease_expires_at = now(), attempts = 0 WHERE id = %s AND lease_owner = %s",
+        [run_id, owner],
+    )
+
+
+async def break_lease(conn: Conn, run_id: UUID, owner: str | None, *, owner_gone: bool = False) -> bool:
+    """Free a run whose holder `owner` is known to be gone, or whose lease expired, so the next driver takes it
+    at once. False when the run moved on meanwhile (another driver, a renewal, an end)."""
+    cur = await conn.execute(
+        "UPDATE runs SET lease_owner = NULL, lease_expires_at = now() WHERE id = %s"
+        " AND lease_owner IS NOT DISTINCT FROM %s AND status IN ('queued', 'running')"
+        " AND (%s OR lease_expires_at IS NULL OR lease_expires_at < now()) RETURNING id",
+        [run_id, owner, owner_gone],
+    )
+    return await cur.fetchone() is not None
+
+
+async def unattended_runs(conn: Conn, host_prefix: str, limit: int) -> list[dict[str, Any]]:
+    """Unfinished inline runs of every org whose lease expired or is held on this host (pointers only)."""
+    cur = await conn.execute(
+        "SELECT org_id, run_id, lease_owner, expired FROM pa_unattended_runs(%s, %s)", [host_prefix, limit]
+    )
+    return list(await cur.fetchall())
 
 
 async def set_waiting(conn: Conn, run_id: UUID, waiting: bool) -> None:

@@ -18,11 +18,25 @@ from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.settings import get_settings
+from personal_agent.stream.connection_limit import holding_slot, release_stream_slot, take_stream_slot
 from personal_agent.stream.relay import relay
-from personal_agent.stream.routes import SSE_HEADERS, StreamPrincipal
+from personal_agent.stream.routes import SSE_HEADERS, HeaderPrincipal
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
 AGENTS = {"default", "assistant"}
+# A thread id names a chat (stored, indexed, echoed on every lifecycle event); a run id is echoed.
+MAX_ID_LENGTH = 256
+
+
+def _check_ids(run_input: RunAgentInput) -> None:
+    for name, value in (("threadId", run_input.thread_id), ("runId", run_input.run_id)):
+        if not value or len(value) > MAX_ID_LENGTH:
+            raise InvalidInput(
+                f"{name} must be 1 to {MAX_ID_LENGTH} characters (got {len(value)})",
+                code="invalid_thread_id" if name == "threadId" else "invalid_run_id",
+                field=name,
+                max_length=MAX_ID_LENGTH,
+            )
 
 
 def _last_user_text(run_input: RunAgentInput) -> str:
@@ -59,21 +73,30 @@ def _rewrite_ids(frame: str, thread_id: str, run_id: str) -> str:
 
 
 @router.post("/agui/{agent}", operation_id="agui_run", responses={200: {"content": {"text/event-stream": {}}}})
-async def agui_run(agent: str, run_input: RunAgentInput, principal: StreamPrincipal) -> StreamingResponse:
+async def agui_run(agent: str, run_input: RunAgentInput, principal: HeaderPrincipal) -> StreamingResponse:
+    """Start an inline run from the input's last user message and stream its events (a POST: the token
+    must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,
+    too many open streams."""
     if agent not in AGENTS:
         raise NotFound(f"no agent named {agent!r}", code="agent_not_found")
+    _check_ids(run_input)
     message = _last_user_text(run_input)
-    chat_id = await _chat_for_thread(principal, run_input.thread_id)
-    spec = await launch_run(
-        LaunchRequest(
-            org_id=principal.org_id,
-            user_id=principal.user_id,
-            chat_id=chat_id,
-            message=message,
-            mode="inline",
-            trigger_source="agui",
+    slot = await take_stream_slot(principal)
+    try:
+        chat_id = await _chat_for_thread(principal, run_input.thread_id)
+        spec = await launch_run(
+            LaunchRequest(
+                org_id=principal.org_id,
+                user_id=principal.user_id,
+                chat_id=chat_id,
+                message=message,
+                mode="inline",
+                trigger_source="agui",
+            )
         )
-    )
+    except BaseException:
+        await release_stream_slot(slot)
+        raise
     settings = get_settings()
 
     async def not_gone() -> bool:
@@ -89,4 +112,4 @@ async def agui_run(agent: str, run_input: RunAgentInput, principal: StreamPrinci
         ):
             yield _rewrite_ids(frame, run_input.thread_id, run_input.run_id)
 
-    return StreamingResponse(frames(), media_type="text/event-stream", headers=SSE_HEADERS)
+    return StreamingResponse(holding_slot(slot, frames()), media_type="text/event-stream", headers=SSE_HEADERS)

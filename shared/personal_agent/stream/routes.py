@@ -5,30 +5,44 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Annotated
+from urllib.parse import parse_qsl, urlencode
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import StreamingResponse
 
 from personal_agent.bus.keys import feed_stream, run_stream
-from personal_agent.errors import Unauthorized
+from personal_agent.errors import AppError, Unauthorized
 from personal_agent.identity.principal import Principal
 from personal_agent.runs import store
 from personal_agent.runs.service import visible_run
 from personal_agent.settings import get_settings
+from personal_agent.stream.access import while_permitted
+from personal_agent.stream.connection_limit import holding_slot, take_stream_slot
 from personal_agent.stream.relay import parse_resume_point, relay
 
 router = APIRouter(prefix="/api/v1", tags=["events"])
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
+QUERY_TOKEN = "access_token"
 
 
-async def stream_principal(request: Request, access_token: Annotated[str | None, Query()] = None) -> Principal:
-    """Bearer header, or `?access_token=` for clients (EventSource) that cannot set headers."""
+def take_query_token(request: Request) -> str | None:
+    """Remove `?access_token=` from the request and return it. The scope is edited in place, so the access
+    log, error reports and `request.url` (everything after this) never see the token."""
+    raw: bytes = request.scope.get("query_string", b"")
+    if not raw:
+        return None
+    pairs = parse_qsl(raw.decode("latin-1"), keep_blank_values=True)
+    tokens = [value for key, value in pairs if key == QUERY_TOKEN]
+    if not tokens:
+        return None
+    request.scope["query_string"] = urlencode([(k, v) for k, v in pairs if k != QUERY_TOKEN]).encode("latin-1")
+    return tokens[-1]
+
+
+async def _authenticate(request: Request, authorization: str | None) -> Principal:
     from personal_agent.identity.authenticate import authenticate
 
-    authorization = request.headers.get("authorization")
-    if authorization is None and access_token:
-        authorization = f"Bearer {access_token}"
     if authorization is None:
         raise Unauthorized("missing bearer token", code="missing_token")
     principal = await authenticate(authorization, request.headers.get("x-org"))
@@ -36,11 +50,42 @@ async def stream_principal(request: Request, access_token: Annotated[str | None,
     return principal
 
 
+async def stream_principal(
+    request: Request,
+    access_token: Annotated[
+        str | None,
+        Query(description="only for EventSource clients, which cannot send `Authorization`; never logged"),
+    ] = None,
+) -> Principal:
+    """Bearer header, or `?access_token=` for GET streams from clients (EventSource) that cannot set headers."""
+    del access_token  # declared for the OpenAPI document; read (and scrubbed from the request) below
+    query_token = take_query_token(request)
+    authorization = request.headers.get("authorization")
+    if authorization is None and query_token:
+        authorization = f"Bearer {query_token}"
+    return await _authenticate(request, authorization)
+
+
+async def header_principal(request: Request) -> Principal:
+    """Bearer header only: a token in the URL of a POST is refused (it could be logged or replayed)."""
+    if take_query_token(request) is not None:
+        raise AppError(
+            "send the token in the Authorization header; a token in the URL is accepted only by GET event streams",
+            code="token_in_query",
+            status=400,
+        )
+    return await _authenticate(request, request.headers.get("authorization"))
+
+
 StreamPrincipal = Annotated[Principal, Depends(stream_principal)]
+HeaderPrincipal = Annotated[Principal, Depends(header_principal)]
 
 
-def _response(frames: AsyncIterator[str]) -> StreamingResponse:
-    return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+async def _response(principal: Principal, frames: AsyncIterator[str]) -> StreamingResponse:
+    """The stream, counted against the caller's open streams (429 `too_many_streams` past the cap)."""
+    slot = await take_stream_slot(principal)
+    checked = while_permitted(principal, frames, get_settings().sse_heartbeat_seconds)
+    return StreamingResponse(holding_slot(slot, checked), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
 @router.get("/runs/{run_id}/events", operation_id="run_events", responses={200: {"content": {"text/event-stream": {}}}})
@@ -58,14 +103,15 @@ async def run_events(
     async def is_gone() -> bool:
         return row["status"] in store.TERMINAL
 
-    return _response(
+    return await _response(
+        principal,
         relay(
             run_stream(row["org_id"], run_id),
             resume,
             heartbeat=settings.sse_heartbeat_seconds,
             max_lifetime=settings.sse_max_lifetime_seconds,
             is_gone=is_gone,
-        )
+        ),
     )
 
 
@@ -88,7 +134,8 @@ async def feed(
     async def never_gone() -> bool:
         return False
 
-    return _response(
+    return await _response(
+        principal,
         relay(
             stream,
             resume,
@@ -96,5 +143,5 @@ async def feed(
             max_lifetime=settings.sse_max_lifetime_seconds,
             is_gone=never_gone,
             stop_on_terminal=False,
-        )
+        ),
     )

@@ -92,24 +92,44 @@ CSV_COLUMNS = (
 )
 
 
+EXPORT_PAGE_ROWS = 10_000
+"""Rows per CSV page: about 2.5 MB, well under Lambda's 6 MB response limit; `next_cursor` fetches the rest."""
+
+
 async def usage_csv(
-    principal: Principal, start: datetime | None, end: datetime | None, scope: Literal["me", "org"] = "me"
-) -> str:
-    """The ledger rows as CSV; an unknown cost stays empty (not zero)."""
+    principal: Principal,
+    start: datetime | None,
+    end: datetime | None,
+    scope: Literal["me", "org"] = "me",
+    cursor: str | None = None,
+    limit: int = EXPORT_PAGE_ROWS,
+) -> tuple[str, str | None]:
+    """One page of ledger rows as CSV (an unknown cost stays empty, not zero) and the cursor of the next page."""
     import csv
     import io
 
+    from personal_agent.db.keyset import decode_cursor, encode_cursor
+
     start, end, clauses, params = _window(principal, start, end, scope)
+    if cursor:
+        at, row_id = decode_cursor(cursor)
+        if not row_id.isdigit():
+            raise InvalidInput("the cursor is not valid", code="invalid_cursor")
+        clauses.append("(created_at, id) > (%s, %s)")
+        params += [at, int(row_id)]
     async with org_transaction(principal.org_id) as conn:
         cur = await conn.execute(
-            f"SELECT {', '.join(CSV_COLUMNS)} FROM usage_records WHERE {' AND '.join(clauses)}"
-            " ORDER BY created_at, run_id, request_index",
-            params,
+            f"SELECT id, {', '.join(CSV_COLUMNS)} FROM usage_records WHERE {' AND '.join(clauses)}"
+            " ORDER BY created_at, id LIMIT %s",
+            [*params, limit + 1],
         )
         rows = await cur.fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for row in rows:
         writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
-    return out.getvalue()
+    following = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
+    return out.getvalue(), following

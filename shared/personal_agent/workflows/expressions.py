@@ -1,5 +1,9 @@
 """EventBridge Scheduler expressions: `rate(N unit)` and `cron(min hour dom month dow year)`, validated the way
-AWS validates them and evaluated locally (the dev server's scheduler computes the next fire time)."""
+AWS validates them and evaluated locally (the dev server's scheduler computes the next fire time).
+
+Numbers are ASCII digits only, and a rate is at most `MAX_RATE_DAYS` days (ten years): a longer one could not
+be computed as a date, so it is refused like any other invalid expression (422 `invalid_schedule_expression`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from personal_agent.errors import InvalidInput
 
-_RATE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
+_RATE = re.compile(r"^rate\(([0-9]{1,12}) (minute|minutes|hour|hours|day|days)\)$")
 _CRON = re.compile(r"^cron\(([^()]+)\)$")
 _UNITS = {"minute": 60, "hour": 3600, "day": 86400}
 _MONTHS = {
@@ -30,6 +34,7 @@ _MONTHS = {
 }
 _DAYS = {"SUN": 1, "MON": 2, "TUE": 3, "WED": 4, "THU": 5, "FRI": 6, "SAT": 7}
 _LAST_YEAR = 2199
+MAX_RATE_DAYS = 3650
 
 
 def _invalid(expression: str, why: str) -> InvalidInput:
@@ -52,8 +57,13 @@ class _Field:
     nth: tuple[int, int] | None = None  # 3#2: the second Tuesday
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only (`str.isdigit` also takes `²` and other digits `int` cannot read), at most 4 of them."""
+    return 0 < len(text) <= 4 and text.isascii() and text.isdigit()
+
+
 def _number(token: str, names: dict[str, int], lo: int, hi: int, expression: str) -> int:
-    value = names.get(token.upper()) if not token.isdigit() else int(token)
+    value = int(token) if _digits(token) else names.get(token.upper())
     if value is None or not lo <= value <= hi:
         raise _invalid(expression, f"{token!r} is not in {lo}-{hi}")
     return value
@@ -66,7 +76,7 @@ def _parse_field(text: str, lo: int, hi: int, expression: str, names: dict[str, 
     values: set[int] = set()
     for part in text.split(","):
         body, _, step_text = part.partition("/")
-        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else None
+        step = int(step_text) if _digits(step_text) and int(step_text) > 0 else None
         if step_text and step is None:
             raise _invalid(expression, f"bad step in {part!r}")
         if body == "*":
@@ -88,7 +98,7 @@ def _day_of_month(text: str, expression: str) -> _Field:
         return _Field(frozenset(), last=True)
     if text == "LW":
         return _Field(frozenset(), last_weekday=True)
-    if text.endswith("W") and text[:-1].isdigit():
+    if text.endswith("W") and _digits(text[:-1]):
         return _Field(frozenset(), nearest_weekday=_number(text[:-1], {}, 1, 31, expression))
     return _parse_field(text, 1, 31, expression)
 
@@ -100,7 +110,7 @@ def _day_of_week(text: str, expression: str) -> _Field:
         return _Field(frozenset(), last_of=_number(text[:-1], _DAYS, 1, 7, expression))
     if "#" in text:
         day, _, nth = text.partition("#")
-        if not nth.isdigit() or not 1 <= int(nth) <= 5:
+        if not _digits(nth) or not 1 <= int(nth) <= 5:
             raise _invalid(expression, f"bad {text!r}: use DAY#1 to DAY#5")
         return _Field(frozenset(), nth=(_number(day, _DAYS, 1, 7, expression), int(nth)))
     return _parse_field(text, 1, 7, expression, _DAYS)
@@ -170,7 +180,7 @@ def parse_schedule(expression: str, timezone: str = "UTC") -> Schedule:
     """Validate `expression` (422 `invalid_schedule_expression`) and the IANA `timezone`."""
     try:
         ZoneInfo(timezone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise InvalidInput(f"unknown time zone {timezone!r}", code="invalid_timezone") from None
     expression = expression.strip()
     rate = _RATE.match(expression)
@@ -178,7 +188,10 @@ def parse_schedule(expression: str, timezone: str = "UTC") -> Schedule:
         value, unit = int(rate.group(1)), rate.group(2)
         if value < 1 or (value == 1) != (not unit.endswith("s")):
             raise _invalid(expression, "use `rate(1 unit)` for one and `rate(N units)` for more")
-        return Schedule(expression, timezone, rate_seconds=value * _UNITS[unit.rstrip("s")])
+        seconds = value * _UNITS[unit.rstrip("s")]
+        if seconds > MAX_RATE_DAYS * _UNITS["day"]:
+            raise _invalid(expression, f"a rate can be at most {MAX_RATE_DAYS} days")
+        return Schedule(expression, timezone, rate_seconds=seconds)
     cron = _CRON.match(expression)
     if not cron:
         raise _invalid(

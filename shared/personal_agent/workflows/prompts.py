@@ -54,7 +54,7 @@ class TriggerValues:
 def _field(body: str, path: list[str]) -> str:
     try:
         value: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # webhooks refuse deep JSON first; this keeps a render from ever failing
         return ""
     for key in path:
         if isinstance(value, dict) and key in value:

@@ -11,7 +11,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn
-from personal_agent.errors import Conflict
+from personal_agent.errors import Conflict, InvalidInput
 from personal_agent.settings import get_settings
 from personal_agent.workflows.expressions import parse_schedule
 
@@ -129,7 +129,15 @@ async def save_schedule(conn: Conn, org_id: UUID, workflow_id: UUID, spec: Sched
         " next_fire_at = EXCLUDED.next_fire_at, updated_at = now()",
         [workflow_id, org_id, spec.expression, spec.timezone, spec.enabled, now, next_fire],
     )
-    await asyncio.to_thread(put_aws_schedule, org_id, workflow_id, spec)
+    try:
+        await asyncio.to_thread(put_aws_schedule, org_id, workflow_id, spec)
+    except Exception as exc:
+        error = getattr(exc, "response", None) or {}
+        if error.get("Error", {}).get("Code") != "ValidationException":
+            raise
+        # Our parser and Scheduler disagree on an expression: the caller's input, so a 422, not a 500.
+        message = str(error["Error"].get("Message") or "refused by EventBridge Scheduler")[:300]
+        raise InvalidInput(f"invalid schedule: {message}", code="invalid_schedule_expression") from None
 
 
 async def remove_schedule(conn: Conn, workflow_id: UUID) -> None:

@@ -4,14 +4,13 @@ it; anyone else (same org or not) gets 404. Secrets are returned once, when made
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
+from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
@@ -218,17 +217,7 @@ def _until(grace_seconds: int) -> datetime | None:
 
 
 def _cursor(row: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(
-        json.dumps([row["received_at"].isoformat(), str(row["delivery_id"])]).encode()
-    ).decode()
-
-
-def _after(cursor: str) -> tuple[datetime, UUID]:
-    try:
-        received, delivery_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        return datetime.fromisoformat(received), UUID(delivery_id)
-    except (ValueError, TypeError) as exc:
-        raise InvalidInput("the cursor is not valid", code="invalid_cursor") from exc
+    return encode_cursor(row["received_at"], row["delivery_id"])
 
 
 async def run_history(principal: Principal, workflow_id: UUID, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -237,7 +226,7 @@ async def run_history(principal: Principal, workflow_id: UUID, limit: int, curso
     params: list[Any] = [workflow_id]
     if cursor:
         page = " AND (d.created_at, d.id) < (%s, %s)"
-        params += list(_after(cursor))
+        params += list(decode_uuid_cursor(cursor))
     async with org_transaction(principal.org_id) as conn:
         await _visible(conn, principal, workflow_id)
         cur = await conn.execute(

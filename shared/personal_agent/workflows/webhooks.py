@@ -2,7 +2,9 @@
 its `webhook-id` and start the run once. Nothing is written before the request is verified.
 
 Limits: the body is at most `MAX_BODY_BYTES` (24 KiB, UTF-8) so the rendered prompt fits a run's first
-message; the `webhook-timestamp` must be within 5 minutes of now; idempotency keys are at most 256 characters.
+message; a JSON body nests at most `MAX_JSON_DEPTH` arrays/objects deep (422 `body_too_deep`: deeper would exhaust
+the parser's recursion when a template reads `{{body.…}}`); the `webhook-timestamp` must be within 5 minutes of
+now; idempotency keys are at most 256 characters.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from personal_agent.workflows.triggers import Accepted, start_delivery
 MAX_BODY_BYTES = 24 * 1024
 TOLERANCE_SECONDS = 5 * 60
 MAX_KEY_CHARS = 256
+MAX_JSON_DEPTH = 64
 
 
 class PayloadTooLarge(AppError):
@@ -36,6 +39,36 @@ class PayloadTooLarge(AppError):
 def check_size(length: int) -> None:
     if length > MAX_BODY_BYTES:
         raise PayloadTooLarge(f"the webhook body is larger than {MAX_BODY_BYTES} bytes", limit=MAX_BODY_BYTES)
+
+
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in `text`, counted without parsing it (strings skipped)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def check_depth(text: str) -> None:
+    """Refuse a JSON body (one that starts like JSON) nested deeper than `MAX_JSON_DEPTH`."""
+    if text.lstrip()[:1] in ("[", "{") and json_depth(text) > MAX_JSON_DEPTH:
+        raise InvalidInput(
+            f"the webhook's JSON nests deeper than {MAX_JSON_DEPTH} levels", code="body_too_deep", limit=MAX_JSON_DEPTH
+        )
 
 
 def _verify_signature(workflow: Workflow, secrets: list[Credential], headers: Mapping[str, str], body: str) -> str:
@@ -120,6 +153,7 @@ async def receive_webhook(workflow_id: UUID, headers: Mapping[str, str], body: b
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidInput("the webhook body must be UTF-8 text", code="body_not_utf8") from None
+    check_depth(text)
     key = await _verify(workflow, headers, text)
     if len(key) > MAX_KEY_CHARS:
         raise InvalidInput(f"the idempotency key is longer than {MAX_KEY_CHARS} characters", code="key_too_long")

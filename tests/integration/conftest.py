@@ -1,0 +1,31 @@
+"""Fixtures shared by the integration tests: scripted models and tools registered for one test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
+from tests.scripted import scripted_model
+from tests.workflows import echo_prompt
+
+
+@pytest.fixture
+def echo_model() -> Iterator[str]:
+    with scripted_model(echo_prompt) as (model_id, _):
+        yield model_id
+
+
+@pytest.fixture
+def email_tool() -> Iterator[list[dict[str, Any]]]:
+    sent: list[dict[str, Any]] = []
+
+    def send_email(to: str, subject: str) -> str:
+        sent.append({"to": to, "subject": subject})
+        return f"sent to {to}"
+
+    register_tool(ToolDef("send_email", send_email, "Send an email.", acts=True, requires_approval=True))
+    yield sent
+    unregister_tool("send_email")
