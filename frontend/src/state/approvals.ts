@@ -31,6 +31,6 @@ export function pendingApprovals(chatId?: string): Approval[] {
   return approvals.items.filter((a) => a.status === "pending" && (!chatId || a.chat_id === chatId));
 }
 
-export function markDecided(id: string, status: string): void {
+export function markDecided(id: string, status: Approval["status"]): void {
   approvals.items = approvals.items.map((a) => (a.id === id ? { ...a, status } : a));
 }

@@ -79,6 +79,19 @@ describe("EventStream", () => {
     expect(ids(seen)).toEqual(relay.events.map((e) => e.id));
   });
 
+  it("waits out Retry-After when the relay refuses a stream for having too many open (429)", async () => {
+    const relay = new FakeRelay(scriptedRun(), { failFirst: [429, 429], retryAfter: 7 });
+    const delays: number[] = [];
+    const { stream, seen, states } = collect(relay, {
+      initialDelayMs: 100,
+      sleep: async (ms) => void delays.push(ms),
+    });
+    await stream.start();
+    expect(delays).toEqual([7000, 7000]);
+    expect(ids(seen)).toEqual(relay.events.map((e) => e.id));
+    expect(states.at(-1)).toBe("done");
+  });
+
   it("gives up after too many consecutive failures", async () => {
     const relay = new FakeRelay(scriptedRun(), { failFirst: [500, 500, 500] });
     const { stream, seen, states } = collect(relay, { maxFailures: 3 });

@@ -14,6 +14,8 @@ export class StreamError extends Error {
     message: string,
     readonly status: number | null,
     readonly fatal: boolean,
+    /** The server's `Retry-After` (429 too many open streams, 503), in milliseconds. */
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message);
     this.name = "StreamError";
@@ -58,6 +60,14 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const FATAL_STATUSES = new Set([400, 403, 404, 410]);
+/** A `Retry-After` longer than this is not waited out in one go (the loop asks again). */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+function retryAfterMs(response: Response): number | null {
+  const value = response.headers.get("Retry-After");
+  if (!value || !/^\d+$/.test(value.trim())) return null;
+  return Math.min(Number(value.trim()) * 1000, MAX_RETRY_AFTER_MS);
+}
 
 export class EventStream<E = unknown> {
   private readonly ids: EventIdTracker;
@@ -108,12 +118,14 @@ export class EventStream<E = unknown> {
       this.setState(first ? "connecting" : "reconnecting");
       first = false;
       let progressed = false;
+      let serverWait: number | null = null;
       try {
         progressed = await this.connect(signal);
         retriedAuth = false;
       } catch (err) {
         if (signal.aborted) return;
         const error = err instanceof StreamError ? err : new StreamError(String(err), null, false);
+        serverWait = error.retryAfterMs;
         if (error.status === 401 && !retriedAuth) {
           retriedAuth = true; // the token may have been refreshed meanwhile: one more try
         } else if (error.fatal || ++failures >= maxFailures) {
@@ -135,8 +147,9 @@ export class EventStream<E = unknown> {
           // unknown: reconnect and let the stream tell
         }
       }
-      const delay = progressed ? (this.retryMs ?? 250) : Math.min(maxDelay, initial * 2 ** (failures - 1));
-      await sleep(delay, signal);
+      const backoff = progressed ? (this.retryMs ?? 250) : Math.min(maxDelay, initial * 2 ** (failures - 1));
+      // Too many streams open (429): asking again before the server's Retry-After only gets another 429.
+      await sleep(Math.max(backoff, serverWait ?? 0), signal);
     }
     if (!signal.aborted) this.setState("done");
   }
@@ -156,7 +169,7 @@ export class EventStream<E = unknown> {
     }
     if (!response.ok) {
       const message = await errorMessage(response);
-      throw new StreamError(message, response.status, FATAL_STATUSES.has(response.status));
+      throw new StreamError(message, response.status, FATAL_STATUSES.has(response.status), retryAfterMs(response));
     }
     if (!response.body) throw new StreamError("the stream has no body", response.status, true);
     this.setState("open");

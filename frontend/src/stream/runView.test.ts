@@ -35,6 +35,29 @@ describe("the live view of a run", () => {
     expect(v.lastEventId).toBe("4-0");
   });
 
+  it("replaces what a resumed run streams again instead of repeating it", () => {
+    const v = view();
+    apply(v, [
+      { type: "RUN_STARTED" },
+      { type: "TOOL_CALL_START", toolCallId: "t", toolCallName: "probe" },
+      { type: "TOOL_CALL_ARGS", toolCallId: "t", delta: '{"round":' },
+      { type: "TEXT_MESSAGE_START", messageId: "m" },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "Step 1. " },
+      // the worker died here; a new one resumed the run from its last checkpoint and asked the model again
+      { type: "CUSTOM", name: "run_resumed", value: { run_id: "r", attempt: 2 } },
+      { type: "TOOL_CALL_START", toolCallId: "t", toolCallName: "probe" },
+      { type: "TOOL_CALL_ARGS", toolCallId: "t", delta: '{"round":1}' },
+      { type: "TOOL_CALL_END", toolCallId: "t" },
+      { type: "TEXT_MESSAGE_START", messageId: "m" },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "Step 1. All done." },
+      { type: "TEXT_MESSAGE_END", messageId: "m" },
+      { type: "RUN_FINISHED", outcome: { type: "success" } },
+    ]);
+    expect(assistantText(v)).toBe("Step 1. All done.");
+    expect(v.items.find((i) => i.kind === "tool")).toMatchObject({ args: '{"round":1}', done: true });
+    expect(v.phase).toBe("finished");
+  });
+
   it("accepts the chunk forms of text and tool calls", () => {
     const v = view();
     apply(v, [

@@ -88,9 +88,14 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       // A run that starts again after an approval interrupt had its approvals answered (maybe in another tab).
       for (const item of view.items) if (item.kind === "approval" && item.status === "pending") item.status = "decided";
       break;
-    case "TEXT_MESSAGE_START":
-      assistant(view, event.messageId);
+    case "TEXT_MESSAGE_START": {
+      // A message starts again when its model request is sent again (a worker died mid-stream and the run
+      // resumed from its last checkpoint): what streamed before is replaced, not repeated.
+      const item = assistant(view, event.messageId);
+      item.text = "";
+      item.streaming = true;
       break;
+    }
     case "TEXT_MESSAGE_CONTENT":
       assistant(view, event.messageId).text += event.delta;
       break;
@@ -102,9 +107,11 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       if (messageId) assistant(view, messageId).text += event.delta ?? "";
       break;
     }
-    case "TOOL_CALL_START":
-      tool(view, event.toolCallId, event.toolCallName).name = event.toolCallName;
+    case "TOOL_CALL_START": {
+      const item = tool(view, event.toolCallId, event.toolCallName);
+      Object.assign(item, { name: event.toolCallName, args: "", result: null, done: false });
       break;
+    }
     case "TOOL_CALL_ARGS":
       tool(view, event.toolCallId).args += event.delta;
       break;

@@ -20,6 +20,8 @@ export interface FakeRelayOptions {
   ignoreLastEventId?: boolean;
   /** Answer these HTTP statuses for the first connections, in order. */
   failFirst?: number[];
+  /** Send `Retry-After: <seconds>` with those failures. */
+  retryAfter?: number;
   /** Send heartbeats before the events. */
   heartbeat?: boolean;
 }
@@ -50,9 +52,11 @@ export class FakeRelay {
     const failure = this.failures.shift();
     if (failure !== undefined) {
       if (failure === 0) throw new TypeError("network error");
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (this.options.retryAfter !== undefined) headers["Retry-After"] = String(this.options.retryAfter);
       return new Response(JSON.stringify({ code: "x", message: `failed with ${failure}`, request_id: "r" }), {
         status: failure,
-        headers: { "content-type": "application/json" },
+        headers,
       });
     }
     let start = 0;

@@ -6,7 +6,6 @@ import logging
 import uuid
 from typing import Any
 
-import psycopg
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -17,8 +16,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from personal_agent.errors import AppError
 
 log = logging.getLogger("personal_agent.api")
-# untranslatable_character (`\u0000` in jsonb), character_not_in_repertoire
-_TEXT_STATES = frozenset({"22P05", "22021"})
 
 _HTTP_CODES = {
     400: "bad_request",
@@ -75,16 +72,6 @@ class RequestIdMiddleware:
         await self.app(scope, receive, send_with_id)
 
 
-async def _data_error(request: Request, exc: Exception) -> JSONResponse:
-    """A value Postgres cannot store (a NUL character, a date or number out of its range) came from the caller:
-    422, and the transaction it was in is rolled back, so nothing is stored."""
-    sqlstate = getattr(getattr(exc, "diag", None), "sqlstate", None)
-    if "NUL" in str(exc) or sqlstate in _TEXT_STATES:
-        return error_body(request, 422, "invalid_text", "text may not contain NUL (\\u0000) characters")
-    log.warning("a value could not be stored", extra={"request_id": request_id(request)}, exc_info=exc)
-    return error_body(request, 422, "invalid_value", "a value is out of the range that can be stored")
-
-
 def install_error_handlers(app: FastAPI) -> None:
     """Register the request-id middleware and every exception handler."""
 
@@ -103,8 +90,6 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return error_body(request, exc.status_code, code, str(exc.detail))
-
-    app.add_exception_handler(psycopg.DataError, _data_error)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from personal_agent.errors import ConfigurationError
+from personal_agent.errors import ConfigurationError, InvalidInput
 from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
 
@@ -81,14 +81,43 @@ async def close_pool() -> None:
 async def org_transaction(org_id: UUID | str) -> AsyncIterator[Conn]:
     """A transaction in which RLS sees exactly one org's rows."""
     pool = await get_pool()
-    async with pool.connection() as conn, conn.transaction():
-        await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
-        yield conn
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
+            yield conn
+    except Exception as exc:
+        mapped = _unstorable(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
 
 
 @asynccontextmanager
 async def system_transaction() -> AsyncIterator[Conn]:
     """A transaction with no org set: tenant tables read as empty; only global tables are visible."""
     pool = await get_pool()
-    async with pool.connection() as conn, conn.transaction():
-        yield conn
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            yield conn
+    except Exception as exc:
+        mapped = _unstorable(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
+# untranslatable_character (`\u0000` in jsonb), character_not_in_repertoire
+_TEXT_STATES = frozenset({"22P05", "22021"})
+
+
+def _unstorable(exc: Exception) -> InvalidInput | None:
+    """A value Postgres cannot store (a NUL character, a date or number out of its range) came from the caller:
+    422 with a stable code; the transaction it was in has been rolled back, so nothing is stored."""
+    from psycopg import DataError
+
+    if not isinstance(exc, DataError):
+        return None
+    sqlstate = getattr(exc.diag, "sqlstate", None)
+    if "NUL" in str(exc) or sqlstate in _TEXT_STATES:
+        return InvalidInput("text may not contain NUL (\\u0000) characters", code="invalid_text")
+    return InvalidInput("a value is out of the range that can be stored", code="invalid_value")
