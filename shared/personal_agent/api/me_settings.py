@@ -30,7 +30,7 @@ async def put_my_settings(body: UserSettings, principal: CurrentPrincipal) -> di
     """Save the default model of the caller's runs (checked against the gate when a run starts)."""
     if body.default_model not in (None, "auto"):
         from personal_agent.errors import InvalidInput
-        from personal_agent.governance.catalog import candidates
+        from personal_agent.governance.candidates import candidates
 
         if body.default_model not in {m.id for m in await candidates(principal.org_id)}:
             raise InvalidInput(f"model {body.default_model!r} is not available here", code="unknown_model")

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
-from personal_agent.governance.catalog import candidates
+from personal_agent.governance.candidates import candidates
 from personal_agent.governance.selection import rank
 from personal_agent.governance.tiers import TIER_NAMES
 

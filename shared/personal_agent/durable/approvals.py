@@ -262,7 +262,7 @@ async def resume_if_decided(org_id: UUID, run_id: UUID, seq: int) -> bool:
 
 
 def _send_task_success(token: str, run_id: UUID, org_id: UUID) -> None:
-    from personal_agent.durable.launch import sfn_client
+    from personal_agent.durable.executions import sfn_client
 
     client = sfn_client()
     try:

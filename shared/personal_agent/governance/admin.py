@@ -14,7 +14,7 @@ MODEL_COLUMNS = "id, provider_id, name, tags, quality, input_price, output_price
 
 
 async def get_settings_row(org_id: UUID) -> dict[str, Any]:
-    from personal_agent.governance.catalog import org_settings
+    from personal_agent.governance.candidates import org_settings
 
     return await org_settings(org_id)
 

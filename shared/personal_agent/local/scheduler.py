@@ -18,7 +18,7 @@ from uuid import UUID
 from personal_agent.db import org_transaction, system_transaction
 from personal_agent.errors import InvalidInput
 from personal_agent.settings import get_settings
-from personal_agent.workflows.expressions import parse_schedule
+from personal_agent.workflows.schedule_expressions import parse_schedule
 from personal_agent.workflows.triggers import Accepted, claim_fire, schedule_values, start_delivery
 
 log = logging.getLogger("personal_agent.scheduler")

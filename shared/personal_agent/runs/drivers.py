@@ -84,7 +84,7 @@ async def run_inline(spec: RunSpec) -> None:
 async def start_run(spec: RunSpec) -> None:
     settings = get_settings()
     if spec.mode == "durable":
-        from personal_agent.durable.launch import start_execution
+        from personal_agent.durable.executions import start_execution
 
         await start_execution(spec)
     elif settings.is_local:

@@ -12,7 +12,7 @@ from personal_agent.db import org_transaction
 from personal_agent.db.pool import jsonb
 from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
-from personal_agent.governance.catalog import candidates, org_settings
+from personal_agent.governance.candidates import candidates, org_settings
 from personal_agent.governance.selection import plan_models
 from personal_agent.governance.tiers import routing_tier
 from personal_agent.models.catalog import ModelInfo

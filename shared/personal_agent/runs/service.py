@@ -59,7 +59,7 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
 
     signal_local_cancel(run_id)
     if row["mode"] == "durable" and row["execution_arn"]:
-        from personal_agent.durable.launch import stop_execution
+        from personal_agent.durable.executions import stop_execution
 
         await stop_execution(principal.org_id, run_id, row["execution_arn"])
     if row["status"] in ("waiting", "queued"):

@@ -13,7 +13,7 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput
 from personal_agent.settings import get_settings
-from personal_agent.workflows.expressions import parse_schedule
+from personal_agent.workflows.schedule_expressions import parse_schedule
 
 SCHEDULE_SOURCE = "pa.schedule"
 _groups_checked: set[str] = set()

@@ -23,8 +23,8 @@ from personal_agent.workflows.credentials import (
     new_signing_secret,
     seal,
 )
-from personal_agent.workflows.expressions import parse_schedule
 from personal_agent.workflows.prompts import DEFAULT_TEMPLATE, validate_template
+from personal_agent.workflows.schedule_expressions import parse_schedule
 
 VIEW_FIELDS = (
     "id",

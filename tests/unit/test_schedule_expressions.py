@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from personal_agent.errors import InvalidInput
-from personal_agent.workflows.expressions import parse_schedule
 from personal_agent.workflows.prompts import TriggerValues, render, validate_template
+from personal_agent.workflows.schedule_expressions import parse_schedule
 
 FRIDAY = datetime(2025, 3, 14, 10, 7, 30, tzinfo=UTC)
 
