@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: dev test bootstrap browser lint typecheck pytest frontend validate build deploy bench clean
+.PHONY: dev test bootstrap browser lint typecheck pytest frontend validate build deploy bench clean openapi importlint
 
 bootstrap: $(VENV)/.installed frontend
 
@@ -33,7 +33,7 @@ frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend
 dev: bootstrap
 	$(VENV)/bin/pa dev
 
-test: bootstrap browser lint typecheck validate pytest
+test: bootstrap browser lint importlint typecheck validate pytest
 
 # The browser tests drive Debian's Chromium (never a downloaded one). As root it is installed here; otherwise
 # make stops at once with the one command to run.
@@ -53,11 +53,21 @@ lint:
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# The layers, no import cycle, and handlers that import only entry points ([tool.importlinter] in pyproject.toml).
+importlint:
+	$(VENV)/bin/lint-imports
+
 typecheck:
 	$(VENV)/bin/mypy
 
 pytest:
 	$(VENV)/bin/pytest -q
+
+# The API's OpenAPI document (checked in) and the web chat's types generated from it; run after changing a route.
+# tests/unit/test_openapi_drift.py fails while either is stale.
+openapi: $(VENV)/.installed frontend/node_modules/.installed
+	$(VENV)/bin/python -m personal_agent.local.openapi_export frontend/src/api/openapi.json
+	cd frontend && npm run gen:api
 
 # ---- AWS: validate, build and deploy the SAM stack (template.yaml; docs/deploy.md) ----
 # aws-sam-cli lives in its own venv: its pins conflict with the app's. Installed once per version.

@@ -20,20 +20,6 @@ RETENTION_S = 600
 MAXLEN = 100_000
 PAD = "x" * 48  # payloads of about 120 bytes, the size of a TEXT_MESSAGE_CONTENT event
 SENT = b'"sent_ns":'
-# Env the stack would otherwise take from a developer's shell or .env; "" reads as unset, so the
-# embedded Postgres and Valkey start here whatever the machine has configured.
-BLANKED = (
-    "DATABASE_URL",
-    "DATABASE_ADMIN_URL",
-    "REDIS_URL",
-    "AWS_ENDPOINT_URL",
-    "UPSTASH_REDIS_REST_URL",
-    "UPSTASH_REDIS_REST_TOKEN",
-    "PA_STATE_MACHINE_ARN",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "PA_OPENAI_COMPATIBLE_BASE_URL",
-)
 
 
 # ---- figures -------------------------------------------------------------------------------------
@@ -117,21 +103,20 @@ class Tenant:
 @contextmanager
 def local_stack(data_dir: Path) -> Iterator[Any]:
     """The embedded Postgres and Valkey on free ports with their data in `data_dir` (no moto: not needed)."""
-    from personal_agent.local.ports import free_port
+    import pydantic_ai.models
+
+    from personal_agent.local.isolation import isolate_process
     from personal_agent.local.stack import LocalStack
     from personal_agent.settings import Settings, get_settings
 
-    os.environ.update(dict.fromkeys(BLANKED, ""))
-    os.environ.update(
+    pydantic_ai.models.ALLOW_MODEL_REQUESTS = False  # the bench's models are function models; no provider is called
+    isolate_process(
+        data_dir,
         PA_ENV="local",
-        PA_DATA_DIR=str(data_dir),
-        PA_VALKEY_PORT=str(free_port()),
         PA_LOG_LEVEL="WARNING",
         # The load test's clients are one user; the per-user stream cap protects a real account, not this.
         PA_SSE_MAX_CONNECTIONS_PER_USER="100000",
-        ALLOW_MODEL_REQUESTS="false",
     )
-    get_settings.cache_clear()
     stack = LocalStack(Settings())
     try:
         yield stack.start(with_aws=False)

@@ -9,43 +9,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+import pydantic_ai.models
 import pytest
 
-from personal_agent.local.ports import free_port
+# No test reaches a real model provider: pydantic-ai's real models refuse to send a request. A test that drives
+# a real provider client against a fake server on loopback opts in with the `real_model_requests` fixture.
+pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
-os.environ.setdefault("ALLOW_MODEL_REQUESTS", "false")
+
+@pytest.fixture
+def real_model_requests() -> Iterator[None]:
+    """Lift the session's model-request guard for one test whose OpenAI/Anthropic clients talk to a fake server
+    on loopback (`@pytest.mark.usefixtures("real_model_requests")`)."""
+    with pydantic_ai.models.override_allow_model_requests(True):
+        yield
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """The whole local stack on free ports with its data in a temporary folder."""
+    from personal_agent.local.isolation import isolate_process
     from personal_agent.local.stack import LocalStack
     from personal_agent.settings import Settings, get_settings
 
     data_dir: Path = tmp_path_factory.mktemp("pa-data")
-    for var in (
-        "DATABASE_URL",
-        "DATABASE_ADMIN_URL",
-        "REDIS_URL",
-        "AWS_ENDPOINT_URL",
-        "UPSTASH_REDIS_REST_URL",
-        "UPSTASH_REDIS_REST_TOKEN",
-        "PA_STATE_MACHINE_ARN",
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-    ):
-        os.environ.pop(var, None)
-    os.environ.update(
-        PA_ENV="test",
-        PA_DATA_DIR=str(data_dir),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-        AWS_DEFAULT_REGION="us-east-1",
-        AWS_REGION="us-east-1",
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
-    )
-    get_settings.cache_clear()
+    isolate_process(data_dir, PA_ENV="test")
     running = LocalStack(Settings()).start()
     try:
         yield running

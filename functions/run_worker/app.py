@@ -6,11 +6,11 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.observability import instrument
-from personal_agent.runs.worker import run_to_end
+from personal_agent.runs.drivers import run_invocation
 from personal_agent.runtime import run_sync
 
 
 @instrument(correlation_id_path="run_id", trace=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """Run one inline run to its end (a retried invocation resumes it from its last checkpoint)."""
-    return run_sync(run_to_end(UUID(event["run_id"]), UUID(event["org_id"]), context.aws_request_id))
+    return run_sync(run_invocation(UUID(event["run_id"]), UUID(event["org_id"]), context.aws_request_id))

@@ -19,17 +19,23 @@ Import cost matters for the API function: `Logger` and `Metrics` are light (no b
 `Tracer` imports the X-Ray SDK and botocore and patches libraries (about a second here). So the tracer is
 built on the first traced invocation, and the API function does not trace; Lambda's Active tracing still
 records each of its invocations as a segment.
+
+There is one logging path: every module logs through a std logger under `personal_agent` (`personal_agent.runs`,
+`personal_agent.api`, ...), and that package logger writes with the Powertools logger's handler and formatter,
+so its records are JSON with the service, the Lambda context and the correlation id like the handler's own.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.util
+import logging
 import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
 if TYPE_CHECKING:
@@ -47,10 +53,26 @@ OUTPUT_TOKENS = "OutputTokens"
 COST_USD = "CostUsd"
 APPROVAL_WAIT_SECONDS = "ApprovalWaitSeconds"
 
-logger = Logger(service=SERVICE)
+PACKAGE_LOGGER = "personal_agent"
+
+# Every line names its std logger (`personal_agent.runs`, ...); as a constructor key it survives `clear_state`.
+logger = Logger(service=SERVICE, level=os.environ.get("PA_LOG_LEVEL") or None, name="%(name)s")
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+def route_package_logs() -> None:
+    """Send every `personal_agent.*` std logger's records through the Powertools logger (idempotent).
+
+    The package logger takes the Powertools handler, formatter and level and stops propagating (Lambda's root
+    handler would print each record a second time, unformatted); module loggers created later inherit it.
+    """
+    logging.getLogger(PACKAGE_LOGGER)  # registered, so the copy below finds it
+    copy_config_to_registered_loggers(source_logger=logger, include={PACKAGE_LOGGER})
+
+
+route_package_logs()
 
 
 def metrics_enabled() -> bool:

@@ -80,6 +80,7 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     fake.server.stop()
 
 
+@pytest.mark.usefixtures("real_model_requests")  # the real OpenAI client, against the fake server
 async def test_a_byok_key_is_used_and_never_appears_in_logs_events_or_history(
     http: httpx.AsyncClient,
     make_tenant: Any,

@@ -30,6 +30,9 @@ PLATFORM_OPENAI_KEY = "sk-platform-openai-4c1d9e7a2b"
 PLATFORM_ANTHROPIC_KEY = "sk-ant-platform-8e2f6a0c4d"
 BYOK_KEY = "sk-org-own-key-5a7c9e1b3d"  # the org's own key (test_governance checks that it is sent)
 
+# Every test here builds the real OpenAI/Anthropic clients and lets them talk to the fake endpoints below.
+pytestmark = pytest.mark.usefixtures("real_model_requests")
+
 
 class FakeEndpoint:
     """An OpenAI-compatible server on loopback: answers every request and records the key it was sent."""

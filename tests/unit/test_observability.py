@@ -1,10 +1,11 @@
-"""Handlers under `instrument`: JSON logs with the correlation id, one EMF document per invocation on Lambda,
-nothing printed as metrics outside it."""
+"""Handlers under `instrument`: JSON logs with the correlation id (the modules' own loggers too), one EMF
+document per invocation on Lambda, nothing printed as metrics outside it."""
 
 from __future__ import annotations
 
 import io
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,15 @@ def _failing_run_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     record_approval_wait(42.5)
     record_run_failed("model_error")
     return {"run_id": event["run_id"], "status": "failed"}
+
+
+@instrument(correlation_id_path="run_id")
+def _handler_whose_module_logs(event: dict[str, Any], context: Any) -> None:
+    try:
+        raise RuntimeError("model stream broke")
+    except RuntimeError:
+        logging.getLogger("personal_agent.runs").exception("inline run failed", extra={"run_id": event["run_id"]})
+    logging.getLogger("personal_agent.new_area.module").warning("a logger made after the routing")
 
 
 def _json_lines(text: str) -> list[dict[str, Any]]:
@@ -74,3 +84,16 @@ def test_a_traced_handler_runs_where_there_is_no_x_ray_daemon(monkeypatch: pytes
 
     assert handler(load_event("steps_ping.json"), FakeLambdaContext()) == "ping"
     assert handler(load_event("steps_ping.json"), FakeLambdaContext()) == "ping"
+
+
+def test_a_module_logger_writes_json_with_the_correlation_id(log_output: io.StringIO) -> None:
+    event = load_event("steps_advance.json")
+    _handler_whose_module_logs(event, FakeLambdaContext(function_name="personal-agent-steps"))
+    lines = {line["message"]: line for line in _json_lines(log_output.getvalue())}
+    failed = lines["inline run failed"]
+    assert failed["correlation_id"] == event["run_id"] and failed["run_id"] == event["run_id"]
+    assert failed["level"] == "ERROR" and failed["name"] == "personal_agent.runs"
+    assert failed["function_name"] == "personal-agent-steps" and failed["service"] == observability.SERVICE
+    assert "RuntimeError: model stream broke" in failed["exception"]
+    later = lines["a logger made after the routing"]
+    assert later["correlation_id"] == event["run_id"] and later["name"] == "personal_agent.new_area.module"

@@ -1,78 +1,97 @@
-/** The typed API client: one function per route under /api/v1. */
+/**
+ * The typed API client: one function per route under /api/v1. Every request and response type comes from
+ * `schema.d.ts`, generated from the API's checked-in OpenAPI document (`make openapi`), by operation id.
+ */
 
-import type * as C from "./contract";
 import { type Query, request } from "./http";
-import type { ResponseOf } from "./typed";
+import type { components, operations } from "./schema";
 
 const V1 = "/api/v1";
 
-type ChatT = ResponseOf<"/api/v1/chats/{chat_id}", "get", C.Chat>;
-type ChatPage = ResponseOf<"/api/v1/chats", "get", C.Page<C.Chat>>;
-type TranscriptPage = ResponseOf<"/api/v1/chats/{chat_id}/messages", "get", C.Page<C.Message>>;
+type OperationId = keyof operations;
+type JsonOf<T> = T extends { content: { "application/json": infer B } } ? B : never;
+/** The JSON body of a successful `Op` (its 200, 201 or 202 response). */
+type Ok<Op extends OperationId> = operations[Op]["responses"] extends infer R
+  ? R extends { 200: infer X }
+    ? JsonOf<X>
+    : R extends { 201: infer X }
+      ? JsonOf<X>
+      : R extends { 202: infer X }
+        ? JsonOf<X>
+        : never
+  : never;
+/** The JSON request body of `Op`. */
+type In<Op extends OperationId> = JsonOf<NonNullable<operations[Op]["requestBody"]>>;
+/** The query parameters of `Op`. */
+type QueryOf<Op extends OperationId> = NonNullable<operations[Op]["parameters"]["query"]>;
+
+const path = (id: string) => encodeURIComponent(id);
 
 export const api = {
-  config: () => request<ResponseOf<"/api/v1/config", "get", C.ClientConfig>>("GET", `${V1}/config`, { auth: false }),
-  devLogin: (body: C.DevLoginRequest) =>
-    request<ResponseOf<"/api/v1/dev/login", "post", C.TokenResponse>>("POST", `${V1}/dev/login`, { body, auth: false }),
-  me: () => request<ResponseOf<"/api/v1/me", "get", C.Me>>("GET", `${V1}/me`),
+  config: () => request<Ok<"client_config">>("GET", `${V1}/config`, { auth: false }),
+  devLogin: (body: In<"dev_login">) => request<Ok<"dev_login">>("POST", `${V1}/dev/login`, { body, auth: false }),
+  me: () => request<Ok<"get_me">>("GET", `${V1}/me`),
 
-  listChats: (query: { limit?: number; cursor?: string | null; q?: string } = {}) =>
-    request<ChatPage>("GET", `${V1}/chats`, { query: query as Query }),
+  listChats: (query: QueryOf<"list_chats"> = {}) => request<Ok<"list_chats">>("GET", `${V1}/chats`, { query }),
   createChat: (title?: string) =>
-    request<ResponseOf<"/api/v1/chats", "post", C.Chat>>("POST", `${V1}/chats`, { body: title ? { title } : {} }),
-  getChat: (id: string) => request<ChatT>("GET", `${V1}/chats/${encodeURIComponent(id)}`),
+    request<Ok<"create_chat">>("POST", `${V1}/chats`, { body: (title ? { title } : {}) satisfies In<"create_chat"> }),
+  getChat: (id: string) => request<Ok<"get_chat">>("GET", `${V1}/chats/${path(id)}`),
   renameChat: (id: string, title: string) =>
-    request<ResponseOf<"/api/v1/chats/{chat_id}", "patch", C.Chat>>("PATCH", `${V1}/chats/${encodeURIComponent(id)}`, {
-      body: { title },
-    }),
-  deleteChat: (id: string) => request<void>("DELETE", `${V1}/chats/${encodeURIComponent(id)}`),
+    request<Ok<"rename_chat">>("PATCH", `${V1}/chats/${path(id)}`, { body: { title } satisfies In<"rename_chat"> }),
+  deleteChat: (id: string) => request<void>("DELETE", `${V1}/chats/${path(id)}`),
   /** A page of the transcript: the newest without `cursor`, else the items before it (`next_cursor` of the newer page). */
-  listMessages: (chatId: string, query: { cursor?: string | null; limit?: number } = {}) =>
-    request<TranscriptPage>("GET", `${V1}/chats/${encodeURIComponent(chatId)}/messages`, { query }),
+  listMessages: (chatId: string, query: QueryOf<"chat_transcript"> = {}) =>
+    request<Ok<"chat_transcript">>("GET", `${V1}/chats/${path(chatId)}/messages`, { query }),
 
-  startRun: (chatId: string, body: C.StartRunRequest) =>
-    request<ResponseOf<"/api/v1/chats/{chat_id}/runs", "post", C.RunStarted>>(
-      "POST",
-      `${V1}/chats/${encodeURIComponent(chatId)}/runs`,
-      { body },
-    ),
-  getRun: (runId: string) => request<ResponseOf<"/api/v1/runs/{run_id}", "get", C.Run>>("GET", `${V1}/runs/${encodeURIComponent(runId)}`),
-  cancelRun: (runId: string) => request<unknown>("POST", `${V1}/runs/${encodeURIComponent(runId)}/cancel`),
+  startRun: (chatId: string, body: In<"start_run">) =>
+    request<Ok<"start_run">>("POST", `${V1}/chats/${path(chatId)}/runs`, { body }),
+  getRun: (runId: string) => request<Ok<"get_run">>("GET", `${V1}/runs/${path(runId)}`),
+  cancelRun: (runId: string) => request<Ok<"cancel_run">>("POST", `${V1}/runs/${path(runId)}/cancel`),
 
-  listModels: () => request<ResponseOf<"/api/v1/models", "get", C.Page<C.Model>>>("GET", `${V1}/models`),
+  listModels: () => request<Ok<"list_models">>("GET", `${V1}/models`),
 
-  listApprovals: (status: "pending" | "approved" | "denied" | "expired" = "pending") =>
-    request<ResponseOf<"/api/v1/approvals", "get", C.Page<C.Approval>>>("GET", `${V1}/approvals`, { query: { status } }),
-  decideApproval: (id: string, body: C.ApprovalDecision) =>
-    request<unknown>("POST", `${V1}/approvals/${encodeURIComponent(id)}`, { body }),
+  listApprovals: (status: NonNullable<QueryOf<"list_approvals">["status"]> = "pending") =>
+    request<Ok<"list_approvals">>("GET", `${V1}/approvals`, { query: { status } }),
+  decideApproval: (id: string, body: In<"decide_approval">) =>
+    request<Ok<"decide_approval">>("POST", `${V1}/approvals/${path(id)}`, { body }),
 
-  usage: (query: { from?: string; to?: string; group_by: C.UsageGroup; scope?: "me" | "org" }) =>
-    request<ResponseOf<"/api/v1/usage", "get", C.UsageReport>>("GET", `${V1}/usage`, { query }),
+  usage: (query: QueryOf<"get_usage">) => request<Ok<"get_usage">>("GET", `${V1}/usage`, { query }),
 
-  getSettings: () => request<ResponseOf<"/api/v1/me/settings", "get", C.UserSettings>>("GET", `${V1}/me/settings`),
-  putSettings: (body: C.UserSettings) =>
-    request<ResponseOf<"/api/v1/me/settings", "put", C.UserSettings>>("PUT", `${V1}/me/settings`, { body }),
-  getOrgSettings: () => request<ResponseOf<"/api/v1/admin/settings", "get", C.OrgSettings>>("GET", `${V1}/admin/settings`),
-  putOrgSettings: (body: C.OrgSettings) =>
-    request<ResponseOf<"/api/v1/admin/settings", "put", C.OrgSettings>>("PUT", `${V1}/admin/settings`, { body }),
-  listKeys: () => request<ResponseOf<"/api/v1/keys", "get", C.Page<C.ProviderKey>>>("GET", `${V1}/keys`),
-  addKey: (body: C.NewProviderKey) => request<ResponseOf<"/api/v1/keys", "post", C.ProviderKey>>("POST", `${V1}/keys`, { body }),
-  deleteKey: (id: string) => request<void>("DELETE", `${V1}/keys/${encodeURIComponent(id)}`),
+  getSettings: () => request<Ok<"get_my_settings">>("GET", `${V1}/me/settings`),
+  putSettings: (body: In<"put_my_settings">) => request<Ok<"put_my_settings">>("PUT", `${V1}/me/settings`, { body }),
+  getOrgSettings: () => request<Ok<"get_org_settings">>("GET", `${V1}/admin/settings`),
+  putOrgSettings: (body: In<"put_org_settings">) =>
+    request<Ok<"put_org_settings">>("PUT", `${V1}/admin/settings`, { body }),
+  listKeys: () => request<Ok<"list_keys">>("GET", `${V1}/keys`),
+  addKey: (body: In<"create_key">) => request<Ok<"create_key">>("POST", `${V1}/keys`, { body }),
+  deleteKey: (id: string) => request<void>("DELETE", `${V1}/keys/${path(id)}`),
 };
 
-/** The types the UI works with: generated from the OpenAPI schema where it has them, else `contract.ts`. */
-type Result<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
-export type ClientConfig = Result<typeof api.config>;
-export type DevLogin = Result<typeof api.devLogin>;
-export type Me = Result<typeof api.me>;
-export type Chat = Result<typeof api.getChat>;
-/** A transcript item. The route leaves out unset fields, so `truncated` is only sent when true (the generated
- * type, from a field with a default, says it is always there). */
-export type Message = Omit<Result<typeof api.listMessages>["items"][number], "truncated"> & { truncated?: boolean };
-export type RunStarted = Result<typeof api.startRun>;
-export type Run = Result<typeof api.getRun>;
-export type Model = Result<typeof api.listModels>["items"][number];
-export type Approval = Result<typeof api.listApprovals>["items"][number];
-export type UsageReport = Result<typeof api.usage>;
-export type ProviderKey = Result<typeof api.listKeys>["items"][number];
-export type { RunMode, UsageGroup } from "./contract";
+// Compile-time guard: `never` (an operation id or status the schema lacks) or a free-form object would
+// type-check anything the UI does with it, so every function must resolve to a real generated type.
+type Loose<T> = [T] extends [never] ? true : unknown extends T ? true : string extends keyof T ? true : false;
+type LooseFunctions = {
+  [K in keyof typeof api]: Loose<Awaited<ReturnType<(typeof api)[K]>>> extends true ? K : never;
+}[keyof typeof api];
+const everyResponseIsTyped: [LooseFunctions] extends [never] ? true : LooseFunctions = true;
+void everyResponseIsTyped;
+
+/** The types the UI works with, all generated. */
+type Schemas = components["schemas"];
+export type ClientConfig = Schemas["ClientConfig"];
+export type DevLogin = Schemas["DevLoginOut"];
+export type DevLoginRole = NonNullable<Schemas["DevLoginIn"]["role"]>;
+export type Me = Schemas["MeOut"];
+export type Chat = Schemas["Chat"];
+/** A transcript item; the route sends only the fields a part has (`truncated` only when true). */
+export type Message = Schemas["TranscriptItem"];
+export type RunMode = NonNullable<Schemas["RunCreate"]["mode"]>;
+export type RunStarted = Schemas["RunAccepted"];
+export type Run = Schemas["RunView"];
+export type Model = Schemas["ModelOut"];
+export type Approval = Schemas["Approval"];
+export type UsageReport = Schemas["UsageReport"];
+export type UsageGroup = UsageReport["group_by"];
+export type OrgSettings = Schemas["OrgSettings"];
+export type ProviderKey = Schemas["ProviderKeyOut"];
+export type { Query };

@@ -4,7 +4,155 @@
  */
 
 export interface paths {
-    "/healthz": {
+    "/api/v1/admin/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Budgets */
+        get: operations["list_budgets"];
+        /**
+         * Set Budget
+         * @description Set the org's monthly cap, or a member's (`scope=user` with `user_id`; 404 `user_not_found` for anyone
+         *     who is not a member). The tightest of the user's, the org's and the platform's caps applies.
+         */
+        put: operations["set_budget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/budgets/{budget_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Budget */
+        delete: operations["delete_budget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Providers */
+        get: operations["list_providers"];
+        put?: never;
+        /** Create Provider */
+        post: operations["create_provider"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/providers/{provider_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Provider */
+        delete: operations["delete_provider"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/providers/{provider_id}/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Model */
+        post: operations["add_provider_model"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/providers/{provider_id}/models/{model_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Model */
+        delete: operations["delete_provider_model"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Org Settings */
+        get: operations["get_org_settings"];
+        /** Put Org Settings */
+        put: operations["put_org_settings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agui/{agent}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Agui Run
+         * @description Start an inline run from the input's last user message and stream its events (a POST: the token
+         *     must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,
+         *     too many open streams.
+         */
+        post: operations["agui_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals": {
         parameters: {
             query?: never;
             header?: never;
@@ -12,10 +160,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Healthz
-         * @description The process is up.
+         * List Approvals
+         * @description Approvals waiting on the caller (all of the org's for org admins).
          */
-        get: operations["healthz"];
+        get: operations["list_approvals"];
         put?: never;
         post?: never;
         delete?: never;
@@ -24,7 +172,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/readyz": {
+    "/api/v1/approvals/{approval_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide Approval
+         * @description Approve (optionally with edited arguments) or deny; 409 when already decided or expired.
+         */
+        post: operations["decide_approval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Chats */
+        get: operations["list_chats"];
+        put?: never;
+        /** Create Chat */
+        post: operations["create_chat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{chat_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Chat */
+        get: operations["get_chat"];
+        put?: never;
+        post?: never;
+        /** Delete Chat */
+        delete: operations["delete_chat"];
+        options?: never;
+        head?: never;
+        /** Rename Chat */
+        patch: operations["rename_chat"];
+        trace?: never;
+    };
+    "/api/v1/chats/{chat_id}/messages": {
         parameters: {
             query?: never;
             header?: never;
@@ -32,10 +237,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readyz
-         * @description Postgres and Redis are reachable (200), or 503 naming what failed.
+         * Chat Transcript
+         * @description The transcript, newest page first (each page stays well under Lambda's 6 MB response limit).
          */
-        get: operations["readyz"];
+        get: operations["chat_transcript"];
         put?: never;
         post?: never;
         delete?: never;
@@ -44,20 +249,17 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/health/deps": {
+    "/api/v1/chats/{chat_id}/runs": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /**
-         * Health Deps
-         * @description Soft dependencies, reported but never gating readiness.
-         */
-        get: operations["health_deps"];
+        get?: never;
         put?: never;
-        post?: never;
+        /** Start Run */
+        post: operations["start_run"];
         delete?: never;
         options?: never;
         head?: never;
@@ -84,6 +286,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dev/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dev Login
+         * @description A dev-issuer token for {org, user, role}, verified through the same path as every request.
+         */
+        post: operations["dev_login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/feed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feed
+         * @description Runs started and finished in the caller's chats, wherever they were started. Starts at "now"
+         *     unless resuming.
+         */
+        get: operations["feed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/hooks/{workflow_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive Webhook
+         * @description Start the workflow's run (or return the run this `webhook-id` already started): 202 with its status URL.
+         */
+        post: operations["receive_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Keys
+         * @description The org's provider keys, masked (write-only: a key is never returned).
+         */
+        get: operations["list_keys"];
+        put?: never;
+        /** Create Key */
+        post: operations["create_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Key
+         * @description Delete a key; the providers that used it are disabled (they never fall back to the platform's key).
+         */
+        delete: operations["delete_key"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -97,6 +401,27 @@ export interface paths {
          */
         get: operations["get_me"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get My Settings */
+        get: operations["get_my_settings"];
+        /**
+         * Put My Settings
+         * @description Save the default model of the caller's runs (checked against the gate when a run starts).
+         */
+        put: operations["put_my_settings"];
         post?: never;
         delete?: never;
         options?: never;
@@ -143,6 +468,26 @@ export interface paths {
          * @description Revoke a token; it is refused from the next request on.
          */
         delete: operations["revoke_token"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Models
+         * @description `auto` first, then every model best first (the gate still decides per chat at launch).
+         */
+        get: operations["list_models"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -269,100 +614,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/dev/login": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Dev Login
-         * @description A dev-issuer token for {org, user, role}, verified through the same path as every request.
-         */
-        post: operations["dev_login"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/chats": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List Chats */
-        get: operations["list_chats"];
-        put?: never;
-        /** Create Chat */
-        post: operations["create_chat"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/chats/{chat_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Get Chat */
-        get: operations["get_chat"];
-        put?: never;
-        post?: never;
-        /** Delete Chat */
-        delete: operations["delete_chat"];
-        options?: never;
-        head?: never;
-        /** Rename Chat */
-        patch: operations["rename_chat"];
-        trace?: never;
-    };
-    "/api/v1/chats/{chat_id}/messages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Chat Transcript
-         * @description The transcript, newest page first (each page stays well under Lambda's 6 MB response limit).
-         */
-        get: operations["chat_transcript"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/chats/{chat_id}/runs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start Run */
-        post: operations["start_run"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/runs/{run_id}": {
         parameters: {
             query?: never;
@@ -397,7 +648,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/usage/export": {
+    "/api/v1/runs/{run_id}/events": {
         parameters: {
             query?: never;
             header?: never;
@@ -405,11 +656,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Export Usage
-         * @description Ledger rows in [from, to) as CSV, oldest first, `limit` rows a page (the org's for org admins with
-         *     `scope=org`). When more rows follow, `X-Next-Cursor` and a `Link: rel="next"` header give the next page.
+         * Run Events
+         * @description The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event.
          */
-        get: operations["export_usage"];
+        get: operations["run_events"];
         put?: never;
         post?: never;
         delete?: never;
@@ -438,7 +688,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/models": {
+    "/api/v1/usage/export": {
         parameters: {
             query?: never;
             header?: never;
@@ -446,239 +696,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List Models
-         * @description `auto` first, then every model best first (the gate still decides per chat at launch).
+         * Export Usage
+         * @description Ledger rows in [from, to) as CSV, oldest first, `limit` rows a page (the org's for org admins with
+         *     `scope=org`). When more rows follow, `X-Next-Cursor` and a `Link: rel="next"` header give the next page.
          */
-        get: operations["list_models"];
+        get: operations["export_usage"];
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/approvals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List Approvals
-         * @description Approvals waiting on the caller (all of the org's for org admins).
-         */
-        get: operations["list_approvals"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/approvals/{approval_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Decide Approval
-         * @description Approve (optionally with edited arguments) or deny; 409 when already decided or expired.
-         */
-        post: operations["decide_approval"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/settings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Get Org Settings */
-        get: operations["get_org_settings"];
-        /** Put Org Settings */
-        put: operations["put_org_settings"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/providers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List Providers */
-        get: operations["list_providers"];
-        put?: never;
-        /** Create Provider */
-        post: operations["create_provider"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/providers/{provider_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Delete Provider */
-        delete: operations["delete_provider"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/providers/{provider_id}/models": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Add Model */
-        post: operations["add_provider_model"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/providers/{provider_id}/models/{model_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Delete Model */
-        delete: operations["delete_provider_model"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/budgets": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List Budgets */
-        get: operations["list_budgets"];
-        /**
-         * Set Budget
-         * @description Set the org's monthly cap, or a member's (`scope=user` with `user_id`; 404 `user_not_found` for anyone
-         *     who is not a member). The tightest of the user's, the org's and the platform's caps applies.
-         */
-        put: operations["set_budget"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/budgets/{budget_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /** Delete Budget */
-        delete: operations["delete_budget"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/keys": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List Keys
-         * @description The org's provider keys, masked (write-only: a key is never returned).
-         */
-        get: operations["list_keys"];
-        put?: never;
-        /** Create Key */
-        post: operations["create_key"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/keys/{key_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Delete Key
-         * @description Delete a key; the providers that used it are disabled (they never fall back to the platform's key).
-         */
-        delete: operations["delete_key"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/me/settings": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Get My Settings */
-        get: operations["get_my_settings"];
-        /**
-         * Put My Settings
-         * @description Save the default model of the caller's runs (checked against the gate when a run starts).
-         */
-        put: operations["put_my_settings"];
         post?: never;
         delete?: never;
         options?: never;
@@ -729,23 +752,6 @@ export interface paths {
         patch: operations["update_workflow"];
         trace?: never;
     };
-    "/api/v1/workflows/{workflow_id}/signing-secret": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Rotate Signing Secret */
-        post: operations["rotate_workflow_signing_secret"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/workflows/{workflow_id}/bearer-token": {
         parameters: {
             query?: never;
@@ -784,7 +790,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/hooks/{workflow_id}": {
+    "/api/v1/workflows/{workflow_id}/signing-secret": {
         parameters: {
             query?: never;
             header?: never;
@@ -793,18 +799,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Receive Webhook
-         * @description Start the workflow's run (or return the run this `webhook-id` already started): 202 with its status URL.
-         */
-        post: operations["receive_webhook"];
+        /** Rotate Signing Secret */
+        post: operations["rotate_workflow_signing_secret"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/v1/runs/{run_id}/events": {
+    "/health/deps": {
         parameters: {
             query?: never;
             header?: never;
@@ -812,10 +815,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Run Events
-         * @description The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event.
+         * Health Deps
+         * @description Soft dependencies, reported but never gating readiness.
          */
-        get: operations["run_events"];
+        get: operations["health_deps"];
         put?: never;
         post?: never;
         delete?: never;
@@ -824,7 +827,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/feed": {
+    "/healthz": {
         parameters: {
             query?: never;
             header?: never;
@@ -832,11 +835,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Feed
-         * @description Runs started and finished in the caller's chats, wherever they were started. Starts at "now"
-         *     unless resuming.
+         * Healthz
+         * @description The process is up.
          */
-        get: operations["feed"];
+        get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -845,22 +847,20 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/agui/{agent}": {
+    "/readyz": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
-         * Agui Run
-         * @description Start an inline run from the input's last user message and stream its events (a POST: the token
-         *     must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,
-         *     too many open streams.
+         * Readyz
+         * @description Postgres and Redis are reachable (200), or 503 naming what failed.
          */
-        post: operations["agui_run"];
+        get: operations["readyz"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -879,59 +879,59 @@ export interface components {
          *     string.
          */
         ActivityMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
-            /** Id */
-            id: string;
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            role: "activity";
             /** Activitytype */
             activityType: string;
             /** Content */
             content: {
                 [key: string]: unknown;
             };
+            /** Id */
+            id: string;
             /** Metadata */
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            role: "activity";
+            /** Subagentrunid */
+            subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
         };
         /** Approval */
         Approval: {
-            /** Id */
-            id: string;
-            /** Run Id */
-            run_id: string;
-            /** Chat Id */
-            chat_id: string | null;
-            /** Tool */
-            tool: string;
-            /** Tool Call Id */
-            tool_call_id: string;
             /** Args */
             args: unknown;
+            /** Chat Id */
+            chat_id: string | null;
+            /** Created At */
+            created_at: string;
+            /** Decided At */
+            decided_at: string | null;
+            /** Decided By */
+            decided_by: string | null;
+            /** Edited Args */
+            edited_args: unknown;
+            /** Expires At */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /** Reason */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
             /**
              * Status
              * @enum {string}
              */
             status: "pending" | "approved" | "denied" | "expired";
-            /** Reason */
-            reason: string | null;
-            /** Edited Args */
-            edited_args: unknown;
-            /** Decided By */
-            decided_by: string | null;
-            /** Decided At */
-            decided_at: string | null;
-            /** Expires At */
-            expires_at: string;
-            /** Created At */
-            created_at: string;
+            /** Tool */
+            tool: string;
+            /** Tool Call Id */
+            tool_call_id: string;
         };
         /** ApprovalList */
         ApprovalList: {
@@ -944,27 +944,27 @@ export interface components {
          *     only of tool calls.
          */
         AssistantMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
+            /** Content */
+            content?: string | null;
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Name */
+            name?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "assistant";
-            /** Name */
-            name?: string | null;
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** Content */
-            content?: string | null;
+            /** Subagentrunid */
+            subagentRunId?: string | null;
             /** Toolcalls */
-            toolCalls?: components["schemas"]["ToolCall-Input"][] | null;
+            toolCalls?: components["schemas"]["ToolCall"][] | null;
         } & {
             [key: string]: unknown;
         };
@@ -973,17 +973,17 @@ export interface components {
          * @description An audio part.
          */
         AudioPart: {
+            /** Id */
+            id?: string | null;
+            /** Metadata */
+            metadata?: unknown | null;
+            /** Source */
+            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "audio";
-            /** Id */
-            id?: string | null;
-            /** Source */
-            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
-            /** Metadata */
-            metadata?: unknown | null;
         } & {
             [key: string]: unknown;
         };
@@ -999,6 +999,8 @@ export interface components {
         };
         /** BudgetIn */
         BudgetIn: {
+            /** Monthly Usd */
+            monthly_usd: number | string;
             /**
              * Scope
              * @enum {string}
@@ -1006,11 +1008,38 @@ export interface components {
             scope: "org" | "user";
             /** User Id */
             user_id?: string | null;
+        };
+        /** BudgetList */
+        BudgetList: {
+            /** Items */
+            items: components["schemas"]["BudgetOut"][];
+        };
+        /** BudgetOut */
+        BudgetOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
             /** Monthly Usd */
-            monthly_usd: number | string;
+            monthly_usd: number;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "org" | "user";
+            /** User Id */
+            user_id: string | null;
         };
         /** CancelOut */
         CancelOut: {
+            /** Cancelled */
+            cancelled: boolean;
             /** Run Id */
             run_id: string;
             /**
@@ -1018,11 +1047,19 @@ export interface components {
              * @description `cancelling`, or the run's status when it had already ended
              */
             status: string;
-            /** Cancelled */
-            cancelled: boolean;
         };
         /** Chat */
         Chat: {
+            /**
+             * Classification
+             * @enum {string}
+             */
+            classification: "standard" | "confidential" | "restricted";
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
             /**
              * Id
              * Format: uuid
@@ -1030,12 +1067,11 @@ export interface components {
             id: string;
             /** Title */
             title: string;
-            /** Classification */
-            classification: string;
-            /** Created At */
-            created_at: unknown;
-            /** Updated At */
-            updated_at: unknown;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
         };
         /**
          * ChatCreate
@@ -1047,14 +1083,14 @@ export interface components {
          *     }
          */
         ChatCreate: {
-            /** Title */
-            title?: string | null;
             /**
              * Classification
              * @default standard
              * @enum {string}
              */
-            classification: "standard" | "confidential" | "restricted";
+            classification?: "standard" | "confidential" | "restricted";
+            /** Title */
+            title?: string | null;
         };
         /** ChatPage */
         ChatPage: {
@@ -1065,14 +1101,13 @@ export interface components {
         };
         /** ChatRename */
         ChatRename: {
-            /** Title */
-            title?: string | null;
             /** Classification */
             classification?: ("standard" | "confidential" | "restricted") | null;
+            /** Title */
+            title?: string | null;
         };
         /** ClientConfig */
         ClientConfig: {
-            oidc: components["schemas"]["OidcClientConfig"] | null;
             /** Dev Login */
             dev_login: boolean;
             /**
@@ -1080,6 +1115,7 @@ export interface components {
              * @enum {string}
              */
             environment: "local" | "aws" | "test";
+            oidc: components["schemas"]["OidcClientConfig"] | null;
         };
         /**
          * Context
@@ -1099,6 +1135,8 @@ export interface components {
          * @description Bytes carried inline.
          */
         DataSource: {
+            /** Mimetype */
+            mimeType: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1106,8 +1144,6 @@ export interface components {
             type: "data";
             /** Value */
             value: string;
-            /** Mimetype */
-            mimeType: string;
         } & {
             [key: string]: unknown;
         };
@@ -1129,75 +1165,94 @@ export interface components {
          */
         DecisionIn: {
             /**
-             * Decision
-             * @enum {string}
-             */
-            decision: "approve" | "deny";
-            /** Reason */
-            reason?: string | null;
-            /**
              * Arguments
              * @description edited arguments (with `approve` only)
              */
             arguments?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Decision
+             * @enum {string}
+             */
+            decision: "approve" | "deny";
+            /** Reason */
+            reason?: string | null;
+        };
+        /** DependencyCheck */
+        DependencyCheck: {
+            /**
+             * Detail
+             * @description what is configured, or why the check failed: platform admins only
+             */
+            detail?: string | null;
+            /** Latency Ms */
+            latency_ms: number;
+            /** Name */
+            name: string;
+            /** Ok */
+            ok: boolean;
+        };
+        /** DependencyReport */
+        DependencyReport: {
+            /** Checks */
+            checks: components["schemas"]["DependencyCheck"][];
         };
         /** DevLoginIn */
         DevLoginIn: {
             /** Org */
             org: string;
-            /** User */
-            user: string;
             /**
              * Role
              * @default user
              * @enum {string}
              */
-            role: "admin" | "org-admin" | "user";
+            role?: "admin" | "org-admin" | "user";
+            /** User */
+            user: string;
         };
         /** DevLoginOut */
         DevLoginOut: {
             /** Access Token */
             access_token: string;
-            /**
-             * Token Type
-             * @default Bearer
-             */
-            token_type: string;
             /** Expires In */
             expires_in: number;
             /** Org */
             org: string;
-            /** User */
-            user: string;
             /** Roles */
             roles: string[];
+            /**
+             * Token Type
+             * @default Bearer
+             */
+            token_type?: string;
+            /** User */
+            user: string;
         };
         /**
          * DeveloperMessage
          * @description Instructions from the application developer.
          */
         DeveloperMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
+            /** Content */
+            content: string;
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Name */
+            name?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "developer";
-            /** Name */
-            name?: string | null;
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** Content */
-            content: string;
+            /** Subagentrunid */
+            subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1206,19 +1261,30 @@ export interface components {
          * @description A document part.
          */
         DocumentPart: {
+            /** Id */
+            id?: string | null;
+            /** Metadata */
+            metadata?: unknown | null;
+            /** Source */
+            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "document";
-            /** Id */
-            id?: string | null;
-            /** Source */
-            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
-            /** Metadata */
-            metadata?: unknown | null;
         } & {
             [key: string]: unknown;
+        };
+        /** Error */
+        Error: {
+            /** @description stable, machine-readable */
+            code: string;
+            details?: {
+                [key: string]: unknown;
+            };
+            /** @description what was wrong, for a person */
+            message: string;
+            request_id: string;
         };
         /**
          * FileSource
@@ -1229,6 +1295,10 @@ export interface components {
          *     the part as it drops any part it cannot use.
          */
         FileSource: {
+            /** Mimetype */
+            mimeType?: string | null;
+            /** Provider */
+            provider?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1236,10 +1306,6 @@ export interface components {
             type: "file";
             /** Value */
             value: string;
-            /** Provider */
-            provider?: string | null;
-            /** Mimetype */
-            mimeType?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1248,63 +1314,71 @@ export interface components {
          * @description The name and arguments of a tool call.
          */
         FunctionCall: {
-            /** Name */
-            name: string;
             /** Arguments */
             arguments: string;
+            /** Name */
+            name: string;
         } & {
             [key: string]: unknown;
+        };
+        /** Health */
+        Health: {
+            /**
+             * Status
+             * @constant
+             */
+            status: "ok";
         };
         /**
          * ImagePart
          * @description An image part.
          */
         ImagePart: {
+            /** Id */
+            id?: string | null;
+            /** Metadata */
+            metadata?: unknown | null;
+            /** Source */
+            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "image";
-            /** Id */
-            id?: string | null;
-            /** Source */
-            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
-            /** Metadata */
-            metadata?: unknown | null;
         } & {
             [key: string]: unknown;
         };
         /** KeyIn */
         KeyIn: {
-            /** Provider */
-            provider: string;
+            /** Key */
+            key: string;
             /**
              * Label
              * @default
              */
-            label: string;
-            /** Key */
-            key: string;
+            label?: string;
+            /** Provider */
+            provider: string;
         };
         /** MeOut */
         MeOut: {
-            /**
-             * User Id
-             * Format: uuid
-             */
-            user_id: string;
-            /** Subject */
-            subject: string;
             org: components["schemas"]["OrgOut"];
-            /** Roles */
-            roles: string[];
-            /** Via */
-            via: string;
             /**
              * Orgs
              * @description orgs this credential may act in, for the X-Org header
              */
             orgs: string[];
+            /** Roles */
+            roles: string[];
+            /** Subject */
+            subject: string;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+            /** Via */
+            via: string;
         };
         /** MemberList */
         MemberList: {
@@ -1314,16 +1388,14 @@ export interface components {
         /** MemberOut */
         MemberOut: {
             /**
-             * User Id
-             * Format: uuid
+             * Created At
+             * Format: date-time
              */
-            user_id: string;
-            /** Subject */
-            subject: string;
-            /** Email */
-            email: string | null;
+            created_at: string;
             /** Display Name */
             display_name: string | null;
+            /** Email */
+            email: string | null;
             /** Roles */
             roles: string[];
             /**
@@ -1334,41 +1406,43 @@ export interface components {
             status: "active" | "disabled" | "removed";
             /** Status Changed At */
             status_changed_at: string | null;
+            /** Subject */
+            subject: string;
             /**
              * User Disabled
              * @description a platform admin disabled this account everywhere
              */
             user_disabled: boolean;
             /**
-             * Created At
-             * Format: date-time
+             * User Id
+             * Format: uuid
              */
-            created_at: string;
+            user_id: string;
         };
         /** ModelIn */
         ModelIn: {
-            /** Name */
-            name: string;
-            /**
-             * Tags
-             * @default []
-             */
-            tags: ("frontier" | "coding" | "reasoning" | "vision" | "fast" | "cheap")[];
-            /**
-             * Quality
-             * @default 10
-             */
-            quality: number;
             /**
              * Input Price
              * @description USD per million input tokens
              */
             input_price?: number | string | null;
+            /** Name */
+            name: string;
             /**
              * Output Price
              * @description USD per million output tokens
              */
             output_price?: number | string | null;
+            /**
+             * Quality
+             * @default 10
+             */
+            quality?: number;
+            /**
+             * Tags
+             * @default []
+             */
+            tags?: ("frontier" | "coding" | "reasoning" | "vision" | "fast" | "cheap")[];
         };
         /** ModelList */
         ModelList: {
@@ -1384,29 +1458,29 @@ export interface components {
             id: string;
             /** Label */
             label: string;
-            /** Provider */
-            provider: string;
-            /** Offline Demo */
-            offline_demo: boolean;
-            /** Tier */
-            tier: number | null;
-            /** Tags */
-            tags: string[];
-            /** Tier Name */
-            tier_name?: string | null;
-            /** Quality */
-            quality?: number | null;
             /** Locality */
             locality?: string | null;
+            /** Offline Demo */
+            offline_demo: boolean;
+            /** Provider */
+            provider: string;
+            /** Quality */
+            quality?: number | null;
+            /** Tags */
+            tags: string[];
+            /** Tier */
+            tier: number | null;
+            /** Tier Name */
+            tier_name?: string | null;
         };
         /** OidcClientConfig */
         OidcClientConfig: {
-            /** Issuer */
-            issuer: string;
-            /** Client Id */
-            client_id: string;
             /** Audience */
             audience: string | null;
+            /** Client Id */
+            client_id: string;
+            /** Issuer */
+            issuer: string;
         };
         /** OrgOut */
         OrgOut: {
@@ -1418,44 +1492,188 @@ export interface components {
             /** Slug */
             slug: string;
         };
+        /** OrgSettings */
+        OrgSettings: {
+            /** Confidence Threshold */
+            confidence_threshold: number;
+            /** Default Model */
+            default_model: string | null;
+            /** Routing Model */
+            routing_model: string | null;
+            /** Tier Floor */
+            tier_floor: number;
+        };
         /** OrgSettingsIn */
         OrgSettingsIn: {
-            /**
-             * Tier Floor
-             * @default 0
-             */
-            tier_floor: number;
             /**
              * Confidence Threshold
              * @default 0.8
              */
-            confidence_threshold: number;
-            /** Routing Model */
-            routing_model?: string | null;
+            confidence_threshold?: number;
             /** Default Model */
             default_model?: string | null;
+            /** Routing Model */
+            routing_model?: string | null;
+            /**
+             * Tier Floor
+             * @default 0
+             */
+            tier_floor?: number;
         };
         /** ProviderIn */
         ProviderIn: {
-            /** Name */
-            name: string;
+            /** Base Url */
+            base_url?: string | null;
+            /** Key Id */
+            key_id?: string | null;
             /**
              * Kind
              * @enum {string}
              */
             kind: "openai" | "anthropic" | "bedrock" | "openai-compatible";
-            /** Base Url */
-            base_url?: string | null;
-            /** Trust Tier */
-            trust_tier: number;
             /**
              * Locality
              * @default remote
              * @enum {string}
              */
+            locality?: "local" | "region" | "remote";
+            /** Name */
+            name: string;
+            /** Trust Tier */
+            trust_tier: number;
+        };
+        /** ProviderKeyList */
+        ProviderKeyList: {
+            /** Items */
+            items: components["schemas"]["ProviderKeyOut"][];
+        };
+        /** ProviderKeyOut */
+        ProviderKeyOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Hint
+             * @description the same as `key_hint`
+             */
+            hint: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Key Hint
+             * @description the key's last four characters (the key itself is never returned)
+             */
+            key_hint: string;
+            /** Label */
+            label: string;
+            /** Provider */
+            provider: string;
+        };
+        /** ProviderList */
+        ProviderList: {
+            /** Items */
+            items: components["schemas"]["ProviderOut"][];
+        };
+        /** ProviderModelOut */
+        ProviderModelOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Input Price
+             * @description USD per million input tokens; null: from genai-prices
+             */
+            input_price: number | null;
+            /** Name */
+            name: string;
+            /**
+             * Output Price
+             * @description USD per million output tokens; null: from genai-prices
+             */
+            output_price: number | null;
+            /**
+             * Provider Id
+             * Format: uuid
+             */
+            provider_id: string;
+            /** Quality */
+            quality: number;
+            /** Tags */
+            tags: ("frontier" | "coding" | "reasoning" | "vision" | "fast" | "cheap")[];
+        };
+        /** ProviderOut */
+        ProviderOut: {
+            /** Base Url */
+            base_url: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Key Id
+             * @description the org's key it uses; null: the platform's
+             */
+            key_id: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "openai" | "anthropic" | "bedrock" | "openai-compatible";
+            /**
+             * Locality
+             * @enum {string}
+             */
             locality: "local" | "region" | "remote";
-            /** Key Id */
-            key_id?: string | null;
+            /** Models */
+            models: components["schemas"]["ProviderModelOut"][];
+            /** Name */
+            name: string;
+            /** Trust Tier */
+            trust_tier: number;
+        };
+        /** Readiness */
+        Readiness: {
+            /** Checks */
+            checks: components["schemas"]["DependencyCheck"][];
+            /**
+             * Code
+             * @description `not_ready` when a hard dependency failed
+             */
+            code?: string | null;
+            /**
+             * Failed
+             * @description the hard dependencies that failed
+             */
+            failed?: string[] | null;
+            /** Message */
+            message?: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "ready" | "unready";
         };
         /**
          * ReasoningMessage
@@ -1463,23 +1681,23 @@ export interface components {
          *     rather than composing BaseMessage, because it carries no name.
          */
         ReasoningMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
+            /** Content */
+            content: string;
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "reasoning";
-            /** Content */
-            content: string;
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
+            /** Subagentrunid */
+            subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1490,17 +1708,17 @@ export interface components {
         ResumeEntry: {
             /** Interruptid */
             interruptId: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Payload */
+            payload?: unknown | null;
             /**
              * Status
              * @enum {string}
              */
             status: "resolved" | "cancelled";
-            /** Payload */
-            payload?: unknown | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -1519,21 +1737,21 @@ export interface components {
              * @description how long the previous credential still works
              * @default 86400
              */
-            grace_seconds: number;
+            grace_seconds?: number;
         };
         /** RunAccepted */
         RunAccepted: {
+            /** Events Url */
+            events_url: string;
+            /** Mode */
+            mode: string;
+            /** Model */
+            model: string;
             /**
              * Run Id
              * Format: uuid
              */
             run_id: string;
-            /** Mode */
-            mode: string;
-            /** Model */
-            model: string;
-            /** Events Url */
-            events_url: string;
             /** Status Url */
             status_url: string;
         };
@@ -1546,26 +1764,26 @@ export interface components {
          *     producer could get wrong.
          */
         RunAgentInput: {
-            /** Threadid */
-            threadId: string;
-            /** Runid */
-            runId: string;
-            /** Protocolversion */
-            protocolVersion?: string | null;
-            /** Parentrunid */
-            parentRunId?: string | null;
-            /** State */
-            state?: unknown | null;
-            /** Messages */
-            messages: (components["schemas"]["DeveloperMessage"] | components["schemas"]["SystemMessage"] | components["schemas"]["AssistantMessage"] | components["schemas"]["UserMessage"] | components["schemas"]["ToolMessage"] | components["schemas"]["ActivityMessage"] | components["schemas"]["ReasoningMessage"])[];
-            /** Tools */
-            tools?: components["schemas"]["Tool"][] | null;
             /** Context */
             context?: components["schemas"]["Context"][] | null;
             /** Forwardedprops */
             forwardedProps?: unknown | null;
+            /** Messages */
+            messages: (components["schemas"]["DeveloperMessage"] | components["schemas"]["SystemMessage"] | components["schemas"]["AssistantMessage"] | components["schemas"]["UserMessage"] | components["schemas"]["ToolMessage"] | components["schemas"]["ActivityMessage"] | components["schemas"]["ReasoningMessage"])[];
+            /** Parentrunid */
+            parentRunId?: string | null;
+            /** Protocolversion */
+            protocolVersion?: string | null;
             /** Resume */
             resume?: components["schemas"]["ResumeEntry"][] | null;
+            /** Runid */
+            runId: string;
+            /** State */
+            state?: unknown | null;
+            /** Threadid */
+            threadId: string;
+            /** Tools */
+            tools?: components["schemas"]["Tool"][] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1585,26 +1803,33 @@ export interface components {
              * @description the user's turn (at most 32,000 characters: 413 `message_too_long`)
              */
             message: string;
-            /** Model */
-            model?: string | null;
             /**
              * Mode
              * @default auto
              * @enum {string}
              */
-            mode: "inline" | "durable" | "auto";
+            mode?: "inline" | "durable" | "auto";
+            /** Model */
+            model?: string | null;
         };
         /** RunView */
         RunView: {
-            /** Id */
-            id: string;
+            /** Answered Model */
+            answered_model: string | null;
             /** Chat Id */
             chat_id: string | null;
-            /**
-             * Status
-             * @description queued, running, waiting, succeeded, failed, cancelled or skipped
-             */
-            status: string;
+            /** Created At */
+            created_at: string;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Events Url */
+            events_url: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Id */
+            id: string;
             /**
              * Mode
              * @description inline or durable
@@ -1617,29 +1842,27 @@ export interface components {
              * @description the models the run may fall back through, best first
              */
             model_chain: unknown;
-            /** Answered Model */
-            answered_model: string | null;
-            /** Routing */
-            routing: unknown;
-            /** Trigger Source */
-            trigger_source: string;
             /** Parent Run Id */
             parent_run_id: string | null;
-            /** Error */
-            error: {
-                [key: string]: unknown;
-            } | null;
-            /** Created At */
-            created_at: string;
+            /** Routing */
+            routing: unknown;
             /** Started At */
             started_at: string | null;
-            /** Finished At */
-            finished_at: string | null;
-            /** Events Url */
-            events_url: string;
+            /**
+             * Status
+             * @description queued, running, waiting, succeeded, failed, cancelled or skipped
+             */
+            status: string;
+            /** Trigger Source */
+            trigger_source: string;
         };
         /** ScheduleIn */
         ScheduleIn: {
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
             /**
              * Expression
              * @description cron(min hour day-of-month month day-of-week year) or rate(N unit)
@@ -1650,60 +1873,55 @@ export interface components {
              * @description IANA time zone the cron expression is read in
              * @default UTC
              */
-            timezone: string;
-            /**
-             * Enabled
-             * @default true
-             */
-            enabled: boolean;
+            timezone?: string;
         };
         /** ScheduleOut */
         ScheduleOut: {
-            /** Expression */
-            expression: string;
-            /** Timezone */
-            timezone: string;
             /** Enabled */
             enabled: boolean;
-            /** Next Fire At */
-            next_fire_at: string | null;
+            /** Expression */
+            expression: string;
             /** Last Fired At */
             last_fired_at: string | null;
+            /** Next Fire At */
+            next_fire_at: string | null;
+            /** Timezone */
+            timezone: string;
         };
         /** SigningSecretOut */
         SigningSecretOut: {
+            /** Previous Valid Until */
+            previous_valid_until: string | null;
             /**
              * Signing Secret
              * @description shown this once
              */
             signing_secret: string;
-            /** Previous Valid Until */
-            previous_valid_until: string | null;
         };
         /**
          * SystemMessage
          * @description Instructions from the system.
          */
         SystemMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
+            /** Content */
+            content: string;
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Name */
+            name?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "system";
-            /** Name */
-            name?: string | null;
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** Content */
-            content: string;
+            /** Subagentrunid */
+            subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -1712,46 +1930,46 @@ export interface components {
          * @description A text part.
          */
         TextPart: {
+            /** Id */
+            id?: string | null;
+            /** Metadata */
+            metadata?: unknown | null;
+            /** Text */
+            text: string;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "text";
-            /** Id */
-            id?: string | null;
-            /** Text */
-            text: string;
-            /** Metadata */
-            metadata?: unknown | null;
         } & {
             [key: string]: unknown;
         };
         /** TokenCreated */
         TokenCreated: {
             /**
-             * Id
-             * Format: uuid
-             */
-            id: string;
-            /** Name */
-            name: string;
-            /** Prefix */
-            prefix: string;
-            /** Org */
-            org: string;
-            /** Roles */
-            roles: string[];
-            /** Expires At */
-            expires_at: string | null;
-            /** Revoked At */
-            revoked_at: string | null;
-            /** Last Used At */
-            last_used_at: string | null;
-            /**
              * Created At
              * Format: date-time
              */
             created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /** Org */
+            org: string;
+            /** Prefix */
+            prefix: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Roles */
+            roles: string[];
             /**
              * Token
              * @description the secret, shown only in this response
@@ -1760,12 +1978,12 @@ export interface components {
         };
         /** TokenIn */
         TokenIn: {
-            /** Name */
-            name: string;
             /** Expires At */
             expires_at?: string | null;
             /** Expires In Days */
             expires_in_days?: number | null;
+            /** Name */
+            name: string;
             /** Roles */
             roles?: ("admin" | "org-admin" | "user")[] | null;
         };
@@ -1777,45 +1995,45 @@ export interface components {
         /** TokenOut */
         TokenOut: {
             /**
-             * Id
-             * Format: uuid
-             */
-            id: string;
-            /** Name */
-            name: string;
-            /** Prefix */
-            prefix: string;
-            /** Org */
-            org: string;
-            /** Roles */
-            roles: string[];
-            /** Expires At */
-            expires_at: string | null;
-            /** Revoked At */
-            revoked_at: string | null;
-            /** Last Used At */
-            last_used_at: string | null;
-            /**
              * Created At
              * Format: date-time
              */
             created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Used At */
+            last_used_at: string | null;
+            /** Name */
+            name: string;
+            /** Org */
+            org: string;
+            /** Prefix */
+            prefix: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Roles */
+            roles: string[];
         };
         /**
          * Tool
          * @description A tool the agent may call.
          */
         Tool: {
-            /** Name */
-            name: string;
             /** Description */
             description: string;
-            /** Parameters */
-            parameters?: unknown | null;
             /** Metadata */
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** Name */
+            name: string;
+            /** Parameters */
+            parameters?: unknown | null;
         } & {
             [key: string]: unknown;
         };
@@ -1825,36 +2043,24 @@ export interface components {
          *     own and inherits its containing message's, since several calls can share
          *     one parent.
          */
-        "ToolCall-Input": {
+        ToolCall: {
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
+            function: components["schemas"]["FunctionCall"];
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Type
              * @default function
              * @constant
              */
-            type: "function";
-            function: components["schemas"]["FunctionCall"];
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
+            type?: "function";
         } & {
             [key: string]: unknown;
-        };
-        /** ToolCall */
-        "ToolCall-Output": {
-            /** Id */
-            id: string;
-            /** Name */
-            name: string;
-            /**
-             * Args
-             * @description the call's arguments (the start of their JSON as text when `truncated`)
-             */
-            args: unknown;
         };
         /**
          * ToolMessage
@@ -1862,27 +2068,27 @@ export interface components {
          *     rather than composing BaseMessage, because it carries no name.
          */
         ToolMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
+            /** Content */
+            content: string | (components["schemas"]["TextPart"] | components["schemas"]["ImagePart"] | components["schemas"]["AudioPart"] | components["schemas"]["VideoPart"] | components["schemas"]["DocumentPart"])[];
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
+            /** Error */
+            error?: string | null;
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "tool";
-            /** Content */
-            content: string | (components["schemas"]["TextPart"] | components["schemas"]["ImagePart"] | components["schemas"]["AudioPart"] | components["schemas"]["VideoPart"] | components["schemas"]["DocumentPart"])[];
+            /** Subagentrunid */
+            subagentRunId?: string | null;
             /** Toolcallid */
             toolCallId: string;
-            /** Error */
-            error?: string | null;
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
         } & {
             [key: string]: unknown;
         };
@@ -1901,11 +2107,17 @@ export interface components {
         };
         /** TranscriptItem */
         TranscriptItem: {
+            /** Content */
+            content?: string | null;
+            /** Created At */
+            created_at: string;
             /**
              * Id
              * @description `<message>:<part>`; also the cursor for the items before it
              */
             id: string;
+            /** Name */
+            name?: string | null;
             /**
              * Role
              * @enum {string}
@@ -1913,30 +2125,37 @@ export interface components {
             role: "user" | "assistant" | "tool";
             /** Run Id */
             run_id: string | null;
-            /** Created At */
-            created_at: string;
             /** Text */
             text?: string | null;
-            /** Tool Calls */
-            tool_calls?: components["schemas"]["ToolCall-Output"][] | null;
             /** Tool Call Id */
             tool_call_id?: string | null;
-            /** Name */
-            name?: string | null;
-            /** Content */
-            content?: string | null;
+            /** Tool Calls */
+            tool_calls?: components["schemas"]["TranscriptToolCall"][] | null;
             /**
              * Truncated
-             * @description a part longer than 256 Ki characters, cut there
-             * @default false
+             * @description sent (true) only for a part longer than 256 Ki characters, cut there
              */
-            truncated: boolean;
+            truncated?: boolean | null;
+        };
+        /** TranscriptToolCall */
+        TranscriptToolCall: {
+            /**
+             * Args
+             * @description the call's arguments (the start of their JSON as text when `truncated`)
+             */
+            args: unknown;
+            /** Id */
+            id: string;
+            /** Name */
+            name: string;
         };
         /**
          * UrlSource
          * @description Bytes referenced by URL, fetched by whoever needs them.
          */
         UrlSource: {
+            /** Mimetype */
+            mimeType?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1944,58 +2163,106 @@ export interface components {
             type: "url";
             /** Value */
             value: string;
-            /** Mimetype */
-            mimeType?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** UsageReport */
+        UsageReport: {
+            /**
+             * From
+             * Format: date-time
+             */
+            from: string;
+            /**
+             * Group By
+             * @enum {string}
+             */
+            group_by: "model" | "chat" | "user" | "day";
+            /** Items */
+            items: components["schemas"]["UsageRow"][];
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "me" | "org";
+            /**
+             * To
+             * Format: date-time
+             */
+            to: string;
+            /** Total Cost Usd */
+            total_cost_usd: number;
+            /** Unpriced Requests */
+            unpriced_requests: number;
+        };
+        /** UsageRow */
+        UsageRow: {
+            /**
+             * Cost Usd
+             * @description null when none of the group's requests could be priced
+             */
+            cost_usd: number | null;
+            /** Input Tokens */
+            input_tokens: number;
+            /**
+             * Key
+             * @description the model, chat id, user id or UTC day (`YYYY-MM-DD`) the row groups
+             */
+            key: string;
+            /** Output Tokens */
+            output_tokens: number;
+            /** Requests */
+            requests: number;
+            /** Unpriced Requests */
+            unpriced_requests: number;
         };
         /**
          * UserMessage
          * @description A message from the person using the application.
          */
         UserMessage: {
-            /** Subagentrunid */
-            subagentRunId?: string | null;
+            /** Content */
+            content: string | (components["schemas"]["TextPart"] | components["schemas"]["ImagePart"] | components["schemas"]["AudioPart"] | components["schemas"]["VideoPart"] | components["schemas"]["DocumentPart"])[];
+            /** Encryptedvalue */
+            encryptedValue?: string | null;
             /** Id */
             id: string;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+            /** Name */
+            name?: string | null;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             role: "user";
-            /** Name */
-            name?: string | null;
-            /** Encryptedvalue */
-            encryptedValue?: string | null;
-            /** Metadata */
-            metadata?: {
-                [key: string]: unknown;
-            } | null;
-            /** Content */
-            content: string | (components["schemas"]["TextPart"] | components["schemas"]["ImagePart"] | components["schemas"]["AudioPart"] | components["schemas"]["VideoPart"] | components["schemas"]["DocumentPart"])[];
+            /** Subagentrunid */
+            subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
         };
         /** UserOut */
         UserOut: {
             /**
-             * User Id
-             * Format: uuid
-             */
-            user_id: string;
-            /** Issuer */
-            issuer: string;
-            /** Subject */
-            subject: string;
-            /** Email */
-            email: string | null;
-            /** Display Name */
-            display_name: string | null;
-            /**
              * Disabled At
              * @description set while the account is disabled in every org
              */
             disabled_at: string | null;
+            /** Display Name */
+            display_name: string | null;
+            /** Email */
+            email: string | null;
+            /** Issuer */
+            issuer: string;
+            /** Subject */
+            subject: string;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
         };
         /** UserSettings */
         UserSettings: {
@@ -2010,22 +2277,29 @@ export interface components {
          * @description A video part.
          */
         VideoPart: {
+            /** Id */
+            id?: string | null;
+            /** Metadata */
+            metadata?: unknown | null;
+            /** Source */
+            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
             type: "video";
-            /** Id */
-            id?: string | null;
-            /** Source */
-            source: components["schemas"]["DataSource"] | components["schemas"]["UrlSource"] | components["schemas"]["FileSource"];
-            /** Metadata */
-            metadata?: unknown | null;
         } & {
             [key: string]: unknown;
         };
         /** WebhookAccepted */
         WebhookAccepted: {
+            /**
+             * Duplicate
+             * @description true when this webhook-id already started the run
+             */
+            duplicate: boolean;
+            /** Events Url */
+            events_url: string;
             /** Run Id */
             run_id: string;
             /**
@@ -2033,26 +2307,19 @@ export interface components {
              * @description `started`, or `skipped` (over budget: no run started)
              */
             status: string;
-            /**
-             * Duplicate
-             * @description true when this webhook-id already started the run
-             */
-            duplicate: boolean;
             /** Status Url */
             status_url: string;
-            /** Events Url */
-            events_url: string;
         };
         /** WebhookOut */
         WebhookOut: {
-            /** Url */
-            url: string;
+            /** Bearer Token Hint */
+            bearer_token_hint: string | null;
             /** Enabled */
             enabled: boolean;
             /** Signing Secret Hint */
             signing_secret_hint: string | null;
-            /** Bearer Token Hint */
-            bearer_token_hint: string | null;
+            /** Url */
+            url: string;
         };
         /**
          * WorkflowCreate
@@ -2070,71 +2337,49 @@ export interface components {
          *     }
          */
         WorkflowCreate: {
-            /** Name */
-            name: string;
-            /** Instructions */
-            instructions?: string | null;
-            /** Prompt Template */
-            prompt_template?: string | null;
-            /** Model */
-            model?: string | null;
-            /** Tools */
-            tools?: string[] | null;
-            /** Chat Id */
-            chat_id?: string | null;
             /**
              * Approval Policy
              * @default wait
              * @enum {string}
              */
-            approval_policy: "wait" | "deny";
+            approval_policy?: "wait" | "deny";
             /**
              * Approval Timeout Seconds
              * @default 86400
              */
-            approval_timeout_seconds: number;
-            /**
-             * Rate Limit Per Minute
-             * @default 60
-             */
-            rate_limit_per_minute: number;
-            /**
-             * Webhook Enabled
-             * @default true
-             */
-            webhook_enabled: boolean;
+            approval_timeout_seconds?: number;
             /**
              * Bearer Token
              * @description also issue a bearer token for senders that cannot sign
              * @default false
              */
-            bearer_token: boolean;
+            bearer_token?: boolean;
+            /** Chat Id */
+            chat_id?: string | null;
+            /** Instructions */
+            instructions?: string | null;
+            /** Model */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /** Prompt Template */
+            prompt_template?: string | null;
+            /**
+             * Rate Limit Per Minute
+             * @default 60
+             */
+            rate_limit_per_minute?: number;
             schedule?: components["schemas"]["ScheduleIn"] | null;
+            /** Tools */
+            tools?: string[] | null;
+            /**
+             * Webhook Enabled
+             * @default true
+             */
+            webhook_enabled?: boolean;
         };
         /** WorkflowCreated */
         WorkflowCreated: {
-            /**
-             * Id
-             * Format: uuid
-             */
-            id: string;
-            /** Name */
-            name: string;
-            /**
-             * Owner Id
-             * Format: uuid
-             */
-            owner_id: string;
-            /** Chat Id */
-            chat_id: string | null;
-            /** Instructions */
-            instructions: string | null;
-            /** Prompt Template */
-            prompt_template: string;
-            /** Model */
-            model: string | null;
-            /** Tools */
-            tools: string[] | null;
             /**
              * Approval Policy
              * @enum {string}
@@ -2142,30 +2387,52 @@ export interface components {
             approval_policy: "wait" | "deny";
             /** Approval Timeout Seconds */
             approval_timeout_seconds: number;
-            /** Rate Limit Per Minute */
-            rate_limit_per_minute: number;
+            /**
+             * Bearer Token
+             * @description shown this once (when asked for)
+             */
+            bearer_token: string | null;
+            /** Chat Id */
+            chat_id: string | null;
             /**
              * Created At
              * Format: date-time
              */
             created_at: string;
             /**
-             * Updated At
-             * Format: date-time
+             * Id
+             * Format: uuid
              */
-            updated_at: string;
-            webhook: components["schemas"]["WebhookOut"];
+            id: string;
+            /** Instructions */
+            instructions: string | null;
+            /** Model */
+            model: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Owner Id
+             * Format: uuid
+             */
+            owner_id: string;
+            /** Prompt Template */
+            prompt_template: string;
+            /** Rate Limit Per Minute */
+            rate_limit_per_minute: number;
             schedule: components["schemas"]["ScheduleOut"] | null;
             /**
              * Signing Secret
              * @description shown this once
              */
             signing_secret: string;
+            /** Tools */
+            tools: string[] | null;
             /**
-             * Bearer Token
-             * @description shown this once (when asked for)
+             * Updated At
+             * Format: date-time
              */
-            bearer_token: string | null;
+            updated_at: string;
+            webhook: components["schemas"]["WebhookOut"];
         };
         /** WorkflowList */
         WorkflowList: {
@@ -2175,10 +2442,28 @@ export interface components {
         /** WorkflowOut */
         WorkflowOut: {
             /**
+             * Approval Policy
+             * @enum {string}
+             */
+            approval_policy: "wait" | "deny";
+            /** Approval Timeout Seconds */
+            approval_timeout_seconds: number;
+            /** Chat Id */
+            chat_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
              * Id
              * Format: uuid
              */
             id: string;
+            /** Instructions */
+            instructions: string | null;
+            /** Model */
+            model: string | null;
             /** Name */
             name: string;
             /**
@@ -2186,37 +2471,19 @@ export interface components {
              * Format: uuid
              */
             owner_id: string;
-            /** Chat Id */
-            chat_id: string | null;
-            /** Instructions */
-            instructions: string | null;
             /** Prompt Template */
             prompt_template: string;
-            /** Model */
-            model: string | null;
-            /** Tools */
-            tools: string[] | null;
-            /**
-             * Approval Policy
-             * @enum {string}
-             */
-            approval_policy: "wait" | "deny";
-            /** Approval Timeout Seconds */
-            approval_timeout_seconds: number;
             /** Rate Limit Per Minute */
             rate_limit_per_minute: number;
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
+            schedule: components["schemas"]["ScheduleOut"] | null;
+            /** Tools */
+            tools: string[] | null;
             /**
              * Updated At
              * Format: date-time
              */
             updated_at: string;
             webhook: components["schemas"]["WebhookOut"];
-            schedule: components["schemas"]["ScheduleOut"] | null;
         };
         /** WorkflowRunOut */
         WorkflowRunOut: {
@@ -2225,13 +2492,16 @@ export interface components {
              * Format: uuid
              */
             delivery_id: string;
-            /**
-             * Trigger
-             * @enum {string}
-             */
-            trigger: "webhook" | "schedule";
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Finished At */
+            finished_at: string | null;
             /** Key */
             key: string;
+            /** Mode */
+            mode: string | null;
             /**
              * Received At
              * Format: date-time
@@ -2239,20 +2509,17 @@ export interface components {
             received_at: string;
             /** Run Id */
             run_id: string | null;
-            /** Status */
-            status: string;
-            /** Mode */
-            mode: string | null;
-            /** Error */
-            error: {
-                [key: string]: unknown;
-            } | null;
             /** Started At */
             started_at: string | null;
-            /** Finished At */
-            finished_at: string | null;
+            /** Status */
+            status: string;
             /** Status Url */
             status_url: string | null;
+            /**
+             * Trigger
+             * @enum {string}
+             */
+            trigger: "webhook" | "schedule";
         };
         /** WorkflowRunPage */
         WorkflowRunPage: {
@@ -2263,38 +2530,27 @@ export interface components {
         };
         /** WorkflowUpdate */
         WorkflowUpdate: {
-            /** Name */
-            name?: string | null;
-            /** Instructions */
-            instructions?: string | null;
-            /** Prompt Template */
-            prompt_template?: string | null;
-            /** Model */
-            model?: string | null;
-            /** Tools */
-            tools?: string[] | null;
-            /** Chat Id */
-            chat_id?: string | null;
             /** Approval Policy */
             approval_policy?: ("wait" | "deny") | null;
             /** Approval Timeout Seconds */
             approval_timeout_seconds?: number | null;
+            /** Chat Id */
+            chat_id?: string | null;
+            /** Instructions */
+            instructions?: string | null;
+            /** Model */
+            model?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Prompt Template */
+            prompt_template?: string | null;
             /** Rate Limit Per Minute */
             rate_limit_per_minute?: number | null;
+            schedule?: components["schemas"]["ScheduleIn"] | null;
+            /** Tools */
+            tools?: string[] | null;
             /** Webhook Enabled */
             webhook_enabled?: boolean | null;
-            schedule?: components["schemas"]["ScheduleIn"] | null;
-        };
-        /** Error */
-        Error: {
-            /** @description stable, machine-readable */
-            code: string;
-            /** @description what was wrong, for a person */
-            message: string;
-            request_id: string;
-            details?: {
-                [key: string]: unknown;
-            };
         };
     };
     responses: never;
@@ -2305,7 +2561,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    healthz: {
+    list_budgets: {
         parameters: {
             query?: never;
             header?: never;
@@ -2320,9 +2576,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: string;
-                    };
+                    "application/json": components["schemas"]["BudgetList"];
                 };
             };
             /** @description an error the caller can act on */
@@ -2336,14 +2590,18 @@ export interface operations {
             };
         };
     };
-    readyz: {
+    set_budget: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetIn"];
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {
@@ -2351,16 +2609,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["BudgetOut"];
                 };
             };
-            /** @description a hard dependency failed */
-            503: {
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                budget_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description an error the caller can act on */
             "4XX": {
                 headers: {
@@ -2372,7 +2670,7 @@ export interface operations {
             };
         };
     };
-    health_deps: {
+    list_providers: {
         parameters: {
             query?: never;
             header?: never;
@@ -2387,9 +2685,670 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
+                    "application/json": components["schemas"]["ProviderList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    add_provider_model: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderModelOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_provider_model: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+                model_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_org_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgSettings"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_org_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrgSettingsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    agui_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunAgentInput"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events; comment lines keep the connection alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @description one AG-UI event */
+                        data: string;
+                        event?: string;
+                        /** @description where to resume (`Last-Event-ID` or `?after=`) */
+                        id?: string;
+                        retry?: number;
                     };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_approvals: {
+        parameters: {
+            query?: {
+                status?: ("pending" | "approved" | "denied" | "expired") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decide_approval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                approval_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_chats: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+                q?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rename_chat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatRename"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    chat_transcript: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the newer page */
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transcript"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    start_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunAccepted"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */
@@ -2432,6 +3391,262 @@ export interface operations {
             };
         };
     };
+    dev_login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DevLoginIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DevLoginOut"];
+                };
+            };
+            /** @description `dev_login_disabled` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    feed: {
+        parameters: {
+            query?: {
+                after?: string | null;
+                /** @description only for EventSource clients, which cannot send `Authorization`; never logged */
+                access_token?: string | null;
+            };
+            header?: {
+                "last-event-id"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events; comment lines keep the connection alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @description one AG-UI event */
+                        data: string;
+                        event?: string;
+                        /** @description where to resume (`Last-Event-ID` or `?after=`) */
+                        id?: string;
+                        retry?: number;
+                    };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receive_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": unknown;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAccepted"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_keys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderKeyList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_key: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderKeyOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_key: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_me: {
         parameters: {
             query?: never;
@@ -2448,6 +3663,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MeOut"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_my_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_my_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserSettings"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */
@@ -2557,6 +3843,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
                 };
             };
             /** @description an error the caller can act on */
@@ -2881,351 +4196,6 @@ export interface operations {
             };
         };
     };
-    dev_login: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["DevLoginIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DevLoginOut"];
-                };
-            };
-            /** @description `dev_login_disabled` */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    list_chats: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string | null;
-                q?: string | null;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChatPage"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    create_chat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChatCreate"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    get_chat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                chat_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    delete_chat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                chat_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    rename_chat: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                chat_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChatRename"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Chat"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    chat_transcript: {
-        parameters: {
-            query?: {
-                limit?: number;
-                /** @description `next_cursor` of the newer page */
-                cursor?: string | null;
-            };
-            header?: never;
-            path: {
-                chat_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Transcript"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    start_run: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                chat_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RunCreate"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RunAccepted"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     get_run: {
         parameters: {
             query?: never;
@@ -3306,30 +4276,37 @@ export interface operations {
             };
         };
     };
-    export_usage: {
+    run_events: {
         parameters: {
             query?: {
-                from?: string | null;
-                to?: string | null;
-                scope?: "me" | "org";
-                cursor?: string | null;
-                limit?: number;
+                after?: string | null;
+                /** @description only for EventSource clients, which cannot send `Authorization`; never logged */
+                access_token?: string | null;
             };
-            header?: never;
-            path?: never;
+            header?: {
+                "last-event-id"?: string | null;
+            };
+            path: {
+                run_id: string;
+            };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description Server-Sent Events; comment lines keep the connection alive */
             200: {
                 headers: {
-                    "X-Next-Cursor"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
-                    "text/csv": unknown;
+                    "text/event-stream": {
+                        /** @description one AG-UI event */
+                        data: string;
+                        event?: string;
+                        /** @description where to resume (`Last-Event-ID` or `?after=`) */
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description Validation Error */
@@ -3372,9 +4349,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["UsageReport"];
                 };
             };
             /** @description Validation Error */
@@ -3397,39 +4372,14 @@ export interface operations {
             };
         };
     };
-    list_models: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ModelList"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    list_approvals: {
+    export_usage: {
         parameters: {
             query?: {
-                status?: ("pending" | "approved" | "denied" | "expired") | null;
+                from?: string | null;
+                to?: string | null;
+                scope?: "me" | "org";
+                cursor?: string | null;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -3437,627 +4387,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description ledger rows as CSV, a header line first */
             200: {
                 headers: {
+                    /** @description the next page's cursor */
+                    "X-Next-Cursor"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ApprovalList"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    decide_approval: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                approval_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["DecisionIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Approval"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    get_org_settings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    put_org_settings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["OrgSettingsIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    list_providers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    create_provider: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ProviderIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    delete_provider: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                provider_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    add_provider_model: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                provider_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ModelIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    delete_provider_model: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                provider_id: string;
-                model_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    list_budgets: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    set_budget: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BudgetIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    delete_budget: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                budget_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    list_keys: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    create_key: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["KeyIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    delete_key: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                key_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    get_my_settings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UserSettings"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    put_my_settings: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UserSettings"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UserSettings"];
+                    "text/csv": string;
                 };
             };
             /** @description Validation Error */
@@ -4273,50 +4611,6 @@ export interface operations {
             };
         };
     };
-    rotate_workflow_signing_secret: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                workflow_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["Rotate"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SigningSecretOut"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     issue_workflow_bearer_token: {
         parameters: {
             query?: never;
@@ -4442,7 +4736,7 @@ export interface operations {
             };
         };
     };
-    receive_webhook: {
+    rotate_workflow_signing_secret: {
         parameters: {
             query?: never;
             header?: never;
@@ -4451,58 +4745,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: {
+        requestBody: {
             content: {
-                "application/json": unknown;
-                "text/plain": string;
+                "application/json": components["schemas"]["Rotate"];
             };
         };
-        responses: {
-            /** @description Successful Response */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookAccepted"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    run_events: {
-        parameters: {
-            query?: {
-                after?: string | null;
-                /** @description only for EventSource clients, which cannot send `Authorization`; never logged */
-                access_token?: string | null;
-            };
-            header?: {
-                "last-event-id"?: string | null;
-            };
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
         responses: {
             /** @description Successful Response */
             200: {
@@ -4510,8 +4757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
-                    "text/event-stream": unknown;
+                    "application/json": components["schemas"]["SigningSecretOut"];
                 };
             };
             /** @description Validation Error */
@@ -4534,16 +4780,10 @@ export interface operations {
             };
         };
     };
-    feed: {
+    health_deps: {
         parameters: {
-            query?: {
-                after?: string | null;
-                /** @description only for EventSource clients, which cannot send `Authorization`; never logged */
-                access_token?: string | null;
-            };
-            header?: {
-                "last-event-id"?: string | null;
-            };
+            query?: never;
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4555,17 +4795,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
-                    "text/event-stream": unknown;
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["DependencyReport"];
                 };
             };
             /** @description an error the caller can act on */
@@ -4579,20 +4809,14 @@ export interface operations {
             };
         };
     };
-    agui_run: {
+    healthz: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                agent: string;
-            };
+            path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RunAgentInput"];
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description Successful Response */
             200: {
@@ -4600,17 +4824,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
-                    "text/event-stream": unknown;
+                    "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Validation Error */
-            422: {
+            /** @description an error the caller can act on */
+            "4XX": {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description a hard dependency failed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description an error the caller can act on */

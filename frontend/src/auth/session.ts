@@ -11,7 +11,7 @@
 import { reactive } from "vue";
 
 import { api } from "../api/client";
-import type { ClientConfig, Me } from "../api/client";
+import type { ClientConfig, DevLoginRole, Me } from "../api/client";
 import { setTokenProvider, setUnauthorizedHandler } from "../api/http";
 
 const DEV_TOKEN_KEY = "pa.devToken";
@@ -103,7 +103,7 @@ export async function initSession(): Promise<void> {
   session.ready = true;
 }
 
-export async function devLogin(org: string, user: string, role: string): Promise<void> {
+export async function devLogin(org: string, user: string, role: DevLoginRole): Promise<void> {
   const { access_token: token } = await api.devLogin({ org, user, role });
   sessionStorage.setItem(DEV_TOKEN_KEY, token);
   session.me = await api.me();

@@ -1,32 +1,14 @@
-/** The AG-UI events the web chat understands (a subset of the protocol; unknown types are ignored). */
+/**
+ * AG-UI events as `@ag-ui/core` types them (types and the `EventType` enum only: its zod schemas are not imported,
+ * so nothing here builds code at run time under the strict CSP). Our own CUSTOM payloads are typed below.
+ */
 
-interface Base {
-  timestamp?: number;
-  rawEvent?: unknown;
-}
+import { type Event, EventType } from "@ag-ui/core";
 
-export type AguiEvent =
-  | (Base & { type: "RUN_STARTED"; threadId?: string; runId?: string })
-  | (Base & { type: "RUN_FINISHED"; threadId?: string; runId?: string; result?: unknown; outcome?: RunOutcome })
-  | (Base & { type: "RUN_ERROR"; message: string; code?: string | null })
-  | (Base & { type: "STEP_STARTED" | "STEP_FINISHED"; stepName?: string })
-  | (Base & { type: "TEXT_MESSAGE_START"; messageId: string; role?: string })
-  | (Base & { type: "TEXT_MESSAGE_CONTENT"; messageId: string; delta: string })
-  | (Base & { type: "TEXT_MESSAGE_END"; messageId: string })
-  | (Base & { type: "TEXT_MESSAGE_CHUNK"; messageId?: string; role?: string; delta?: string })
-  | (Base & { type: "TOOL_CALL_START"; toolCallId: string; toolCallName: string; parentMessageId?: string })
-  | (Base & { type: "TOOL_CALL_ARGS"; toolCallId: string; delta: string })
-  | (Base & { type: "TOOL_CALL_END"; toolCallId: string })
-  | (Base & { type: "TOOL_CALL_CHUNK"; toolCallId?: string; toolCallName?: string; delta?: string })
-  | (Base & { type: "TOOL_CALL_RESULT"; toolCallId: string; messageId?: string; content: string; role?: string })
-  | (Base & { type: "CUSTOM"; name: string; value?: unknown })
-  | (Base & { type: "OTHER"; [key: string]: unknown });
+export { contentToText, EventType } from "@ag-ui/core";
 
-/** How a run ended: an `interrupt` (waiting for a person) is not the end, the run goes on after it. */
-export interface RunOutcome {
-  type?: "success" | "interrupt" | "cancelled" | string;
-  interrupts?: { id: string; reason?: string; tool_call_id?: string; message?: string; expires_at?: string }[];
-}
+/** An event as it arrives: parsed JSON, not validated, so a type the web chat does not know falls through. */
+export type AguiEvent = Event;
 
 /**
  * The event after which the relay closes a run's stream for good (the relay's own rule): RUN_ERROR,
@@ -34,11 +16,12 @@ export interface RunOutcome {
  * transcript is reloaded from the API instead).
  */
 export function isTerminalEvent(event: AguiEvent): boolean {
-  if (event.type === "RUN_ERROR") return true;
-  if (event.type === "RUN_FINISHED") return event.outcome?.type !== "interrupt";
-  return event.type === "CUSTOM" && event.name === "resume_expired";
+  if (event.type === EventType.RUN_ERROR) return true;
+  if (event.type === EventType.RUN_FINISHED) return event.outcome?.type !== "interrupt";
+  return event.type === EventType.CUSTOM && event.name === "resume_expired";
 }
 
+/** The value of our `approval_*` CUSTOM events. */
 export interface ApprovalRequest {
   approval_id: string;
   tool: string;

@@ -67,6 +67,31 @@ describe("EventStream", () => {
     expect(seen).toHaveLength(relay.events.length);
   });
 
+  it("reads CRLF line endings and a byte order mark, split anywhere, and reconnects after the relay's retry hint", async () => {
+    const relay = new FakeRelay(scriptedRun(), { perConnection: 6, chunkSize: 1, crlfWithBom: true, retryHint: 1234 });
+    const delays: number[] = [];
+    const { stream, seen } = collect(relay, { sleep: async (ms) => void delays.push(ms) });
+    await stream.start();
+    expect(seen.map((s) => s.event)).toEqual(relay.events.map((e) => e.data));
+    expect(ids(seen)).toEqual(relay.events.map((e) => e.id));
+    expect(delays).toEqual([1234, 1234, 1234]);
+  });
+
+  it("hands over an event whose data is not JSON as malformed, and goes on", async () => {
+    const events = scriptedRun();
+    const relay = new FakeRelay(events);
+    // One event's data is cut over two `data:` lines that do not make JSON.
+    const fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const body = await (await relay.fetch(input, init)).text();
+      return new Response(body.replace(`data: ${JSON.stringify(events[1]!.data)}`, "data: {not json\ndata: }"));
+    };
+    const malformed: [string, string | null][] = [];
+    const { stream, seen } = collect(relay, { fetch, onMalformed: (data, id) => void malformed.push([data, id]) });
+    await stream.start();
+    expect(malformed).toEqual([["{not json\n}", events[1]!.id]]);
+    expect(ids(seen)).toEqual(events.filter((_, i) => i !== 1).map((e) => e.id));
+  });
+
   it("backs off and retries after server errors and network errors, then resumes", async () => {
     const relay = new FakeRelay(scriptedRun(), { failFirst: [503, 0, 502] });
     const delays: number[] = [];

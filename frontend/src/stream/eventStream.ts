@@ -2,10 +2,12 @@
  * A resumable SSE client over `fetch()`: it sends `Authorization` and `Last-Event-ID`, reconnects
  * when the server closes the stream (max lifetime) or the network drops, and never hands the same
  * event id to the caller twice. Stop is an action on the run; closing this stream only detaches.
+ * Not `EventSource`: it cannot send `Authorization`, and we send `Last-Event-ID` ourselves.
  */
 
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+
 import { EventIdTracker } from "./eventId";
-import { SseParser } from "./sse";
 
 export type StreamState = "connecting" | "open" | "reconnecting" | "done" | "failed" | "closed";
 
@@ -173,28 +175,30 @@ export class EventStream<E = unknown> {
     }
     if (!response.body) throw new StreamError("the stream has no body", response.status, true);
     this.setState("open");
+    // TextDecoderStream drops a leading byte order mark; the parser handles lines cut across chunks.
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    const parser = new SseParser();
+    const parsed: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (message) => parsed.push(message), onRetry: (ms) => (this.retryMs = ms) });
     let progressed = false;
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
         if (value.length > 0) progressed = true;
-        for (const message of parser.feed(value)) {
+        parser.feed(value);
+        for (const message of parsed.splice(0)) {
           if (signal.aborted) return progressed;
-          if (message.retry !== null) this.retryMs = message.retry;
-          if (!message.data && message.id === null) continue;
-          if (!this.ids.accept(message.id)) continue; // a replay of something already applied
+          const id = message.id ?? null;
+          if (!this.ids.accept(id)) continue; // a replay of something already applied
           if (!message.data) continue;
           let event: E;
           try {
             event = JSON.parse(message.data) as E;
           } catch {
-            this.options.onMalformed?.(message.data, message.id);
+            this.options.onMalformed?.(message.data, id);
             continue;
           }
-          this.options.onEvent(event, message.id);
+          this.options.onEvent(event, id);
           if (this.options.isTerminal?.(event)) {
             this.finished = true;
             await reader.cancel().catch(() => undefined);

@@ -4,7 +4,7 @@
  * place (so a Vue `reactive()` proxy around it re-renders as tokens arrive).
  */
 
-import { type AguiEvent, isApprovalRequest } from "./agui";
+import { type AguiEvent, contentToText, EventType, isApprovalRequest } from "./agui";
 
 /** "decided": the run went on after it, but this page did not see which way (decided elsewhere). */
 export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "decided";
@@ -84,11 +84,11 @@ function lastId(view: RunView, kind: "assistant" | "tool"): string {
 export function applyEvent(view: RunView, event: AguiEvent, id: string | null = null): void {
   if (id) view.lastEventId = id;
   switch (event.type) {
-    case "RUN_STARTED":
+    case EventType.RUN_STARTED:
       // A run that starts again after an approval interrupt had its approvals answered (maybe in another tab).
       for (const item of view.items) if (item.kind === "approval" && item.status === "pending") item.status = "decided";
       break;
-    case "TEXT_MESSAGE_START": {
+    case EventType.TEXT_MESSAGE_START: {
       // A message starts again when its model request is sent again (a worker died mid-stream and the run
       // resumed from its last checkpoint): what streamed before is replaced, not repeated.
       const item = assistant(view, event.messageId);
@@ -96,29 +96,29 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       item.streaming = true;
       break;
     }
-    case "TEXT_MESSAGE_CONTENT":
+    case EventType.TEXT_MESSAGE_CONTENT:
       assistant(view, event.messageId).text += event.delta;
       break;
-    case "TEXT_MESSAGE_END":
+    case EventType.TEXT_MESSAGE_END:
       assistant(view, event.messageId).streaming = false;
       break;
-    case "TEXT_MESSAGE_CHUNK": {
+    case EventType.TEXT_MESSAGE_CHUNK: {
       const messageId = event.messageId ?? lastId(view, "assistant");
       if (messageId) assistant(view, messageId).text += event.delta ?? "";
       break;
     }
-    case "TOOL_CALL_START": {
+    case EventType.TOOL_CALL_START: {
       const item = tool(view, event.toolCallId, event.toolCallName);
       Object.assign(item, { name: event.toolCallName, args: "", result: null, done: false });
       break;
     }
-    case "TOOL_CALL_ARGS":
+    case EventType.TOOL_CALL_ARGS:
       tool(view, event.toolCallId).args += event.delta;
       break;
-    case "TOOL_CALL_END":
+    case EventType.TOOL_CALL_END:
       tool(view, event.toolCallId).done = true;
       break;
-    case "TOOL_CALL_CHUNK": {
+    case EventType.TOOL_CALL_CHUNK: {
       const toolCallId = event.toolCallId ?? lastId(view, "tool");
       if (toolCallId) {
         const item = tool(view, toolCallId, event.toolCallName);
@@ -127,13 +127,13 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       }
       break;
     }
-    case "TOOL_CALL_RESULT": {
+    case EventType.TOOL_CALL_RESULT: {
       const item = tool(view, event.toolCallId);
-      item.result = event.content;
+      item.result = contentToText(event.content);
       item.done = true;
       break;
     }
-    case "RUN_FINISHED":
+    case EventType.RUN_FINISHED:
       endStreaming(view);
       if (event.outcome?.type === "interrupt") break; // paused for approval; the run goes on after it
       if (event.outcome?.type === "cancelled" && view.phase === "running") {
@@ -142,12 +142,12 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       }
       if (view.phase === "running") view.phase = "finished";
       break;
-    case "RUN_ERROR":
+    case EventType.RUN_ERROR:
       endStreaming(view);
       view.phase = "error";
       view.items.push({ kind: "error", id: `error-${id ?? view.items.length}`, message: event.message, code: event.code ?? null });
       break;
-    case "CUSTOM":
+    case EventType.CUSTOM:
       applyCustom(view, event.name, event.value, id);
       break;
     default:

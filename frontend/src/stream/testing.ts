@@ -24,6 +24,10 @@ export interface FakeRelayOptions {
   retryAfter?: number;
   /** Send heartbeats before the events. */
   heartbeat?: boolean;
+  /** Send a `retry:` hint (milliseconds) before the events. */
+  retryHint?: number;
+  /** End lines with "\r\n" and start the body with a byte order mark, as some proxies do. */
+  crlfWithBom?: boolean;
 }
 
 export function eventId(n: number, seq = 0): string {
@@ -66,7 +70,9 @@ export class FakeRelay {
     }
     const slice = this.events.slice(start, start + (this.options.perConnection ?? Infinity));
     let body = this.options.heartbeat ? ": ping\n\n" : "";
+    if (this.options.retryHint !== undefined) body += `retry: ${this.options.retryHint}\n\n`;
     for (const e of slice) body += `${e.id ? `id: ${e.id}\n` : ""}data: ${JSON.stringify(e.data)}\n\n`;
+    if (this.options.crlfWithBom) body = `\ufeff${body.replaceAll("\n", "\r\n")}`;
     const size = this.options.chunkSize ?? body.length;
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({

@@ -15,6 +15,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.approvals import service as approvals
 from personal_agent.errors import AppError, InvalidInput
 
 router = APIRouter(prefix="/api/v1/approvals", tags=["approvals"])
@@ -117,15 +118,11 @@ async def list_approvals(
     principal: CurrentPrincipal, status: Literal["pending", "approved", "denied", "expired"] | None = "pending"
 ) -> dict[str, Any]:
     """Approvals waiting on the caller (all of the org's for org admins)."""
-    from personal_agent.durable.approvals import list_approvals as list_rows
-
-    return {"items": [_view(r) for r in await list_rows(principal, status)]}
+    return {"items": [_view(r) for r in await approvals.list_approvals(principal, status)]}
 
 
 @router.post("/{approval_id}", operation_id="decide_approval", response_model=Approval)
 async def decide_approval(approval_id: UUID, body: DecisionIn, principal: CurrentPrincipal) -> dict[str, Any]:
     """Approve (optionally with edited arguments) or deny; 409 when already decided or expired."""
-    from personal_agent.durable.approvals import decide
-
     check_arguments(body.arguments)
-    return _view(await decide(principal, approval_id, body.decision, body.reason, body.arguments))
+    return _view(await approvals.decide(principal, approval_id, body.decision, body.reason, body.arguments))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
@@ -34,9 +35,9 @@ class ChatRename(BaseModel):
 class Chat(BaseModel):
     id: UUID
     title: str
-    classification: str
-    created_at: Any
-    updated_at: Any
+    classification: Classification
+    created_at: datetime
+    updated_at: datetime
 
 
 class ChatPage(BaseModel):
@@ -75,7 +76,7 @@ async def delete_chat(chat_id: UUID, principal: CurrentPrincipal) -> Response:
     return Response(status_code=204)
 
 
-class ToolCall(BaseModel):
+class TranscriptToolCall(BaseModel):
     id: str
     name: str
     args: Any = Field(description="the call's arguments (the start of their JSON as text when `truncated`)")
@@ -87,11 +88,13 @@ class TranscriptItem(BaseModel):
     run_id: str | None
     created_at: str
     text: str | None = None
-    tool_calls: list[ToolCall] | None = None
+    tool_calls: list[TranscriptToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
     content: str | None = None
-    truncated: bool = Field(False, description="a part longer than 256 Ki characters, cut there")
+    truncated: bool | None = Field(
+        None, description="sent (true) only for a part longer than 256 Ki characters, cut there"
+    )
 
 
 class Transcript(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 from uuid import UUID
@@ -16,6 +17,67 @@ router = APIRouter(prefix="/api/v1/admin", tags=["governance"])
 keys_router = APIRouter(prefix="/api/v1/keys", tags=["keys"])
 
 Tag = Literal["frontier", "coding", "reasoning", "vision", "fast", "cheap"]
+
+
+class OrgSettings(BaseModel):
+    tier_floor: int
+    confidence_threshold: float
+    routing_model: str | None
+    default_model: str | None
+
+
+class ProviderModelOut(BaseModel):
+    id: UUID
+    provider_id: UUID
+    name: str
+    tags: list[Tag]
+    quality: int
+    input_price: float | None = Field(description="USD per million input tokens; null: from genai-prices")
+    output_price: float | None = Field(description="USD per million output tokens; null: from genai-prices")
+    enabled: bool
+    created_at: datetime
+
+
+class ProviderOut(BaseModel):
+    id: UUID
+    name: str
+    kind: Literal["openai", "anthropic", "bedrock", "openai-compatible"]
+    base_url: str | None
+    trust_tier: int
+    locality: Literal["local", "region", "remote"]
+    key_id: UUID | None = Field(description="the org's key it uses; null: the platform's")
+    enabled: bool
+    created_at: datetime
+    models: list[ProviderModelOut]
+
+
+class ProviderList(BaseModel):
+    items: list[ProviderOut]
+
+
+class BudgetOut(BaseModel):
+    id: UUID
+    scope: Literal["org", "user"]
+    user_id: UUID | None
+    monthly_usd: float
+    created_at: datetime
+
+
+class BudgetList(BaseModel):
+    items: list[BudgetOut]
+
+
+class ProviderKeyOut(BaseModel):
+    id: UUID
+    provider: str
+    label: str
+    key_hint: str = Field(description="the key's last four characters (the key itself is never returned)")
+    hint: str = Field(description="the same as `key_hint`")
+    created_at: datetime
+
+
+class ProviderKeyList(BaseModel):
+    items: list[ProviderKeyOut]
 
 
 class OrgSettingsIn(BaseModel):
@@ -54,22 +116,22 @@ class KeyIn(BaseModel):
     key: str = Field(min_length=8, max_length=4096)
 
 
-@router.get("/settings", operation_id="get_org_settings")
+@router.get("/settings", operation_id="get_org_settings", response_model=OrgSettings)
 async def get_org_settings(principal: OrgAdmin) -> dict[str, Any]:
     return await admin.get_settings_row(principal.org_id)
 
 
-@router.put("/settings", operation_id="put_org_settings")
+@router.put("/settings", operation_id="put_org_settings", response_model=OrgSettings)
 async def put_org_settings(body: OrgSettingsIn, principal: OrgAdmin) -> dict[str, Any]:
     return await admin.put_settings(principal.org_id, body.model_dump())
 
 
-@router.get("/providers", operation_id="list_providers")
+@router.get("/providers", operation_id="list_providers", response_model=ProviderList)
 async def list_providers(principal: OrgAdmin) -> dict[str, Any]:
     return {"items": await admin.list_providers(principal.org_id)}
 
 
-@router.post("/providers", status_code=201, operation_id="create_provider")
+@router.post("/providers", status_code=201, operation_id="create_provider", response_model=ProviderOut)
 async def create_provider(body: ProviderIn, principal: OrgAdmin) -> dict[str, Any]:
     return await admin.create_provider(principal.org_id, body.model_dump())
 
@@ -80,7 +142,12 @@ async def delete_provider(provider_id: UUID, principal: OrgAdmin) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/providers/{provider_id}/models", status_code=201, operation_id="add_provider_model")
+@router.post(
+    "/providers/{provider_id}/models",
+    status_code=201,
+    operation_id="add_provider_model",
+    response_model=ProviderModelOut,
+)
 async def add_model(provider_id: UUID, body: ModelIn, principal: OrgAdmin) -> dict[str, Any]:
     return await admin.add_model(principal.org_id, provider_id, body.model_dump())
 
@@ -91,12 +158,12 @@ async def delete_model(provider_id: UUID, model_id: UUID, principal: OrgAdmin) -
     return Response(status_code=204)
 
 
-@router.get("/budgets", operation_id="list_budgets")
+@router.get("/budgets", operation_id="list_budgets", response_model=BudgetList)
 async def list_budgets(principal: OrgAdmin) -> dict[str, Any]:
     return {"items": await budgets.list_budgets(principal.org_id)}
 
 
-@router.put("/budgets", operation_id="set_budget")
+@router.put("/budgets", operation_id="set_budget", response_model=BudgetOut)
 async def set_budget(body: BudgetIn, principal: OrgAdmin) -> dict[str, Any]:
     """Set the org's monthly cap, or a member's (`scope=user` with `user_id`; 404 `user_not_found` for anyone
     who is not a member). The tightest of the user's, the org's and the platform's caps applies."""
@@ -116,7 +183,7 @@ async def delete_budget(budget_id: UUID, principal: OrgAdmin) -> Response:
     return Response(status_code=204)
 
 
-@keys_router.get("", operation_id="list_keys")
+@keys_router.get("", operation_id="list_keys", response_model=ProviderKeyList)
 async def list_keys(principal: OrgAdmin) -> dict[str, Any]:
     """The org's provider keys, masked (write-only: a key is never returned)."""
     from personal_agent.governance.keys import list_keys as rows
@@ -124,7 +191,7 @@ async def list_keys(principal: OrgAdmin) -> dict[str, Any]:
     return {"items": [{**r, "hint": r["key_hint"]} for r in await rows(principal.org_id)]}
 
 
-@keys_router.post("", status_code=201, operation_id="create_key")
+@keys_router.post("", status_code=201, operation_id="create_key", response_model=ProviderKeyOut)
 async def create_key(body: KeyIn, principal: OrgAdmin) -> dict[str, Any]:
     from personal_agent.governance.keys import store_key
 

@@ -8,15 +8,39 @@ providers) or why it failed (exception text). A platform admin's bearer token ad
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from personal_agent.health.checks import CheckResult, readiness, soft_dependencies
 
 router = APIRouter(tags=["health"])
 _AUTH_TIMEOUT_SECONDS = 2.0
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class DependencyCheck(BaseModel):
+    name: str
+    ok: bool
+    latency_ms: float
+    detail: str | None = Field(None, description="what is configured, or why the check failed: platform admins only")
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "unready"]
+    checks: list[DependencyCheck]
+    code: str | None = Field(None, description="`not_ready` when a hard dependency failed")
+    message: str | None = None
+    failed: list[str] | None = Field(None, description="the hard dependencies that failed")
+
+
+class DependencyReport(BaseModel):
+    checks: list[DependencyCheck]
 
 
 async def _platform_admin(request: Request) -> bool:
@@ -32,31 +56,43 @@ async def _platform_admin(request: Request) -> bool:
     return principal is not None and "admin" in principal.roles
 
 
-def _shown(results: list[CheckResult], detailed: bool) -> list[dict[str, Any]]:
-    return [{**r.public(), "detail": r.detail} if detailed else r.public() for r in results]
+def _shown(results: list[CheckResult], detailed: bool) -> list[DependencyCheck]:
+    """The checks as shown: `detail` is set (and so sent) only for a platform admin."""
+    return [
+        DependencyCheck.model_validate({**r.public(), "detail": r.detail} if detailed else r.public()) for r in results
+    ]
 
 
-@router.get("/healthz", operation_id="healthz")
-async def healthz() -> dict[str, str]:
+@router.get("/healthz", operation_id="healthz", response_model=Health)
+async def healthz() -> Health:
     """The process is up."""
-    return {"status": "ok"}
+    return Health(status="ok")
 
 
-@router.get("/readyz", operation_id="readyz", responses={503: {"description": "a hard dependency failed"}})
+@router.get(
+    "/readyz",
+    operation_id="readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "a hard dependency failed"}},
+)
 async def readyz(request: Request) -> JSONResponse:
     """Postgres and Redis are reachable (200), or 503 naming what failed."""
     results = await readiness()
     failed = [r.name for r in results if not r.ok]
     # Authenticating needs Postgres: with it down, nobody gets details (and nobody waits for it).
     detailed = "postgres" not in failed and await _platform_admin(request)
-    body: dict[str, Any] = {"status": "ready" if not failed else "unready", "checks": _shown(results, detailed)}
-    if failed:
-        body.update(code="not_ready", message=f"unreachable: {', '.join(failed)}", failed=failed)
-    return JSONResponse(body, status_code=503 if failed else 200)
+    checks = _shown(results, detailed)
+    if not failed:
+        return JSONResponse(Readiness(status="ready", checks=checks).model_dump(mode="json", exclude_unset=True))
+    message = f"unreachable: {', '.join(failed)}"
+    body = Readiness(status="unready", checks=checks, code="not_ready", message=message, failed=failed)
+    return JSONResponse(body.model_dump(mode="json", exclude_unset=True), status_code=503)
 
 
-@router.get("/health/deps", operation_id="health_deps")
-async def health_deps(request: Request) -> dict[str, Any]:
+@router.get(
+    "/health/deps", operation_id="health_deps", response_model=DependencyReport, response_model_exclude_unset=True
+)
+async def health_deps(request: Request) -> DependencyReport:
     """Soft dependencies, reported but never gating readiness."""
     results = await soft_dependencies()
-    return {"checks": _shown(results, await _platform_admin(request))}
+    return DependencyReport(checks=_shown(results, await _platform_admin(request)))

@@ -6,17 +6,45 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
+from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.usage.report import EXPORT_PAGE_ROWS, usage_report
 
 router = APIRouter(prefix="/api/v1", tags=["usage"])
+CSV_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "ledger rows as CSV, a header line first",
+        "content": {"text/csv": {"schema": {"type": "string"}}},
+        "headers": {"X-Next-Cursor": {"schema": {"type": "string"}, "description": "the next page's cursor"}},
+    }
+}
+
+
+class UsageRow(BaseModel):
+    key: str = Field(description="the model, chat id, user id or UTC day (`YYYY-MM-DD`) the row groups")
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None = Field(description="null when none of the group's requests could be priced")
+    unpriced_requests: int
+
+
+class UsageReport(BaseModel):
+    start: datetime = Field(alias="from")
+    end: datetime = Field(alias="to")
+    group_by: Literal["model", "chat", "user", "day"]
+    scope: Literal["me", "org"]
+    items: list[UsageRow]
+    total_cost_usd: float
+    unpriced_requests: int
 
 
 @router.get(
     "/usage/export",
     operation_id="export_usage",
-    responses={200: {"content": {"text/csv": {}}, "headers": {"X-Next-Cursor": {"schema": {"type": "string"}}}}},
+    response_class=Response,
+    responses=CSV_RESPONSE,
 )
 async def export_usage(
     request: Request,
@@ -39,7 +67,7 @@ async def export_usage(
     return Response(body, media_type="text/csv", headers=headers)
 
 
-@router.get("/usage", operation_id="get_usage")
+@router.get("/usage", operation_id="get_usage", response_model=UsageReport)
 async def get_usage(
     principal: CurrentPrincipal,
     start: Annotated[datetime | None, Query(alias="from")] = None,

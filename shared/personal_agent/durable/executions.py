@@ -1,19 +1,25 @@
-"""Start and stop the Step Functions execution of a durable run. Only pointers go in: never content."""
+"""The Step Functions client of durable runs: start and stop a run's execution, and let the Task waiting for an
+approval go on. Only pointers go in: never content."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 from uuid import UUID
 
+from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
+from personal_agent.runs import store as run_store
 from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
 
+log = logging.getLogger("personal_agent.durable")
+
 
 def sfn_client() -> Any:
-    import boto3
+    import boto3  # boto3 costs the API's cold start; only a route that starts or stops an execution needs it
 
     settings = get_settings()
     return boto3.client("stepfunctions", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
@@ -45,7 +51,7 @@ def _start(spec: RunSpec) -> str:
 async def start_execution(spec: RunSpec) -> str:
     arn = await asyncio.to_thread(_start, spec)
     async with org_transaction(spec.org_id) as conn:
-        await conn.execute("UPDATE runs SET execution_arn = %s WHERE id = %s", [arn, spec.run_id])
+        await run_store.set_execution_arn(conn, spec.run_id, arn)
     return arn
 
 
@@ -55,13 +61,7 @@ async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None
     A Task waiting for an approval token is also failed with its token, so the wait ends at once
     (AWS ignores that after StopExecution; some emulators need it to leave the wait)."""
     async with org_transaction(org_id) as conn:
-        cur = await conn.execute(
-            "UPDATE approvals a SET task_token = NULL FROM (SELECT id, task_token FROM approvals"
-            " WHERE run_id = %s AND task_token IS NOT NULL FOR UPDATE) old WHERE a.id = old.id"
-            " RETURNING old.task_token",
-            [run_id],
-        )
-        tokens = {row["task_token"] for row in await cur.fetchall()}
+        tokens = await approval_store.take_task_tokens(conn, run_id)
 
     def _stop() -> None:
         client = sfn_client()
@@ -76,3 +76,17 @@ async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None
                 pass
 
     await asyncio.to_thread(_stop)
+
+
+async def send_task_success(token: str, run_id: UUID, org_id: UUID) -> None:
+    """Let the Task waiting for the run's approvals go on (`continue`); a Task that is gone is only logged."""
+
+    def _send() -> None:
+        client = sfn_client()
+        output = json.dumps({"run_id": str(run_id), "org_id": str(org_id), "status": "continue"})
+        try:
+            client.send_task_success(taskToken=token, output=output)
+        except (client.exceptions.TaskTimedOut, client.exceptions.InvalidToken, client.exceptions.TaskDoesNotExist):
+            log.warning("the waiting task is gone", extra={"run_id": str(run_id)})
+
+    await asyncio.to_thread(_send)

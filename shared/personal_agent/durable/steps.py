@@ -7,6 +7,7 @@ import os
 from typing import Any
 from uuid import UUID
 
+from personal_agent.approvals import service as approvals
 from personal_agent.errors import InvalidInput
 from personal_agent.runtime import run_sync
 from personal_agent.settings import get_settings
@@ -17,7 +18,7 @@ class RetryableStepError(Exception):
 
 
 def _transient() -> tuple[type[BaseException], ...]:
-    import psycopg
+    import psycopg  # loaded lazily everywhere (the API cold start); needed only once a step failed
     import redis.exceptions
 
     return (
@@ -37,28 +38,24 @@ def _ids(event: dict[str, Any]) -> tuple[UUID, UUID]:
 
 
 async def _advance(run_id: UUID, org_id: UUID) -> dict[str, Any]:
-    from personal_agent.engine.runner import advance
+    from personal_agent.engine.runner import advance  # pydantic-ai: a ping or an approval step does without it
 
     outcome = await advance(run_id, org_id, time_budget=get_settings().step_time_budget_seconds)
     return {"run_id": str(run_id), "org_id": str(org_id), "status": outcome.status, "seq": outcome.seq}
 
 
 async def _await_approval(run_id: UUID, org_id: UUID, token: str) -> dict[str, Any]:
-    from personal_agent.durable.approvals import store_task_token
-
-    await store_task_token(org_id, run_id, token)
+    await approvals.store_task_token(org_id, run_id, token)
     return {"run_id": str(run_id), "org_id": str(org_id), "status": "waiting"}
 
 
 async def _approval_timeout(run_id: UUID, org_id: UUID) -> dict[str, Any]:
-    from personal_agent.durable.approvals import expire_pending
-
-    expired = await expire_pending(org_id, run_id)
+    expired = await approvals.expire_pending(org_id, run_id)
     return {"run_id": str(run_id), "org_id": str(org_id), "status": "continue", "expired": expired}
 
 
 async def _fail(run_id: UUID, org_id: UUID, error: Any) -> dict[str, Any]:
-    from personal_agent.engine.runner import fail_run
+    from personal_agent.engine.runner import fail_run  # pydantic-ai: a ping or an approval step does without it
 
     name = str(error)[:80] if error else "StepFailed"
     await fail_run(run_id, org_id, "step_failed", f"the durable run failed ({name})")

@@ -32,7 +32,7 @@ from personal_agent.settings import get_settings
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-    from personal_agent.runs.spec import RunSpec
+    from personal_agent.runs.spec import ModelRef, RunSpec
 
 
 class BudgetExceeded(AppError):
@@ -116,9 +116,15 @@ async def check_launch_budget(org_id: UUID, user_id: UUID | None) -> None:
         _raise(cap)
 
 
-async def reserve_request(spec: RunSpec, request_index: int, messages: Sequence[ModelMessage]) -> None:
-    """Before each model request of a running run: refuse when a cap is spent (the engine turns this into
-    RUN_ERROR `budget_exceeded`), else hold the request's estimated cost until its usage is recorded."""
+async def reserve_request(
+    spec: RunSpec,
+    request_index: int,
+    messages: Sequence[ModelMessage],
+    models: tuple[ModelRef, ...] | None = None,
+) -> None:
+    """Before each model request of a running run (the router's too, to `models`): refuse when a cap is spent
+    (the engine turns this into RUN_ERROR `budget_exceeded`), else hold the request's estimated cost until its
+    usage is recorded."""
     settings = get_settings()
     async with org_transaction(spec.org_id) as conn:
         limits = await _cap_rows(conn, spec.user_id)
@@ -130,7 +136,7 @@ async def reserve_request(spec: RunSpec, request_index: int, messages: Sequence[
             _raise(cap)
         from personal_agent.governance.pricing import request_estimate
 
-        amount = request_estimate(spec, messages)
+        amount = request_estimate(spec, messages, models)
         await reservations.hold(
             conn, spec.org_id, spec.run_id, request_index, spec.user_id, amount, settings.budget_reservation_ttl_seconds
         )

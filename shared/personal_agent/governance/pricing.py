@@ -51,15 +51,19 @@ def ref_rates(ref: ModelRef) -> Rates | None:
     return _genai_rates(ref.model_name, ref.kind)
 
 
-def request_estimate(spec: RunSpec, messages: Sequence[ModelMessage]) -> Decimal:
-    """The most the next request of `spec` is expected to cost, in USD (never unknown)."""
+def request_estimate(
+    spec: RunSpec, messages: Sequence[ModelMessage], models: tuple[ModelRef, ...] | None = None
+) -> Decimal:
+    """The most the next request of `spec` (to `models`, default its chain) is expected to cost, in USD."""
     from pydantic_ai.messages import ModelMessagesTypeAdapter
 
     size = len(ModelMessagesTypeAdapter.dump_json(list(messages))) + len(spec.instructions.encode())
     input_tokens = Decimal(size // BYTES_PER_TOKEN + 1)
     fallback = unpriced_rate()
-    chain = spec.model_chain or (
-        ModelRef(id=spec.model, provider="", kind="registered", tier=0, model_name=spec.model),
+    chain = (
+        models
+        or spec.model_chain
+        or (ModelRef(id=spec.model, provider="", kind="registered", tier=0, model_name=spec.model),)
     )
     costs = []
     for ref in chain:

@@ -13,6 +13,7 @@ from personal_agent.identity.dev_issuer import dev_issuer_refusal
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.serving import ReadyServer
 from personal_agent.local.stack import LocalStack
+from personal_agent.observability import route_package_logs
 from personal_agent.settings import get_settings
 
 
@@ -26,6 +27,7 @@ def build_dev_app() -> FastAPI:
 def run_dev_server() -> int:
     """Start everything, print where it is, serve until Ctrl-C, then stop every part."""
     started = time.perf_counter()
+    route_package_logs()  # the app's warnings and errors as JSON lines, as on Lambda
     settings = get_settings()
     try:
         ensure_port_free(settings.host, settings.port, "the dev server", "PA_PORT")

@@ -11,9 +11,11 @@ from typing import Any
 from personal_agent.db.migrate import apply_migrations
 from personal_agent.errors import ConfigurationError
 from personal_agent.local.aws import (
+    ACCOUNT_ID,
     STATE_MACHINES_DIR,
     LocalAws,
     ensure_state_machine,
+    function_arn,
     local_substitutions,
     render_asl,
     start_moto,
@@ -42,11 +44,18 @@ class LocalStack:
         self.timings[name] = round(time.perf_counter() - start, 3)
 
     def start(self, *, with_aws: bool = True) -> LocalStack:
-        s = self.settings
-        data_dir = Path(s.data_dir).resolve()
+        data_dir = Path(self.settings.data_dir).resolve()
         data_dir.mkdir(parents=True, exist_ok=True)
+        self._start_postgres(data_dir)
+        self._start_redis(data_dir)
+        if with_aws:
+            self._start_aws()
+        os.environ.update(self.env)
+        get_settings.cache_clear()
+        return self
 
-        t = time.perf_counter()
+    def _start_postgres(self, data_dir: Path) -> None:
+        s, t = self.settings, time.perf_counter()
         if s.database_url:
             ensure_reachable(s.database_url, "Postgres", "DATABASE_URL")
             admin_url = s.database_admin_url or s.database_url
@@ -66,7 +75,8 @@ class LocalStack:
         self.env.update(DATABASE_URL=app_url, DATABASE_ADMIN_URL=admin_url)
         self._time("postgres", t)
 
-        t = time.perf_counter()
+    def _start_redis(self, data_dir: Path) -> None:
+        s, t = self.settings, time.perf_counter()
         if s.upstash_url:
             ensure_reachable(s.upstash_url, "Upstash REST", "UPSTASH_REDIS_REST_URL")
         elif s.redis_url:
@@ -80,28 +90,29 @@ class LocalStack:
             self.env["REDIS_URL"] = redis_url
         self._time("redis", t)
 
-        if with_aws:
-            t = time.perf_counter()
-            self.registry = LambdaRegistry.from_template()
-            if s.aws_endpoint_url:
-                ensure_reachable(s.aws_endpoint_url, "AWS endpoint", "AWS_ENDPOINT_URL")
-                endpoint = s.aws_endpoint_url
-            else:
-                ensure_port_free("127.0.0.1", s.moto_port, "moto (local AWS)", "PA_MOTO_PORT")
-                self.aws = start_moto(s.moto_port, self.registry, s.aws_region)
-                endpoint = self.aws.endpoint_url
-            self.env["AWS_ENDPOINT_URL"] = endpoint
-            os.environ.update(self.env)
-            arns = self.provision_state_machines(endpoint)
-            if not s.kms_key_id:
-                self.env["PA_KMS_KEY_ID"] = self.provision_kms_key(endpoint)
-            if "agent_run" in arns:
-                self.env["PA_STATE_MACHINE_ARN"] = arns["agent_run"]
-            self._time("aws", t)
-
+    def _start_aws(self) -> None:
+        s, t = self.settings, time.perf_counter()
+        self.registry = LambdaRegistry.from_template()
+        if s.aws_endpoint_url:
+            ensure_reachable(s.aws_endpoint_url, "AWS endpoint", "AWS_ENDPOINT_URL")
+            endpoint = s.aws_endpoint_url
+        else:
+            ensure_port_free("127.0.0.1", s.moto_port, "moto (local AWS)", "PA_MOTO_PORT")
+            self.aws = start_moto(s.moto_port, self.registry, s.aws_region)
+            endpoint = self.aws.endpoint_url
+        self.env["AWS_ENDPOINT_URL"] = endpoint
         os.environ.update(self.env)
-        get_settings.cache_clear()
-        return self
+        arns = self.provision_state_machines(endpoint)
+        if not s.kms_key_id:
+            self.env["PA_KMS_KEY_ID"] = self.provision_kms_key(endpoint)
+        if "agent_run" in arns:
+            self.env["PA_STATE_MACHINE_ARN"] = arns["agent_run"]
+        # Workflow schedules target the local triggers function, as the template wires the real one.
+        if not s.schedule_target_arn:
+            self.env["PA_SCHEDULE_TARGET_ARN"] = function_arn("pa-triggers", s.aws_region)
+        if not s.scheduler_role_arn:
+            self.env["PA_SCHEDULER_ROLE_ARN"] = f"arn:aws:iam::{ACCOUNT_ID}:role/pa-local-scheduler"
+        self._time("aws", t)
 
     def provision_state_machines(self, endpoint: str) -> dict[str, str]:
         """Create every `infra/statemachines/*.asl.json` with local substitutions; return name -> ARN."""

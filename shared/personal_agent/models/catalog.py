@@ -88,56 +88,74 @@ def registered_factory(model_id: str) -> ModelFactory | None:
     return entry.factory if entry else None
 
 
+# What the platform serves with its own keys, by the key that turns them on (prices: USD per million tokens).
+OPENAI_PLATFORM_MODELS = (
+    ModelInfo(
+        "openai:gpt-4o-mini",
+        "GPT-4o mini",
+        "openai",
+        "openai",
+        1,
+        "gpt-4o-mini",
+        tags=("cheap", "fast"),
+        quality=11,
+        input_price=0.15,
+        output_price=0.6,
+        platform_key=True,
+    ),
+    ModelInfo(
+        "openai:gpt-4o",
+        "GPT-4o",
+        "openai",
+        "openai",
+        1,
+        "gpt-4o",
+        tags=("frontier", "vision"),
+        quality=16,
+        input_price=2.5,
+        output_price=10.0,
+        platform_key=True,
+    ),
+)
+ANTHROPIC_PLATFORM_MODELS = (
+    ModelInfo(
+        "anthropic:claude-sonnet-4-0",
+        "Claude Sonnet 4",
+        "anthropic",
+        "anthropic",
+        1,
+        "claude-sonnet-4-0",
+        tags=("frontier", "coding", "reasoning"),
+        quality=17,
+        input_price=3.0,
+        output_price=15.0,
+        platform_key=True,
+    ),
+)
+OFFLINE_DEMO_MODEL = ModelInfo(
+    "offline:demo",
+    "Offline demo model (no key needed)",
+    "offline",
+    "offline",
+    2,
+    "demo",
+    locality="local",
+    quality=1,
+    input_price=0.0,  # runs in this process: known to cost nothing (budgets count it as free)
+    output_price=0.0,
+    offline_demo=True,
+)
+
+
 def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
     """Models the platform provides from its own keys (env / Secrets Manager)."""
     ensure_secrets_loaded()  # platform keys come from Secrets Manager on AWS, fetched on first use
     settings = settings or get_settings()
     models: list[ModelInfo] = []
     if settings.openai_api_key:
-        models += [
-            ModelInfo(
-                "openai:gpt-4o-mini",
-                "GPT-4o mini",
-                "openai",
-                "openai",
-                1,
-                "gpt-4o-mini",
-                tags=("cheap", "fast"),
-                quality=11,
-                input_price=0.15,
-                output_price=0.6,
-                platform_key=True,
-            ),
-            ModelInfo(
-                "openai:gpt-4o",
-                "GPT-4o",
-                "openai",
-                "openai",
-                1,
-                "gpt-4o",
-                tags=("frontier", "vision"),
-                quality=16,
-                input_price=2.5,
-                output_price=10.0,
-                platform_key=True,
-            ),
-        ]
+        models += OPENAI_PLATFORM_MODELS
     if settings.anthropic_api_key:
-        models.append(
-            ModelInfo(
-                "anthropic:claude-sonnet-4-0",
-                "Claude Sonnet 4",
-                "anthropic",
-                "anthropic",
-                1,
-                "claude-sonnet-4-0",
-                tags=("frontier", "coding", "reasoning"),
-                quality=17,
-                input_price=3.0,
-                output_price=15.0,
-                platform_key=True,
-            )
-        )
+        models += ANTHROPIC_PLATFORM_MODELS
     if settings.openai_compatible_base_url:
         models.append(
             ModelInfo(
@@ -153,21 +171,7 @@ def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
             )
         )
     if settings.is_local:
-        models.append(
-            ModelInfo(
-                "offline:demo",
-                "Offline demo model (no key needed)",
-                "offline",
-                "offline",
-                2,
-                "demo",
-                locality="local",
-                quality=1,
-                input_price=0.0,  # runs in this process: known to cost nothing (budgets count it as free)
-                output_price=0.0,
-                offline_demo=True,
-            )
-        )
+        models.append(OFFLINE_DEMO_MODEL)
     return models
 
 

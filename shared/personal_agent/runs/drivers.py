@@ -1,13 +1,19 @@
-"""Hand a stored run to its driver: inline (a task here, or the run worker Lambda) or durable (Step Functions)."""
+"""The run drivers: hand a stored run to inline (a task here, or the run worker Lambda) or durable (Step
+Functions), drive an inline run under its lease, resume a run whose wait for a person ended, and stop one.
+How a run is started, resumed or stopped depends on its mode here, and nowhere else."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import uuid
+from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
+from personal_agent.durable import executions
+from personal_agent.engine.cancellation import signal_local_cancel
 from personal_agent.errors import Conflict
 from personal_agent.runs import store
 from personal_agent.runs.lease import LeaseLost, RunLease, local_owner
@@ -29,7 +35,7 @@ async def drive_inline(run_id: UUID, org_id: UUID, owner: str) -> str:
     checkpoint, so a run whose worker died resumes without asking for a stored response again; once
     `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). Returns the status it reached,
     or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person)."""
-    from personal_agent.engine.runner import advance, fail_run
+    from personal_agent.engine.runner import advance, fail_run  # pydantic-ai: not in the API's cold start
 
     settings = get_settings()
     lease = RunLease(run_id, org_id, owner, settings.run_lease_seconds)
@@ -59,9 +65,9 @@ async def drive_inline(run_id: UUID, org_id: UUID, owner: str) -> str:
 async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
     """Tell the run's stream that it goes on after a lost worker (what streamed since its last checkpoint
     streams again)."""
-    from ag_ui.core import CustomEvent
+    from ag_ui.core import CustomEvent  # ag-ui is not in the API's cold start (the API imports this module)
 
-    from personal_agent.engine.emitter import RunEmitter
+    from personal_agent.engine.emitter import RunEmitter  # ag-ui, as above
 
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
@@ -72,7 +78,7 @@ async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
 
 async def run_inline(spec: RunSpec) -> None:
     """Loop the engine to the end in this process; a crash marks the run failed, never leaves it running."""
-    from personal_agent.engine.runner import fail_run
+    from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
 
     try:
         await drive_inline(spec.run_id, spec.org_id, local_owner())
@@ -81,12 +87,31 @@ async def run_inline(spec: RunSpec) -> None:
         await fail_run(spec.run_id, spec.org_id, "internal_error", f"the run failed: {type(exc).__name__}")
 
 
+def invocation_owner(request_id: str) -> str:
+    """The lease owner of one run worker invocation: the on-failure destination recognises its own dead attempts
+    by it."""
+    return f"lambda:{request_id}:{uuid.uuid4().hex[:8]}"
+
+
+async def run_invocation(run_id: UUID, org_id: UUID, request_id: str) -> dict[str, Any]:
+    """The run worker Lambda: drive the run under a lease until it ends (no time budget); a crash marks it failed.
+    An invocation that died (timeout, out of memory) is retried by Lambda and resumes from the last checkpoint
+    once its lease expired; `personal_agent.runs.recovery.fail_lost_invocation` ends it after the last retry."""
+    from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
+
+    try:
+        status = await drive_inline(run_id, org_id, invocation_owner(request_id))
+    except Exception as exc:
+        await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
+        raise
+    return {"run_id": str(run_id), "status": status}
+
+
 async def start_run(spec: RunSpec) -> None:
+    """Hand a stored run to its driver."""
     settings = get_settings()
     if spec.mode == "durable":
-        from personal_agent.durable.executions import start_execution
-
-        await start_execution(spec)
+        await executions.start_execution(spec)
     elif settings.is_local:
         task = asyncio.get_running_loop().create_task(run_inline(spec), name=f"run-{spec.run_id}")
         _tasks.add(task)
@@ -96,7 +121,7 @@ async def start_run(spec: RunSpec) -> None:
 
 
 def _invoke_worker(spec: RunSpec) -> None:
-    import boto3
+    import boto3  # boto3 is not in the API's cold start (the API imports this module)
 
     settings = get_settings()
     client = boto3.client("lambda", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
@@ -105,6 +130,30 @@ def _invoke_worker(spec: RunSpec) -> None:
         InvocationType="Event",
         Payload=json.dumps({"run_id": str(spec.run_id), "org_id": str(spec.org_id)}).encode(),
     )
+
+
+def can_resume(mode: RunMode, task_token: str | None) -> bool:
+    """Whether a run whose wait ended can go on now: a durable run only through the token of the Task waiting on
+    it (until that Task stored its token, it resumes the run itself when it does)."""
+    return mode == "inline" or bool(task_token)
+
+
+async def resume(spec: RunSpec, task_token: str | None = None) -> None:
+    """Continue a run whose wait for a person ended: the durable Task waiting on `task_token` goes on, an inline
+    run gets a new drive (which continues from its checkpoint)."""
+    if spec.mode == "durable":
+        assert task_token, "a durable run resumes through its waiting Task"
+        await executions.send_task_success(task_token, spec.run_id, spec.org_id)
+    else:
+        await start_run(spec)
+
+
+async def stop(org_id: UUID, run_id: UUID, mode: str, execution_arn: str | None) -> None:
+    """Stop whatever drives the run (its cancel flag is already set): an inline drive in this process at once,
+    a durable run's execution and its waiting Tasks."""
+    signal_local_cancel(run_id)
+    if mode == "durable" and execution_arn:
+        await executions.stop_execution(org_id, run_id, execution_arn)
 
 
 async def wait_for_local_runs() -> None:

@@ -8,15 +8,17 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
-from personal_agent.db.pool import jsonb
 from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import candidates, org_settings
 from personal_agent.governance.selection import plan_models
 from personal_agent.governance.tiers import routing_tier
+from personal_agent.identity.members import ensure_member_active
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
+from personal_agent.runs.drivers import ensure_driver_available, start_run
 from personal_agent.runs.spec import (
     MAX_MESSAGE_CHARS,
     ModelRef,
@@ -113,11 +115,10 @@ def _ref(info: ModelInfo) -> ModelRef:
 
 async def _chat_classification(org_id: UUID, chat_id: UUID) -> str:
     async with org_transaction(org_id) as conn:
-        cur = await conn.execute("SELECT classification FROM chats WHERE id = %s", [chat_id])
-        row = await cur.fetchone()
-    if row is None:
+        classification = await chat_store.classification(conn, chat_id)
+    if classification is None:
         raise NotFound("chat not found", code="chat_not_found")
-    return str(row["classification"])
+    return classification
 
 
 async def _user_default_model(request: LaunchRequest) -> str | None:
@@ -135,12 +136,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     message = validate_message(request.message)
     tools = snapshot_tools(request.tools)
     mode = choose_mode(request.mode, tools, request.trigger_source)
-    from personal_agent.runs.drivers import ensure_driver_available, start_run
-
     ensure_driver_available(mode)
     if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
-        from personal_agent.identity.members import ensure_member_active
-
         await ensure_member_active(request.org_id, request.user_id)  # an offboarded owner's workflows stop too
     classification = await _chat_classification(request.org_id, request.chat_id)
     await check_launch_budget(request.org_id, request.user_id)
@@ -169,15 +166,10 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         history=request.history,
     )
     async with org_transaction(request.org_id) as conn:
-        cur = await conn.execute("SELECT id FROM chats WHERE id = %s FOR UPDATE", [request.chat_id])
-        if await cur.fetchone() is None:
+        if not await chat_store.lock_chat(conn, request.chat_id):
             raise NotFound("chat not found", code="chat_not_found")
         await store.insert_run(conn, spec)
-        await conn.execute(
-            "INSERT INTO messages (org_id, chat_id, run_id, kind, message) VALUES (%s, %s, %s, 'request', %s)",
-            [spec.org_id, spec.chat_id, spec.run_id, jsonb(user_request_json(message))],
-        )
-        await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [request.chat_id])
+        await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [user_request_json(message)])
     try:
         await start_run(spec)
     except Exception as exc:

@@ -20,9 +20,11 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction, system_transaction
+from personal_agent.engine.runner import fail_run
 from personal_agent.runs import store
 from personal_agent.runs.drivers import start_run
 from personal_agent.runs.lease import host_prefix, owner_is_gone
+from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.runs.recovery")
@@ -47,9 +49,10 @@ async def _hand_back(row: dict[str, Any]) -> bool:
     if not (row["expired"] or gone):
         return False  # a live process of this host drives it
     async with org_transaction(row["org_id"]) as conn:
-        spec = await store.load_spec(conn, row["run_id"])
-        if spec is None or not await store.break_lease(conn, row["run_id"], row["lease_owner"], owner_gone=gone):
+        run = await store.get_run(conn, row["run_id"])
+        if run is None or not await store.break_lease(conn, row["run_id"], row["lease_owner"], owner_gone=gone):
             return False  # another driver took it, or it ended, meanwhile
+    spec = RunSpec.model_validate(run["spec"])
     await start_run(spec)
     log.info("resuming a run whose worker is gone", extra={"run_id": str(spec.run_id)})
     return True
@@ -58,8 +61,6 @@ async def _hand_back(row: dict[str, Any]) -> bool:
 async def fail_lost_invocation(record: dict[str, Any]) -> bool:
     """The run worker's on-failure destination: every attempt of the invocation died (or it never ran before its
     event expired). End the run failed `worker_lost` unless another worker holds a live lease on it now."""
-    from personal_agent.engine.runner import fail_run
-
     payload = record["requestPayload"]
     run_id, org_id = UUID(payload["run_id"]), UUID(payload["org_id"])
     context = record.get("requestContext", {})

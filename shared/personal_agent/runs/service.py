@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.runs import store
+from personal_agent.runs import drivers, store
 
 
 async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:
     async with org_transaction(principal.org_id) as conn:
-        cur = await conn.execute("SELECT 1 FROM chats WHERE id = %s AND user_id = %s", [chat_id, principal.user_id])
-        if await cur.fetchone() is None:
+        if await chat_store.get_owned(conn, chat_id, principal.user_id) is None:
             raise NotFound("chat not found", code="chat_not_found")
 
 
@@ -54,17 +54,11 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
     if row["status"] in store.TERMINAL:
         return {"run_id": str(run_id), "status": row["status"], "cancelled": False}
     async with org_transaction(principal.org_id) as conn:
-        await conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
-    from personal_agent.engine.cancellation import signal_local_cancel
-
-    signal_local_cancel(run_id)
-    if row["mode"] == "durable" and row["execution_arn"]:
-        from personal_agent.durable.executions import stop_execution
-
-        await stop_execution(principal.org_id, run_id, row["execution_arn"])
+        await store.request_cancel(conn, run_id)
+    await drivers.stop(principal.org_id, run_id, row["mode"], row["execution_arn"])
     if row["status"] in ("waiting", "queued"):
         # No engine is advancing it (it waits for a person): end it here with the cancelled outcome.
-        from personal_agent.engine.runner import end_idle_run
+        from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
 
         await end_idle_run(run_id, principal.org_id, "cancelled")
     return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}

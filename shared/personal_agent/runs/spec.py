@@ -16,13 +16,17 @@ MAX_MESSAGE_CHARS = 32_000
 
 
 class RunLimits(BaseModel):
-    """Hard limits enforced by the engine."""
+    """Hard limits of one run, enforced by the engine: past either, the run fails with RUN_ERROR
+    `limit_exceeded`. (A durable Task's time budget is the deployment's `PA_STEP_TIME_BUDGET_SECONDS`, tied to
+    the steps function's timeout, not a property of the run.)"""
 
     model_config = ConfigDict(frozen=True)
 
     max_model_requests: int = Field(25, ge=1, le=200)
+    """Model requests the run may send (the router's classification not counted)."""
     max_tool_calls: int = Field(50, ge=0, le=500)
-    step_time_budget_seconds: float = Field(240.0, gt=0)
+    """Tool calls the model may ask for in the run, all rounds together; a response that goes past it fails the
+    run before any of its calls runs."""
 
 
 class ToolRef(BaseModel):

@@ -1,4 +1,5 @@
-"""Run rows, checkpoints, chat messages and usage rows. Every call runs inside an org transaction (RLS)."""
+"""Run rows, their checkpoints and usage rows: the only SQL on `runs`, `run_checkpoints` and the writes of
+`usage_records`. Every run status change goes through here. Every call runs inside an org transaction (RLS)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,12 @@ class Checkpoint:
     state: dict[str, Any]
 
 
-async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
+async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued", error: dict[str, Any] | None = None) -> None:
+    """Store a new run; one stored in a terminal status (a `skipped` run) is finished at once, with `error`."""
     await conn.execute(
         "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name,"
-        " model_chain, lease_expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-        " now() + make_interval(secs => %s))",  # a driver must take the run within one lease, or recovery does
+        " model_chain, lease_expires_at, error, finished_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
+        " now() + make_interval(secs => %s), %s, CASE WHEN %s THEN now() END)",
         [
             spec.run_id,
             spec.org_id,
@@ -40,7 +42,9 @@ async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued") -> None:
             jsonb(spec.model_dump(mode="json")),
             spec.model,
             jsonb([ref.id for ref in spec.model_chain] or [spec.model]),
-            get_settings().run_lease_seconds,
+            get_settings().run_lease_seconds,  # a driver must take the run within one lease, or recovery does
+            jsonb(error) if error else None,
+            status in TERMINAL,
         ],
     )
 
@@ -61,9 +65,14 @@ async def get_run(conn: Conn, run_id: UUID | str) -> dict[str, Any] | None:
     return await cur.fetchone()
 
 
-async def load_spec(conn: Conn, run_id: UUID | str) -> RunSpec | None:
-    row = await get_run(conn, run_id)
-    return RunSpec.model_validate(row["spec"]) if row else None
+async def lock_run(conn: Conn, run_id: UUID) -> dict[str, Any] | None:
+    """The run row, locked until the transaction ends (one decision resumes a waiting run once)."""
+    cur = await conn.execute("SELECT * FROM runs WHERE id = %s FOR UPDATE", [run_id])
+    return await cur.fetchone()
+
+
+async def set_execution_arn(conn: Conn, run_id: UUID, arn: str) -> None:
+    await conn.execute("UPDATE runs SET execution_arn = %s WHERE id = %s", [arn, run_id])
 
 
 async def mark_running(conn: Conn, run_id: UUID) -> None:
@@ -134,11 +143,22 @@ async def unattended_runs(conn: Conn, host_prefix: str, limit: int) -> list[dict
     return list(await cur.fetchall())
 
 
-async def set_waiting(conn: Conn, run_id: UUID, waiting: bool) -> None:
-    await conn.execute(
-        "UPDATE runs SET status = %s WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')",
-        ["waiting" if waiting else "running", run_id],
+async def mark_waiting(conn: Conn, run_id: UUID) -> None:
+    """A running run now waits for a person (its approvals are stored)."""
+    await conn.execute("UPDATE runs SET status = 'waiting' WHERE id = %s AND status = 'running'", [run_id])
+
+
+async def resume_waiting(conn: Conn, run_id: UUID) -> bool:
+    """A waiting run goes on (its approvals are resolved); False when it was not waiting."""
+    cur = await conn.execute(
+        "UPDATE runs SET status = 'running' WHERE id = %s AND status = 'waiting' RETURNING id", [run_id]
     )
+    return await cur.fetchone() is not None
+
+
+async def request_cancel(conn: Conn, run_id: UUID) -> None:
+    """Set the cancel flag the engine checks between stream chunks."""
+    await conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
 
 
 async def cancel_requested(conn: Conn, run_id: UUID) -> bool:
@@ -165,24 +185,6 @@ async def save_checkpoint(
         " ON CONFLICT (run_id, seq) DO NOTHING",
         [spec.run_id, seq, spec.org_id, kind, messages_json.decode(), jsonb(state)],
     )
-
-
-async def chat_history(conn: Conn, chat_id: UUID, before_run: UUID | None = None) -> list[Any]:
-    """The chat's stored messages (pydantic-ai JSON), oldest first, excluding `before_run`'s own."""
-    cur = await conn.execute(
-        "SELECT message FROM messages WHERE chat_id = %s AND (run_id IS DISTINCT FROM %s) ORDER BY id",
-        [chat_id, before_run],
-    )
-    return [row["message"] for row in await cur.fetchall()]
-
-
-async def append_messages(conn: Conn, spec: RunSpec, messages: list[dict[str, Any]]) -> None:
-    for message in messages:
-        await conn.execute(
-            "INSERT INTO messages (org_id, chat_id, run_id, kind, message) VALUES (%s, %s, %s, %s, %s)",
-            [spec.org_id, spec.chat_id, spec.run_id, message["kind"], jsonb(message)],
-        )
-    await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [spec.chat_id])
 
 
 async def record_usage(

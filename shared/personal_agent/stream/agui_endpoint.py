@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
 from personal_agent.bus.keys import run_stream
+from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
@@ -20,7 +21,7 @@ from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.settings import get_settings
 from personal_agent.stream.connection_limit import holding_slot, release_stream_slot, take_stream_slot
 from personal_agent.stream.relay import relay
-from personal_agent.stream.routes import SSE_HEADERS, HeaderPrincipal
+from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE, HeaderPrincipal
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
 AGENTS = {"default", "assistant"}
@@ -51,15 +52,9 @@ def _last_user_text(run_input: RunAgentInput) -> str:
 
 async def _chat_for_thread(principal: Principal, thread_id: str) -> Any:
     async with org_transaction(principal.org_id) as conn:
-        cur = await conn.execute(
-            "INSERT INTO chats (org_id, user_id, title, external_thread_id) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (org_id, user_id, external_thread_id) WHERE external_thread_id IS NOT NULL"
-            " DO UPDATE SET updated_at = now() RETURNING id",
-            [principal.org_id, principal.user_id, f"AG-UI {thread_id[:60]}", thread_id],
+        return await chat_store.chat_for_thread(
+            conn, principal.org_id, principal.user_id, f"AG-UI {thread_id[:60]}", thread_id
         )
-        row = await cur.fetchone()
-    assert row is not None
-    return row["id"]
 
 
 def _rewrite_ids(frame: str, thread_id: str, run_id: str) -> str:
@@ -72,7 +67,7 @@ def _rewrite_ids(frame: str, thread_id: str, run_id: str) -> str:
     return f"{head}data: {json.dumps(event, separators=(',', ':'))}\n\n"
 
 
-@router.post("/agui/{agent}", operation_id="agui_run", responses={200: {"content": {"text/event-stream": {}}}})
+@router.post("/agui/{agent}", operation_id="agui_run", response_class=StreamingResponse, responses=SSE_RESPONSE)
 async def agui_run(agent: str, run_input: RunAgentInput, principal: HeaderPrincipal) -> StreamingResponse:
     """Start an inline run from the input's last user message and stream its events (a POST: the token
     must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,

@@ -1,5 +1,7 @@
 """The `calculate` tool's evaluator: arithmetic over an AST, bounded in size so no input can run long.
 
+Input it refuses raises pydantic-ai's `ModelRetry`, with a message that tells the model what to fix.
+
 Every intermediate result is checked (integers at most `MAX_INT_BITS` bits, floats finite) and a power is
 refused *before* it is computed when its result would be larger, so `(9**99)**99` or `1**1**…` nested 167 deep
 are refused at once instead of building huge integers or recursing exponentially.
@@ -13,12 +15,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from pydantic_ai import ModelRetry
+
 MAX_EXPRESSION_CHARS = 500
 MAX_INT_BITS = 4096  # about 1,233 decimal digits
-
-
-class ToolArgumentError(ValueError):
-    """The model sent arguments the tool cannot use; the message tells it what to fix (a retry, not a failure)."""
 
 
 _BINARY: dict[type, Callable[[Any, Any], Any]] = {
@@ -34,9 +34,9 @@ _UNARY: dict[type, Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: op
 
 def _checked(value: Any) -> int | float:
     if isinstance(value, float) and not math.isfinite(value):
-        raise ToolArgumentError("the result is too large")
+        raise ModelRetry("the result is too large")
     if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
-        raise ToolArgumentError(f"the result has more than {MAX_INT_BITS} bits")
+        raise ModelRetry(f"the result has more than {MAX_INT_BITS} bits")
     return value  # type: ignore[no-any-return]
 
 
@@ -47,12 +47,12 @@ def _power(base: int | float, exponent: int | float) -> int | float:
         bits = exponent * math.log2(magnitude)
         floating = isinstance(base, float) or isinstance(exponent, float)
         if bits > MAX_INT_BITS or (floating and bits > 1023):
-            raise ToolArgumentError("the result is too large")
+            raise ModelRetry("the result is too large")
     if isinstance(exponent, int) and exponent < 0 and base == 0:
-        raise ToolArgumentError("zero cannot be raised to a negative power")
+        raise ModelRetry("zero cannot be raised to a negative power")
     result = base**exponent
     if isinstance(result, complex):
-        raise ToolArgumentError("the result is not a real number")
+        raise ModelRetry("the result is not a real number")
     return result
 
 
@@ -69,18 +69,18 @@ def _evaluate(node: ast.AST) -> int | float:
             try:
                 return _checked(_BINARY[type(node.op)](left, right))
             except ZeroDivisionError:
-                raise ToolArgumentError("division by zero") from None
-    raise ToolArgumentError("only numbers, + - * / // % ** and parentheses are allowed")
+                raise ModelRetry("division by zero") from None
+    raise ModelRetry("only numbers, + - * / // % ** and parentheses are allowed")
 
 
 def calculate(expression: str) -> str:
     """Evaluate an arithmetic expression (numbers, + - * / // % ** and parentheses)."""
     if len(expression) > MAX_EXPRESSION_CHARS:
-        raise ToolArgumentError(f"the expression is longer than {MAX_EXPRESSION_CHARS} characters")
+        raise ModelRetry(f"the expression is longer than {MAX_EXPRESSION_CHARS} characters")
     try:
         tree = ast.parse(expression.strip(), mode="eval")
         return str(_evaluate(tree.body))
     except SyntaxError:
-        raise ToolArgumentError("the expression is not valid arithmetic") from None
+        raise ModelRetry("the expression is not valid arithmetic") from None
     except (RecursionError, MemoryError, OverflowError):
-        raise ToolArgumentError("the expression is too large or too deeply nested") from None
+        raise ModelRetry("the expression is too large or too deeply nested") from None

@@ -1,28 +1,30 @@
-"""First-party tools by name. A run's toolset is the snapshot of names in its RunSpec."""
+"""Tools by name: what `runs/launch.py` snapshots into a RunSpec (name, acts, requires_approval, required_tier)
+and what the engine builds a run's toolset from (`tools/toolset.py`).
+
+Light on purpose: the API imports it at launch, and the API does not load pydantic-ai. So a first-party tool is
+registered here without its function (its implementation, which takes `RunContext[RunDeps]`, is in
+`tools/first_party.py` under the same name); a tool registered later (tests register scripted ones) brings its
+function: plain, or taking `RunContext[RunDeps]` first, as pydantic-ai infers.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from personal_agent.tools.arithmetic import calculate
+from personal_agent.settings import get_settings
 
 
 @dataclass(frozen=True)
 class ToolDef:
     name: str
-    function: Callable[..., Any]
+    function: Callable[..., Any] | None
+    """None for a first-party tool: the engine uses `tools.first_party.FUNCTIONS[name]`."""
     description: str
     acts: bool = False
     requires_approval: bool = False
     required_tier: int = 0
-
-
-def current_time() -> str:
-    """The current date and time in UTC (ISO 8601)."""
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 _TOOLS: dict[str, ToolDef] = {}
@@ -41,27 +43,25 @@ def get_tool(name: str) -> ToolDef | None:
     return _TOOLS.get(name)
 
 
-def send_demo_message(to: str, text: str) -> str:
-    """Pretend to send a message (local mode's stand-in for a tool that acts on the world)."""
-    return f"(demo) message to {to} queued: {text[:200]}"
+def first_party_names() -> list[str]:
+    """The registered tools whose implementation is in `tools/first_party.py`."""
+    return [name for name, tool in _TOOLS.items() if tool.function is None]
 
 
 def default_tool_names() -> list[str]:
     """The tools a chat run gets unless it asks otherwise (locally also a demo tool that acts)."""
-    from personal_agent.settings import get_settings
-
     names = ["current_time", "calculate"]
     if get_settings().is_local:
         names.append("send_demo_message")
     return names
 
 
-register_tool(ToolDef("current_time", current_time, "The current date and time in UTC."))
-register_tool(ToolDef("calculate", calculate, "Evaluate an arithmetic expression."))
+register_tool(ToolDef("current_time", None, "The current date and time in UTC."))
+register_tool(ToolDef("calculate", None, "Evaluate an arithmetic expression."))
 register_tool(
     ToolDef(
         "send_demo_message",
-        send_demo_message,
+        None,
         "Send a message to a person or team (demo: nothing leaves the machine).",
         acts=True,
     )

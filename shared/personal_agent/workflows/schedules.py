@@ -54,12 +54,7 @@ def scheduler_client() -> Any:
 
 def _target(org_id: UUID, workflow_id: UUID) -> dict[str, Any]:
     settings = get_settings()
-    arn, role = settings.schedule_target_arn, settings.scheduler_role_arn
-    if settings.is_local:
-        from personal_agent.local.aws import ACCOUNT_ID, function_arn
-
-        arn = arn or function_arn("pa-triggers", settings.aws_region)
-        role = role or f"arn:aws:iam::{ACCOUNT_ID}:role/pa-local-scheduler"
+    arn, role = settings.schedule_target_arn, settings.scheduler_role_arn  # `pa dev`: set by the local stack
     if not arn or not role:
         raise Conflict(
             "schedules are not available: PA_SCHEDULE_TARGET_ARN and PA_SCHEDULER_ROLE_ARN are not set",

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
 from personal_agent.db.pool import Conn
@@ -74,8 +75,7 @@ async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_u
 
 
 async def _owner_chat(conn: Conn, owner_id: UUID, chat_id: UUID) -> UUID:
-    cur = await conn.execute("SELECT id FROM chats WHERE id = %s AND user_id = %s", [chat_id, owner_id])
-    if await cur.fetchone() is None:
+    if await chat_store.get_owned(conn, chat_id, owner_id) is None:
         raise NotFound("chat not found", code="chat_not_found")
     return chat_id
 
@@ -107,13 +107,8 @@ async def create_workflow(principal: Principal, fields: dict[str, Any]) -> dict[
         if fields.get("chat_id"):
             chat_id = await _owner_chat(conn, principal.user_id, fields["chat_id"])
         else:
-            cur = await conn.execute(
-                "INSERT INTO chats (org_id, user_id, title) VALUES (%s, %s, %s) RETURNING id",
-                [principal.org_id, principal.user_id, f"Workflow: {fields['name']}"[:200]],
-            )
-            chat = await cur.fetchone()
-            assert chat is not None
-            chat_id = chat["id"]
+            title = f"Workflow: {fields['name']}"[:200]
+            chat_id = (await chat_store.insert_chat(conn, principal.org_id, principal.user_id, title))["id"]
         simple = {k: fields[k] for k in SIMPLE_FIELDS if k in fields}
         columns = ["id", "org_id", "owner_id", "chat_id", "prompt_template", "tools", *simple]
         values = [workflow_id, principal.org_id, principal.user_id, chat_id, template, tools, *simple.values()]

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
-from personal_agent.db.pool import Conn, jsonb
+from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store as run_store
@@ -52,12 +53,9 @@ async def _chat_for(workflow: Workflow) -> UUID:
         row = await cur.fetchone()
         if row is not None and row["chat_id"] is not None:
             return UUID(str(row["chat_id"]))
-        cur = await conn.execute(
-            "INSERT INTO chats (org_id, user_id, title) VALUES (%s, %s, %s) RETURNING id",
-            [workflow.org_id, workflow.owner_id, f"Workflow: {workflow.name}"[:200]],
+        chat = await chat_store.insert_chat(
+            conn, workflow.org_id, workflow.owner_id, f"Workflow: {workflow.name}"[:200]
         )
-        chat = await cur.fetchone()
-        assert chat is not None
         await conn.execute("UPDATE workflows SET chat_id = %s WHERE id = %s", [chat["id"], workflow.id])
     return UUID(str(chat["id"]))
 
@@ -80,8 +78,7 @@ async def record_skipped(request: LaunchRequest, reason: BudgetExceeded) -> UUID
     )
     error = {"code": reason.code, "message": reason.message, **reason.details}
     async with org_transaction(request.org_id) as conn:
-        await run_store.insert_run(conn, spec, status="skipped")
-        await conn.execute("UPDATE runs SET error = %s, finished_at = now() WHERE id = %s", [jsonb(error), spec.run_id])
+        await run_store.insert_run(conn, spec, status="skipped", error=error)
     from personal_agent.engine.emitter import RunEmitter
 
     value = {"run_id": str(spec.run_id), "chat_id": str(spec.chat_id), "status": "skipped", "reason": reason.code}

@@ -1,0 +1,96 @@
+"""Approvals for the API and the durable steps: list, decide, expire, and resuming the run on its driver once
+no approval of its wait is pending. The engine stores and announces approvals itself (`engine/deferred.py`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from personal_agent.approvals import store
+from personal_agent.db import org_transaction
+from personal_agent.errors import Conflict, InvalidInput, NotFound
+from personal_agent.identity.principal import Principal
+from personal_agent.observability import record_approval_wait
+from personal_agent.runs import drivers
+from personal_agent.runs import store as run_store
+from personal_agent.runs.spec import RunSpec
+
+Decision = Literal["approve", "deny"]
+
+
+async def list_approvals(principal: Principal, status: str | None) -> list[dict[str, Any]]:
+    """The caller's approvals (every approval of the org for org admins), newest first."""
+    async with org_transaction(principal.org_id) as conn:
+        return await store.list_rows(conn, None if principal.is_org_admin else principal.user_id, status)
+
+
+async def decide(
+    principal: Principal, approval_id: UUID, decision: Decision, reason: str | None, arguments: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Record a decision (owner of the chat or an org admin), audit it, and resume the run when none is pending."""
+    row, expired = await _lock_pending(principal, approval_id, decision, arguments)
+    if expired:
+        # Nothing else resolves an expired wait of an inline run: the run goes on as if denied.
+        await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
+        raise Conflict("this approval has expired", code="approval_expired")
+    status = "approved" if decision == "approve" else "denied"
+    async with org_transaction(principal.org_id) as conn:
+        updated = await store.record_decision(conn, approval_id, status, reason, arguments, principal.user_id)
+        if updated is None:  # another decision won the race
+            raise Conflict("this approval was already decided", code="approval_already_decided")
+        record_approval_wait((datetime.now(UTC) - row["created_at"]).total_seconds())
+        detail = {"reason": reason, "edited": arguments is not None}
+        await store.audit(conn, principal.org_id, approval_id, principal.user_id, status, detail)
+    await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
+    return updated
+
+
+async def _lock_pending(
+    principal: Principal, approval_id: UUID, decision: Decision, arguments: dict[str, Any] | None
+) -> tuple[dict[str, Any], bool]:
+    """The pending approval the caller may decide (404 otherwise, 409 when decided), and whether it had expired
+    (then it is marked expired here)."""
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.lock(conn, approval_id)
+        if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
+            raise NotFound("approval not found", code="approval_not_found")
+        if row["status"] != "pending":
+            raise Conflict(f"this approval was already {row['status']}", code="approval_already_decided")
+        expired = row["expires_at"] <= datetime.now(UTC)
+        if expired:
+            await store.expire(conn, principal.org_id, approval_id)
+        elif arguments is not None and decision != "approve":
+            raise InvalidInput("edited arguments only go with `approve`", code="arguments_without_approval")
+    return row, expired
+
+
+async def expire_pending(org_id: UUID, run_id: UUID) -> int:
+    """Resolve the run's pending approvals after the wait timed out: they count as denied."""
+    async with org_transaction(org_id) as conn:
+        expired = await store.resolve_pending(conn, org_id, run_id, "expired", store.EXPIRED_REASON, {})
+        await run_store.resume_waiting(conn, run_id)
+    return expired
+
+
+async def store_task_token(org_id: UUID, run_id: UUID, token: str) -> None:
+    """Remember the durable Task waiting on the run; if every approval was already decided, resume right away."""
+    async with org_transaction(org_id) as conn:
+        await run_store.lock_run(conn, run_id)
+        seq = await store.attach_task_token(conn, run_id, token)
+    if seq is not None:
+        await resume_if_decided(org_id, run_id, seq)
+
+
+async def resume_if_decided(org_id: UUID, run_id: UUID, seq: int) -> bool:
+    """When no approval of the wait at checkpoint `seq` is pending, continue the run on its driver (once)."""
+    async with org_transaction(org_id) as conn:
+        run = await run_store.lock_run(conn, run_id)
+        pending, token = await store.wait_state(conn, run_id, seq)
+        if run is None or pending or run["status"] != "waiting" or not drivers.can_resume(run["mode"], token):
+            return False
+        if token:
+            await store.clear_task_token(conn, run_id, seq)
+        await run_store.resume_waiting(conn, run_id)
+    await drivers.resume(RunSpec.model_validate(run["spec"]), token)
+    return True

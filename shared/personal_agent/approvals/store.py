@@ -1,0 +1,157 @@
+"""Approval rows and their audit trail: the only SQL on `approvals` and `approval_audit`. Every call runs inside
+an org transaction (RLS). A run's approvals are keyed per wait (`checkpoint_seq`) and tool call id, so a model
+that reuses ids across rounds gets one approval per round."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db.pool import Conn, jsonb
+from personal_agent.runs.spec import RunSpec
+
+PUBLIC = (
+    "id, run_id, chat_id, tool_call_id, tool_name, args, status, reason, edited_args, decided_by, decided_at,"
+    " expires_at, created_at"
+)
+EXPIRED_REASON = "no decision before the approval timed out"
+
+
+async def audit(
+    conn: Conn, org_id: UUID, approval_id: UUID, actor: UUID | None, action: str, detail: dict[str, Any]
+) -> None:
+    await conn.execute(
+        "INSERT INTO approval_audit (org_id, approval_id, actor_id, action, detail) VALUES (%s, %s, %s, %s, %s)",
+        [org_id, approval_id, actor, action, jsonb(detail)],
+    )
+
+
+async def add_pending(
+    conn: Conn,
+    spec: RunSpec,
+    seq: int,
+    tool_call_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+    expires_at: datetime,
+) -> dict[str, Any]:
+    """One pending approval of the wait at checkpoint `seq`; a retried step gets its own row back (audited once)."""
+    cur = await conn.execute(
+        "INSERT INTO approvals (org_id, run_id, chat_id, owner_id, checkpoint_seq, tool_call_id, tool_name,"
+        " args, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (run_id, checkpoint_seq, tool_call_id) DO UPDATE SET tool_name = approvals.tool_name"
+        " RETURNING id, tool_call_id, tool_name, args, expires_at, (xmax = 0) AS inserted",
+        [spec.org_id, spec.run_id, spec.chat_id, spec.user_id, seq, tool_call_id, tool_name, jsonb(args), expires_at],
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    if row["inserted"]:
+        await audit(conn, spec.org_id, row["id"], None, "requested", {"tool": tool_name})
+    return row
+
+
+async def decisions_for(conn: Conn, run_id: UUID, seq: int) -> list[dict[str, Any]]:
+    """The approvals of one wait, with their decisions so far."""
+    cur = await conn.execute(
+        "SELECT tool_call_id, status, reason, edited_args FROM approvals WHERE run_id = %s AND checkpoint_seq = %s",
+        [run_id, seq],
+    )
+    return list(await cur.fetchall())
+
+
+async def list_rows(conn: Conn, owner_id: UUID | None, status: str | None) -> list[dict[str, Any]]:
+    """The newest 200 approvals, of one owner (None: everyone's) and in one status (None: any)."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if owner_id is not None:
+        clauses.append("owner_id = %s")
+        params.append(owner_id)
+    if status:
+        clauses.append("status = %s")
+        params.append(status)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+    cur = await conn.execute(f"SELECT {PUBLIC} FROM approvals {where} ORDER BY created_at DESC LIMIT 200", params)
+    return list(await cur.fetchall())
+
+
+async def lock(conn: Conn, approval_id: UUID) -> dict[str, Any] | None:
+    """The whole row, locked until the transaction ends."""
+    cur = await conn.execute("SELECT * FROM approvals WHERE id = %s FOR UPDATE", [approval_id])
+    return await cur.fetchone()
+
+
+async def expire(conn: Conn, org_id: UUID, approval_id: UUID) -> None:
+    await conn.execute(
+        "UPDATE approvals SET status = 'expired', reason = %s, decided_at = now() WHERE id = %s",
+        [EXPIRED_REASON, approval_id],
+    )
+    await audit(conn, org_id, approval_id, None, "expired", {})
+
+
+async def record_decision(
+    conn: Conn, approval_id: UUID, status: str, reason: str | None, edited: dict[str, Any] | None, by: UUID
+) -> dict[str, Any] | None:
+    """Decide a pending approval; None when it was no longer pending (another decision won the race)."""
+    cur = await conn.execute(
+        "UPDATE approvals SET status = %s, reason = %s, edited_args = %s, decided_by = %s, decided_at = now()"
+        f" WHERE id = %s AND status = 'pending' RETURNING {PUBLIC}",
+        [status, reason, jsonb(edited) if edited is not None else None, by, approval_id],
+    )
+    return await cur.fetchone()
+
+
+async def resolve_pending(
+    conn: Conn, org_id: UUID, run_id: UUID, status: str, reason: str, detail: dict[str, Any]
+) -> int:
+    """Resolve every pending approval of the run without a person (policy or timeout), audited; how many."""
+    cur = await conn.execute(
+        "UPDATE approvals SET status = %s, reason = %s, decided_at = now()"
+        " WHERE run_id = %s AND status = 'pending' RETURNING id",
+        [status, reason, run_id],
+    )
+    rows = await cur.fetchall()
+    for row in rows:
+        await audit(conn, org_id, row["id"], None, status, detail)
+    return len(rows)
+
+
+async def attach_task_token(conn: Conn, run_id: UUID, token: str) -> int | None:
+    """Give the run's latest wait the token of the durable Task waiting on it; that wait's checkpoint seq."""
+    cur = await conn.execute(
+        "UPDATE approvals SET task_token = %s WHERE run_id = %s AND checkpoint_seq ="
+        " (SELECT max(checkpoint_seq) FROM approvals WHERE run_id = %s) RETURNING checkpoint_seq",
+        [token, run_id, run_id],
+    )
+    rows = await cur.fetchall()
+    return int(rows[0]["checkpoint_seq"]) if rows else None
+
+
+async def wait_state(conn: Conn, run_id: UUID, seq: int) -> tuple[int, str | None]:
+    """How many approvals of the wait are still pending, and the waiting Task's token (None: no Task yet)."""
+    cur = await conn.execute(
+        "SELECT count(*) FILTER (WHERE status = 'pending') AS pending, max(task_token) AS token"
+        " FROM approvals WHERE run_id = %s AND checkpoint_seq = %s",
+        [run_id, seq],
+    )
+    row = await cur.fetchone()
+    assert row is not None  # an aggregate always returns a row
+    return int(row["pending"]), row["token"]
+
+
+async def clear_task_token(conn: Conn, run_id: UUID, seq: int) -> None:
+    """The wait's token was used (or is about to be): nobody sends it again."""
+    await conn.execute(
+        "UPDATE approvals SET task_token = NULL WHERE run_id = %s AND checkpoint_seq = %s", [run_id, seq]
+    )
+
+
+async def take_task_tokens(conn: Conn, run_id: UUID) -> set[str]:
+    """Remove and return the tokens of every Task waiting on the run (a cancel fails them)."""
+    cur = await conn.execute(
+        "UPDATE approvals a SET task_token = NULL FROM (SELECT id, task_token FROM approvals"
+        " WHERE run_id = %s AND task_token IS NOT NULL FOR UPDATE) old WHERE a.id = old.id"
+        " RETURNING old.task_token",
+        [run_id],
+    )
+    return {row["task_token"] for row in await cur.fetchall()}

@@ -1,0 +1,169 @@
+"""One advance of a run through pydantic-ai's graph, node by node: a model step (budget reservation, request
+limit, streamed AG-UI events, usage, checkpoint), a tool step (tool-call limit, results, checkpoint), and the
+counters that go into every checkpoint and into the small outcome a durable Task returns."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ag_ui.core import StepFinishedEvent, StepStartedEvent
+from pydantic_ai import Agent, AgentRun, CallToolsNode, ModelRequestNode
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+
+from personal_agent import observability
+from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
+from personal_agent.engine import usage
+from personal_agent.engine.agui import AgUiTranslator
+from personal_agent.engine.cancellation import CancelWatch
+from personal_agent.engine.emitter import RunEmitter
+from personal_agent.engine.failures import RunLimitExceeded
+from personal_agent.governance.budgets import reserve_request
+from personal_agent.runs import store
+from personal_agent.runs.spec import RunSpec
+from personal_agent.tools.deps import RunDeps
+
+StepStatus = Literal["continue", "waiting", "succeeded", "failed", "cancelled"]
+Run = AgentRun[RunDeps, Any]
+Node = Any  # pydantic-ai's `AgentNode | End` (its node union is not public)
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What a step did: small enough for a Step Functions payload (no content)."""
+
+    status: StepStatus
+    seq: int
+    request_index: int
+    approval_ids: list[str] = field(default_factory=list)
+
+
+def dump_messages(messages: list[ModelMessage]) -> bytes:
+    return ModelMessagesTypeAdapter.dump_json(messages)
+
+
+def tool_calls_made(messages: list[ModelMessage]) -> int:
+    """How many tool calls the model asked for in these messages."""
+    return sum(len(m.tool_calls) for m in messages if isinstance(m, ModelResponse))
+
+
+@dataclass
+class Drive:
+    """The state of one advance: checkpoint counters (`seq`, model request index `ri`), the messages so far, and
+    the time budget. `progressed` is set at a resumable checkpoint, so every durable Task moves the run on."""
+
+    spec: RunSpec
+    emitter: RunEmitter
+    seq: int
+    ri: int
+    history_len: int
+    state: dict[str, Any]
+    completed: list[ModelMessage]
+    deadline: float | None
+    watch: CancelWatch
+    translator: AgUiTranslator
+    progressed: bool = False
+
+    @classmethod
+    def from_checkpoint(
+        cls, spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, history: list[ModelMessage], budget: float | None
+    ) -> Drive:
+        ri = int(cp.state["request_index"])
+        return cls(
+            spec=spec,
+            emitter=emitter,
+            seq=cp.seq,
+            ri=ri,
+            history_len=int(cp.state["history_len"]),
+            state=dict(cp.state),
+            completed=list(history),
+            deadline=time.monotonic() + budget if budget else None,
+            watch=CancelWatch(spec.run_id, spec.org_id),
+            translator=AgUiTranslator(str(spec.run_id), ri),
+        )
+
+    def outcome(self, status: StepStatus, approval_ids: list[str] | None = None) -> StepOutcome:
+        return StepOutcome(status, self.seq, self.ri, approval_ids or [])
+
+    def should_hand_back(self, node: Any) -> bool:
+        """The time budget is spent after a resumable checkpoint, and the run has not ended."""
+        return (
+            self.progressed
+            and self.deadline is not None
+            and time.monotonic() > self.deadline
+            and not Agent.is_end_node(node)
+        )
+
+    async def model_step(self, run: Run, node: ModelRequestNode[RunDeps, Any]) -> Node:
+        """Reserve the request's budget, send it (streaming its AG-UI events), record and checkpoint the response."""
+        await reserve_request(self.spec, self.ri, [*run.all_messages(), node.request])
+        limit = self.spec.limits.max_model_requests
+        if self.ri >= limit:
+            raise RunLimitExceeded(f"the run reached its limit of {limit} model requests")
+        self.translator = AgUiTranslator(str(self.spec.run_id), self.ri)
+        step = f"model_request:{self.ri}"
+        await self.emitter.emit(StepStartedEvent(step_name=step))
+        async with node.stream(run.ctx) as stream:
+            async for event in stream:
+                await self.emitter.emit(*self.translator.translate(event))
+                await self.watch.check()
+        following = await run.next(node)
+        self.completed = run.all_messages()
+        response = self.completed[-1]
+        assert isinstance(response, ModelResponse)
+        await self._record_response(response)
+        # A resumable hand-back point: tool calls to run next. A final answer ends in this Task.
+        self.progressed = bool(response.tool_calls)
+        await self.emitter.emit(StepFinishedEvent(step_name=step))
+        return following
+
+    async def _record_response(self, response: ModelResponse) -> None:
+        self.seq, self.ri = self.seq + 1, self.ri + 1
+        self.state.update(request_index=self.ri, last_event_id=self.emitter.last_id)
+        async with org_transaction(self.spec.org_id) as conn:  # alone: the ledger row outlives a deleted run
+            recorded = await usage.record(conn, self.spec, self.ri - 1, response)
+        if recorded:
+            cost, _ = usage.price(response, self.spec)
+            observability.record_usage(
+                response.usage.input_tokens, response.usage.output_tokens, float(cost) if cost is not None else None
+            )
+        async with org_transaction(self.spec.org_id) as conn:
+            await store.set_answered_model(conn, self.spec.run_id, response.model_name)
+            await self._save(conn, "model_response")
+
+    async def tool_step(self, run: Run, node: CallToolsNode[RunDeps, Any]) -> Node:
+        """Run the response's tool calls (within the run's tool-call limit), streaming their results; checkpoint
+        the results before the next model request."""
+        calls = node.model_response.tool_calls
+        step = f"tools:{self.ri - 1}"
+        if calls:
+            self._check_tool_call_limit()
+            await self.emitter.emit(StepStartedEvent(step_name=step))
+        async with node.stream(run.ctx) as tool_stream:
+            async for event in tool_stream:
+                await self.emitter.emit(*self.translator.translate(event))
+        following = await run.next(node)
+        if calls and Agent.is_model_request_node(following):
+            self.completed = [*run.all_messages(), following.request]
+            self.seq += 1
+            await self.checkpoint("tool_results")
+            self.progressed = True
+        if calls:
+            await self.emitter.emit(StepFinishedEvent(step_name=step))
+        return following
+
+    def _check_tool_call_limit(self) -> None:
+        limit = self.spec.limits.max_tool_calls
+        if tool_calls_made(self.completed[self.history_len :]) > limit:
+            raise RunLimitExceeded(f"the run reached its limit of {limit} tool calls")
+
+    async def checkpoint(self, kind: str) -> None:
+        """Store the messages so far as checkpoint `seq` (with the stream position a resumed run continues at)."""
+        self.state.update(last_event_id=self.emitter.last_id)
+        async with org_transaction(self.spec.org_id) as conn:
+            await self._save(conn, kind)
+
+    async def _save(self, conn: Conn, kind: str) -> None:
+        await store.save_checkpoint(conn, self.spec, self.seq, kind, dump_messages(self.completed), self.state)

@@ -1,0 +1,75 @@
+"""Ending a run, once: its new messages into the chat, its terminal status, the terminal AG-UI event and the
+owner's feed. Used by the engine when a run ends and for a run no engine is advancing (cancel, a lost driver)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunErrorEvent,
+    RunFinishedCancelledOutcome,
+    RunFinishedEvent,
+    RunFinishedSuccessOutcome,
+)
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
+
+from personal_agent import observability
+from personal_agent.chats import store as chat_store
+from personal_agent.db import org_transaction
+from personal_agent.engine.cancellation import clear_local_cancel
+from personal_agent.engine.drive import StepOutcome, StepStatus
+from personal_agent.engine.emitter import RunEmitter
+from personal_agent.runs import store
+from personal_agent.runs.spec import RunSpec
+
+
+def run_ids(spec: RunSpec) -> dict[str, str]:
+    """The AG-UI thread and run ids of the run's lifecycle events."""
+    return {"thread_id": str(spec.chat_id), "run_id": str(spec.run_id)}
+
+
+async def end_run(
+    spec: RunSpec,
+    emitter: RunEmitter,
+    messages: list[ModelMessage],
+    history_len: int,
+    status: StepStatus,
+    seq: int,
+    ri: int,
+    error: dict[str, Any] | None = None,
+) -> StepOutcome:
+    """Write the run's messages to the chat once, then emit its terminal event and tell the feed."""
+    new = ModelMessagesTypeAdapter.dump_python(messages[history_len:], mode="json")
+    async with org_transaction(spec.org_id) as conn:
+        if await store.finish_run(conn, spec.run_id, status, error):
+            await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new)
+    clear_local_cancel(spec.run_id)
+    if status == "failed" and error:
+        observability.record_run_failed(error["code"])
+    elif status == "succeeded":
+        observability.record_run_finished()
+    await emitter.emit(*_terminal_events(spec, status, error))
+    await emitter.announce(
+        "run_finished",
+        {
+            "run_id": str(spec.run_id),
+            "chat_id": str(spec.chat_id),
+            "status": status,
+            "source": spec.trigger_source,
+            "mode": spec.mode,
+        },
+    )
+    return StepOutcome(status, seq, ri)
+
+
+def _terminal_events(spec: RunSpec, status: StepStatus, error: dict[str, Any] | None) -> list[BaseEvent]:
+    if status == "failed" and error:
+        return [RunErrorEvent(message=error["message"], code=error["code"])]
+    if status == "cancelled":
+        return [
+            CustomEvent(name="run_cancelled", value={"run_id": str(spec.run_id)}),
+            RunFinishedEvent(**run_ids(spec), outcome=RunFinishedCancelledOutcome()),
+        ]
+    return [RunFinishedEvent(**run_ids(spec), outcome=RunFinishedSuccessOutcome())]
