@@ -19,9 +19,9 @@ from typing import Any
 import boto3
 import httpx
 import pytest
-from standardwebhooks.webhooks import Webhook
 
 from personal_agent.local.ports import free_port
+from tests.workflows import sign
 
 ROOT = Path(__file__).resolve().parents[2]
 PA = Path(sys.executable).parent / "pa"  # the console script `make dev` runs
@@ -107,13 +107,7 @@ def test_a_webhook_triggered_run_succeeds_on_pa_dev(dev_server: DevServer) -> No
     with httpx.Client(base_url=dev_server.url, timeout=30) as http:
         workflow = http.post("/api/v1/workflows", json={"name": "ci"}, headers=dev_server.auth).json()
         body = json.dumps({"build": 42, "result": "green"})
-        msg_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
-        signed = {
-            "webhook-id": msg_id,
-            "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": Webhook(workflow["signing_secret"]).sign(msg_id, now, body),
-            "content-type": "application/json",
-        }
+        signed = sign(workflow["signing_secret"], body.encode())
         accepted = http.post(f"/api/v1/hooks/{workflow['id']}", content=body, headers=signed)
     assert accepted.status_code == 202, accepted.text
     last, run = _finish(dev_server, accepted.json()["run_id"])

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-from standardwebhooks.webhooks import Webhook
 
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers, bearer, dev_issuer
+from tests.workflows import sign
 
 
 @pytest.fixture
@@ -59,13 +58,7 @@ async def test_a_removed_members_workflow_no_longer_starts_runs(http: httpx.Asyn
     removed = await http.delete(f"/api/v1/org/members/{member_id}", headers=auth_headers(org, roles=("org-admin",)))
     assert removed.status_code == 204
     body = json.dumps({"build": 1})
-    msg_id, now = f"msg_{uuid.uuid4().hex}", datetime.now(UTC)
-    signed = {
-        "webhook-id": msg_id,
-        "webhook-timestamp": str(int(now.timestamp())),
-        "webhook-signature": Webhook(workflow["signing_secret"]).sign(msg_id, now, body),
-        "content-type": "application/json",
-    }
+    signed = sign(workflow["signing_secret"], body.encode())
     refused = await http.post(f"/api/v1/hooks/{workflow['id']}", content=body, headers=signed)
     assert (refused.status_code, refused.json()["code"]) == (403, "not_a_member")
     history = (

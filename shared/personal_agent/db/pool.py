@@ -7,8 +7,8 @@ against RDS Proxy); in the dev server it lives for the process.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -81,33 +81,35 @@ async def close_pool() -> None:
 async def org_transaction(org_id: UUID | str) -> AsyncIterator[Conn]:
     """A transaction in which RLS sees exactly one org's rows."""
     pool = await get_pool()
-    try:
+    with _caller_values():
         async with pool.connection() as conn, conn.transaction():
             await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
             yield conn
-    except Exception as exc:
-        mapped = _unstorable(exc)
-        if mapped is None:
-            raise
-        raise mapped from exc
 
 
 @asynccontextmanager
 async def system_transaction() -> AsyncIterator[Conn]:
     """A transaction with no org set: tenant tables read as empty; only global tables are visible."""
     pool = await get_pool()
-    try:
+    with _caller_values():
         async with pool.connection() as conn, conn.transaction():
             yield conn
+
+
+# untranslatable_character (`\u0000` in jsonb), character_not_in_repertoire
+_TEXT_STATES = frozenset({"22P05", "22021"})
+
+
+@contextmanager
+def _caller_values() -> Iterator[None]:
+    """Map a value Postgres refused (see `_unstorable`) to a 422; anything else passes unchanged."""
+    try:
+        yield
     except Exception as exc:
         mapped = _unstorable(exc)
         if mapped is None:
             raise
         raise mapped from exc
-
-
-# untranslatable_character (`\u0000` in jsonb), character_not_in_repertoire
-_TEXT_STATES = frozenset({"22P05", "22021"})
 
 
 def _unstorable(exc: Exception) -> InvalidInput | None:

@@ -9,7 +9,6 @@ Fire times missed while the dev server was down fire once, at the next tick.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction, system_transaction
 from personal_agent.errors import InvalidInput
+from personal_agent.periodic import Periodic
 from personal_agent.settings import get_settings
 from personal_agent.workflows.schedule_expressions import parse_schedule
 from personal_agent.workflows.triggers import Accepted, claim_fire, schedule_values, start_delivery
@@ -29,15 +29,15 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class LocalScheduler:
+class LocalScheduler(Periodic):
     """`tick()` fires what is due at `clock()`; `start()`/`stop()` run it every `interval` seconds."""
 
     def __init__(self, clock: Clock = utc_now, interval: float | None = None, batch: int = 100) -> None:
+        super().__init__(
+            "pa-local-scheduler", interval or get_settings().local_scheduler_interval_seconds, self.tick, log
+        )
         self.clock = clock
-        self.interval = interval or get_settings().local_scheduler_interval_seconds
         self.batch = batch
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
 
     async def tick(self) -> list[Accepted]:
         """Fire every schedule due now; return the runs started (or recorded as skipped) by this tick."""
@@ -80,25 +80,3 @@ class LocalScheduler:
         except Exception:
             log.exception("a scheduled run did not start", extra={"workflow_id": str(workflow_id)})
             return None
-
-    async def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                await self.tick()
-            except Exception:
-                log.exception("the local scheduler's tick failed")
-            try:
-                await asyncio.wait_for(self._stop.wait(), timeout=self.interval)
-            except TimeoutError:
-                pass
-
-    def start(self) -> None:
-        """Run the loop on the running event loop until `stop()`."""
-        self._stop.clear()
-        self._task = asyncio.get_running_loop().create_task(self._loop(), name="pa-local-scheduler")
-
-    async def stop(self) -> None:
-        self._stop.set()
-        if self._task is not None:
-            await self._task
-            self._task = None

@@ -14,13 +14,13 @@ Where it runs:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction, system_transaction
 from personal_agent.engine.runner import fail_run
+from personal_agent.periodic import Periodic
 from personal_agent.runs import store
 from personal_agent.runs.drivers import start_run
 from personal_agent.runs.lease import host_prefix, owner_is_gone
@@ -91,31 +91,10 @@ async def handle_failure_record(event: dict[str, Any]) -> dict[str, Any]:
     return {"run_id": payload["run_id"], "failed": await fail_lost_invocation(event)}
 
 
-class RecoveryLoop:
+class RecoveryLoop(Periodic):
     """The dev server's sweep: once at `start()`, then every `interval` seconds until `stop()`."""
 
     def __init__(self, interval: float | None = None) -> None:
-        self.interval = interval or get_settings().run_recovery_interval_seconds
-        self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                await recover_unattended()
-            except Exception:
-                log.exception("the run recovery sweep failed")
-            try:
-                await asyncio.wait_for(self._stop.wait(), timeout=self.interval)
-            except TimeoutError:
-                pass
-
-    def start(self) -> None:
-        self._stop.clear()
-        self._task = asyncio.get_running_loop().create_task(self._loop(), name="pa-run-recovery")
-
-    async def stop(self) -> None:
-        self._stop.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        super().__init__(
+            "pa-run-recovery", interval or get_settings().run_recovery_interval_seconds, recover_unattended, log
+        )
