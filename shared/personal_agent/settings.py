@@ -120,6 +120,13 @@ class Settings(BaseSettings):
     )
     default_model: str = Field("auto", validation_alias=_env("PA_DEFAULT_MODEL"))
 
+    # First-party web tools. `web_fetch` refuses loopback, private, link-local and cloud-metadata addresses; this
+    # admin allow-list (`host` or `host:port`, comma-separated) lets it reach named internal hosts (never metadata).
+    web_fetch_allow_hosts: str = Field("", validation_alias=_env("PA_WEB_FETCH_ALLOW_HOSTS"))
+    # A SearXNG-compatible JSON search endpoint (e.g. `https://searx.example/search`); unset, `web_search` is not
+    # offered at all.
+    web_search_url: str | None = Field(None, validation_alias=_env("PA_WEB_SEARCH_URL"))
+
     @property
     def is_local(self) -> bool:
         return self.environment in ("local", "test")

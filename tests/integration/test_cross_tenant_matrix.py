@@ -304,6 +304,12 @@ async def _model(world: World) -> str:
     return await _post(world, f"/api/v1/admin/providers/{provider_id}/models", {"name": "matrix-1"}, "id")
 
 
+async def _mcp_server(world: World) -> str:
+    # Unreachable on purpose (discard port): discovery then answers `reachable: false`, still org-scoped.
+    body = {"name": "matrix", "url": "http://127.0.0.1:9/mcp", "trust_tier": 1, "headers": {"X-Key": "matrix"}}
+    return await _post(world, "/api/v1/admin/mcp-servers", body, "id")
+
+
 async def _budget(world: World) -> str:
     response = await world.http.put(
         "/api/v1/admin/budgets", json={"scope": "org", "monthly_usd": "1000"}, headers=world.a.headers
@@ -317,6 +323,7 @@ FACTORIES: dict[str, Factory] = {
     "provider_id": _provider,
     "model_id": _model,
     "budget_id": _budget,
+    "server_id": _mcp_server,
     "chat_id": _chat,
     "run_id": _run,
     "token_id": _token,

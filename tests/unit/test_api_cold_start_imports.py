@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ["pydantic_ai", "openai", "anthropic", "boto3"]
+HEAVY = ["pydantic_ai", "openai", "anthropic", "boto3", "mcp"]
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -43,6 +43,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Mcp Servers */
+        get: operations["list_mcp_servers"];
+        put?: never;
+        /** Create Mcp Server */
+        post: operations["create_mcp_server"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/mcp-servers/{server_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Mcp Server */
+        get: operations["get_mcp_server"];
+        put?: never;
+        post?: never;
+        /** Delete Mcp Server */
+        delete: operations["delete_mcp_server"];
+        options?: never;
+        head?: never;
+        /** Update Mcp Server */
+        patch: operations["update_mcp_server"];
+        trace?: never;
+    };
+    "/api/v1/admin/mcp-servers/{server_id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Discover Mcp Server Tools
+         * @description Connect to the server now (or, with `refresh=false`, reuse a discovery younger than five minutes).
+         */
+        get: operations["discover_mcp_server_tools"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/providers": {
         parameters: {
             query?: never;
@@ -660,6 +717,23 @@ export interface paths {
          * @description The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event.
          */
         get: operations["run_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Tools */
+        get: operations["list_tools"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1321,6 +1395,20 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** GatedToolOut */
+        GatedToolOut: {
+            /** Name */
+            name: string;
+            /**
+             * Required Tier
+             * @description the run's routing tier, above the tool's trust tier
+             */
+            required_tier: number;
+            /** Server */
+            server: string;
+            /** Trust Tier */
+            trust_tier: number;
+        };
         /** Health */
         Health: {
             /**
@@ -1359,6 +1447,167 @@ export interface components {
             label?: string;
             /** Provider */
             provider: string;
+        };
+        /** McpDiscovery */
+        McpDiscovery: {
+            /**
+             * Error
+             * @description why the server could not be reached
+             */
+            error: string | null;
+            /** Reachable */
+            reachable: boolean;
+            /**
+             * Server Id
+             * Format: uuid
+             */
+            server_id: string;
+            /** Tools */
+            tools: components["schemas"]["McpToolOut"][];
+        };
+        /** McpServerIn */
+        McpServerIn: {
+            /**
+             * Allowed Tools
+             * @description null: every tool the server lists
+             */
+            allowed_tools?: string[] | null;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * Headers
+             * @description auth headers, sealed at rest and never returned
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Name
+             * @description lower-case letters, digits and `-`
+             */
+            name: string;
+            /** Tool Policies */
+            tool_policies?: {
+                [key: string]: components["schemas"]["ToolPolicy"];
+            };
+            /**
+             * Transport
+             * @description `stdio` (a command line as `url`): local only
+             * @default http
+             * @enum {string}
+             */
+            transport?: "http" | "stdio";
+            /**
+             * Trust Tier
+             * @description 0 untrusted, 1 regulated, 2 internal
+             */
+            trust_tier: number;
+            /**
+             * Url
+             * @description streamable-HTTP URL
+             */
+            url: string;
+        };
+        /** McpServerList */
+        McpServerList: {
+            /** Items */
+            items: components["schemas"]["McpServerOut"][];
+        };
+        /** McpServerOut */
+        McpServerOut: {
+            /** Allowed Tools */
+            allowed_tools: string[] | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Has Headers */
+            has_headers: boolean;
+            /**
+             * Header Names
+             * @description the names of its auth headers (their values are never returned)
+             */
+            header_names: string[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
+            /** Tool Policies */
+            tool_policies: {
+                [key: string]: components["schemas"]["ToolPolicy"];
+            };
+            /**
+             * Transport
+             * @enum {string}
+             */
+            transport: "http" | "stdio";
+            /** Trust Tier */
+            trust_tier: number;
+            /** Url */
+            url: string;
+        };
+        /** McpServerPatch */
+        McpServerPatch: {
+            /** Allowed Tools */
+            allowed_tools?: string[] | null;
+            /** Enabled */
+            enabled?: boolean | null;
+            /**
+             * Headers
+             * @description replaces every header; `{}` clears
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /** Name */
+            name?: string | null;
+            /** Tool Policies */
+            tool_policies?: {
+                [key: string]: components["schemas"]["ToolPolicy"];
+            } | null;
+            /** Trust Tier */
+            trust_tier?: number | null;
+            /** Url */
+            url?: string | null;
+        };
+        /** McpToolOut */
+        McpToolOut: {
+            /** Acts */
+            acts: boolean;
+            /**
+             * Approval
+             * @enum {string}
+             */
+            approval: "never" | "gate" | "always";
+            /** Description */
+            description: string;
+            /**
+             * Name
+             * @description the name runs ask for: `{server}_{tool}`
+             */
+            name: string;
+            /** Remote Name */
+            remote_name: string;
+            /** Schema Hash */
+            schema_hash: string;
+            /** Server */
+            server: string;
+            /**
+             * Server Id
+             * Format: uuid
+             */
+            server_id: string;
+            /** Trust Tier */
+            trust_tier: number;
         };
         /** MeOut */
         MeOut: {
@@ -1811,6 +2060,11 @@ export interface components {
             mode?: "inline" | "durable" | "auto";
             /** Model */
             model?: string | null;
+            /**
+             * Tools
+             * @description tool names from `GET /api/v1/tools`; null: the default tools
+             */
+            tools?: string[] | null;
         };
         /** RunView */
         RunView: {
@@ -1828,6 +2082,11 @@ export interface components {
             events_url: string;
             /** Finished At */
             finished_at: string | null;
+            /**
+             * Gated Tools
+             * @description tools the tier gate kept from the run
+             */
+            gated_tools: components["schemas"]["GatedToolOut"][];
             /** Id */
             id: string;
             /**
@@ -2062,6 +2321,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** ToolList */
+        ToolList: {
+            /** Items */
+            items: components["schemas"]["ToolOut"][];
+        };
         /**
          * ToolMessage
          * @description What a tool returned, as a message in the conversation. Stands alone
@@ -2091,6 +2355,58 @@ export interface components {
             toolCallId: string;
         } & {
             [key: string]: unknown;
+        };
+        /** ToolOut */
+        ToolOut: {
+            /**
+             * Acts
+             * @description the tool changes the world
+             */
+            acts: boolean;
+            /**
+             * Approval
+             * @enum {string}
+             */
+            approval: "never" | "gate" | "always";
+            /**
+             * Default
+             * @description a run gets it when it names no tools
+             */
+            default: boolean;
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+            /** Server */
+            server: string | null;
+            /** Server Id */
+            server_id: string | null;
+            /**
+             * Source
+             * @enum {string}
+             */
+            source: "first_party" | "mcp";
+            /**
+             * Trust Tier
+             * @description the trust tier of the tool's source (first-party: 2)
+             */
+            trust_tier: number;
+        };
+        /** ToolPolicy */
+        ToolPolicy: {
+            /**
+             * Acts
+             * @description the tool changes the world (the confidence gate applies)
+             * @default false
+             */
+            acts?: boolean;
+            /**
+             * Approval
+             * @description who decides whether a call runs
+             * @default gate
+             * @enum {string}
+             */
+            approval?: "never" | "gate" | "always";
         };
         /** Transcript */
         Transcript: {
@@ -2649,6 +2965,241 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_mcp_servers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_mcp_server: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["McpServerPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpServerOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    discover_mcp_server_tools: {
+        parameters: {
+            query?: {
+                refresh?: boolean;
+            };
+            header?: never;
+            path: {
+                server_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["McpDiscovery"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -4316,6 +4867,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_tools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolList"];
                 };
             };
             /** @description an error the caller can act on */

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from personal_agent.api import (
     approvals,
@@ -14,15 +15,18 @@ from personal_agent.api import (
     governance,
     health,
     hooks,
+    mcp_servers,
     me_settings,
     models,
     runs,
+    tools,
     usage,
     workflows,
 )
 from personal_agent.api.errors import install_error_handlers
 from personal_agent.api.identity import include_identity_routers
 from personal_agent.api.openapi import install_openapi
+from personal_agent.api.platform_mcp import MCP_PATH, mcp_endpoint
 
 
 @asynccontextmanager
@@ -53,7 +57,12 @@ def create_app() -> FastAPI:
         me_settings.router,
         workflows.router,
         hooks.router,
+        mcp_servers.router,
+        tools.router,
     ):
         app.include_router(router)
+    # The platform as an MCP server; a plain route (not a mount) so `/mcp` answers without a slash redirect,
+    # and out of the OpenAPI document.
+    app.router.routes.append(Route(MCP_PATH, mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     install_openapi(app)
     return app

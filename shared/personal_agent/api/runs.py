@@ -24,6 +24,9 @@ class RunCreate(BaseModel):
     message: str = Field(description="the user's turn (at most 32,000 characters: 413 `message_too_long`)")
     model: str | None = None
     mode: Literal["inline", "durable", "auto"] = "auto"
+    tools: list[str] | None = Field(
+        None, max_length=50, description="tool names from `GET /api/v1/tools`; null: the default tools"
+    )
 
 
 class RunAccepted(BaseModel):
@@ -32,6 +35,13 @@ class RunAccepted(BaseModel):
     model: str
     events_url: str
     status_url: str
+
+
+class GatedToolOut(BaseModel):
+    name: str
+    server: str
+    trust_tier: int
+    required_tier: int = Field(description="the run's routing tier, above the tool's trust tier")
 
 
 class RunView(BaseModel):
@@ -46,6 +56,7 @@ class RunView(BaseModel):
     trigger_source: str
     parent_run_id: str | None
     error: dict[str, Any] | None
+    gated_tools: list[GatedToolOut] = Field(description="tools the tier gate kept from the run")
     created_at: str
     started_at: str | None
     finished_at: str | None
@@ -69,6 +80,7 @@ async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal)
             message=body.message,
             model=body.model,
             mode=body.mode,
+            tools=tuple(body.tools) if body.tools is not None else None,
         )
     )
     body_out = {

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests
 
+from personal_agent.mcp_servers.toolsets import mcp_toolsets
 from personal_agent.models.build import build_run_model
 from personal_agent.runs.spec import RunSpec
 from personal_agent.tools.deps import RunDeps
@@ -14,11 +15,12 @@ from personal_agent.tools.toolset import run_toolset
 
 
 async def build_agent(spec: RunSpec) -> Agent[RunDeps, Any]:
-    """A fresh agent for one engine step (the model is resolved, and the classification gate runs, every step)."""
+    """A fresh agent for one engine step (the model is resolved, and the classification gate runs, every step);
+    its MCP toolsets connect when the step's agent run starts and close when it ends."""
     return Agent(
         await build_run_model(spec),
         deps_type=RunDeps,
         instructions=spec.instructions or None,
-        toolsets=[run_toolset(spec)],
+        toolsets=[run_toolset(spec), *mcp_toolsets(spec)],
         output_type=[str, DeferredToolRequests],
     )

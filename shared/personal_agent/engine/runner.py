@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
-from ag_ui.core import RunStartedEvent
+from ag_ui.core import CustomEvent, RunStartedEvent
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.usage import UsageLimits
@@ -30,6 +30,7 @@ from personal_agent.engine.finish import end_run, run_ids
 from personal_agent.errors import NotFound
 from personal_agent.governance.budgets import BudgetExceeded, reserve_request
 from personal_agent.governance.routing import classify_request
+from personal_agent.mcp_servers.toolsets import unavailable
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
 from personal_agent.tools.deps import RunDeps
@@ -64,6 +65,9 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         state = {"history_len": len(messages), "request_index": 0, "routing": routing}
         await store.set_routing(conn, spec.run_id, routing)
         await emitter.emit(RunStartedEvent(**run_ids(spec)))
+        if spec.gated_tools:  # the tier gate kept these from the run at launch: say so before anything else
+            gated = [t.model_dump() for t in spec.gated_tools]
+            await emitter.emit(CustomEvent(name="tool_gated", value={"tools": gated}))
         await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
         await store.mark_running(conn, spec.run_id)
     observability.record_run_started(spec.mode)
@@ -137,6 +141,7 @@ async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToo
         usage_limits=UsageLimits(request_limit=None),
         deps=RunDeps.for_run(spec, routing),
     ) as run:
+        await _report_unavailable(drive, agent)
         node = run.next_node
         while not Agent.is_end_node(node):
             await drive.watch.check(force=True)
@@ -150,6 +155,16 @@ async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToo
                 return False, None
         drive.completed = run.all_messages()
         return True, node.data.output
+
+
+async def _report_unavailable(drive: Drive, agent: Agent[RunDeps, Any]) -> None:
+    """Say once per run (a CUSTOM `tools_unavailable` event) which MCP servers this step could not reach; the
+    run goes on without their tools."""
+    reported = set(drive.state.get("mcp_unavailable", []))
+    down = [d for d in unavailable(list(agent.toolsets)) if d["server"] not in reported]
+    if down:
+        drive.state["mcp_unavailable"] = sorted(reported | {d["server"] for d in down})
+        await drive.emitter.emit(CustomEvent(name="tools_unavailable", value={"servers": down}))
 
 
 async def _pause(drive: Drive, requests: DeferredToolRequests, time_budget: float | None) -> StepOutcome:

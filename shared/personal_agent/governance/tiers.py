@@ -37,6 +37,11 @@ def routing_tier(classification: str | None, org_floor: int | None, tool_tiers: 
     return min(MAX_TIER, max(tiers))
 
 
+def tool_tier_passes(tool_trust_tier: int, run_tier: int) -> bool:
+    """The tier gate for tools: a tool's source (an MCP server) must be trusted at least to the run's tier."""
+    return tool_trust_tier >= run_tier
+
+
 def passes(required_tier: int | None, provider_tier: int | None) -> bool:
     """True only when both tiers are known and the provider's is at least the required one."""
     if required_tier is None or provider_tier is None:

@@ -14,13 +14,16 @@ from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnava
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import candidates, org_settings
 from personal_agent.governance.selection import plan_models
-from personal_agent.governance.tiers import routing_tier
+from personal_agent.governance.tiers import routing_tier, tool_tier_passes
 from personal_agent.identity.members import ensure_member_active
+from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
 from personal_agent.runs.drivers import ensure_driver_available, start_run
 from personal_agent.runs.spec import (
     MAX_MESSAGE_CHARS,
+    GatedTool,
+    McpServerRef,
     ModelRef,
     RequestedMode,
     RunMode,
@@ -92,10 +95,34 @@ def snapshot_tools(names: tuple[str, ...] | None) -> tuple[ToolRef, ...]:
             raise InvalidInput(f"unknown tool {name!r}", code="unknown_tool")
         refs.append(
             ToolRef(
-                name=name, requires_approval=tool.requires_approval, acts=tool.acts, required_tier=tool.required_tier
+                name=name,
+                requires_approval=tool.requires_approval,
+                acts=tool.acts,
+                required_tier=tool.required_tier,
+                untrusted=tool.untrusted,
             )
         )
     return tuple(refs)
+
+
+def _tier_gate(
+    tools: tuple[ToolRef, ...], servers: tuple[McpServerRef, ...], tier: int
+) -> tuple[tuple[ToolRef, ...], tuple[GatedTool, ...]]:
+    """The tier gate: an MCP tool whose server's trust tier is below the run's routing tier never reaches the
+    model; it is reported instead (`gated_tools`, and a CUSTOM `tool_gated` event when the run starts)."""
+    names = {s.id: s.name for s in servers}
+    kept = tuple(t for t in tools if tool_tier_passes(t.trust_tier, tier))
+    gated = tuple(
+        GatedTool(
+            name=t.name,
+            server=names.get(t.server_id, "") if t.server_id else "",
+            trust_tier=t.trust_tier,
+            required_tier=tier,
+        )
+        for t in tools
+        if not tool_tier_passes(t.trust_tier, tier)
+    )
+    return kept, gated
 
 
 def _ref(info: ModelInfo) -> ModelRef:
@@ -134,8 +161,11 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
     over budget, or when no model may receive the chat's data."""
     message = validate_message(request.message)
-    tools = snapshot_tools(request.tools)
-    mode = choose_mode(request.mode, tools, request.trigger_source)
+    remote = tuple(n for n in request.tools or () if get_tool(n) is None)  # not first-party: an MCP tool
+    local = tuple(n for n in request.tools if n not in remote) if request.tools is not None else None
+    tools = snapshot_tools(local)
+    mcp_tools, mcp_servers = await mcp_service.snapshot(request.org_id, remote)
+    mode = choose_mode(request.mode, tools + mcp_tools, request.trigger_source)
     ensure_driver_available(mode)
     if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
         await ensure_member_active(request.org_id, request.user_id)  # an offboarded owner's workflows stop too
@@ -143,6 +173,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     await check_launch_budget(request.org_id, request.user_id)
     org = await org_settings(request.org_id)
     tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
+    mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
     requested = request.model or await _user_default_model(request) or org["default_model"]
     requested = requested or get_settings().default_model
     plan = plan_models(await candidates(request.org_id), requested, tier, org["routing_model"])
@@ -158,7 +189,9 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         classification=classification,
         confidence_threshold=float(org["confidence_threshold"]),
         instructions=request.instructions or DEFAULT_INSTRUCTIONS,
-        tools=tools,
+        tools=tools + mcp_tools,
+        mcp_servers=tuple(s for s in mcp_servers if any(t.server_id == s.id for t in mcp_tools)),
+        gated_tools=gated,
         mode=mode,
         trigger_source=request.trigger_source,
         approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,

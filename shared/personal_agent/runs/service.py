@@ -41,6 +41,7 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "trigger_source": row["trigger_source"],
         "parent_run_id": str(row["parent_run_id"]) if row["parent_run_id"] else None,
         "error": row["error"],
+        "gated_tools": (row["spec"] or {}).get("gated_tools", []),
         "created_at": row["created_at"].isoformat(),
         "started_at": row["started_at"].isoformat() if row["started_at"] else None,
         "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
 TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent"]
+ApprovalPolicy = Literal["never", "gate", "always"]
+"""Who decides whether a call of an MCP tool runs: nobody, the confidence gate (with `acts`), or a person."""
 
 MAX_MESSAGE_CHARS = 32_000
 """The longest user message accepted (characters). Longer input is refused with 413 `message_too_long`."""
@@ -39,6 +41,41 @@ class ToolRef(BaseModel):
     requires_approval: bool = False
     acts: bool = False
     required_tier: int = 0
+    untrusted: bool = False
+    """Its results are untrusted: once one is in the run's context, acting tools need approval."""
+    server_id: UUID | None = None
+    """The MCP server the tool comes from (one of the spec's `mcp_servers`); None for a first-party tool."""
+    remote_name: str | None = None
+    """The tool's name on its MCP server (`name` is `{server}_{remote_name}`)."""
+    schema_hash: str | None = None
+    """sha256 of the MCP tool's input schema at launch: a tool whose schema changed since is refused."""
+    trust_tier: int = 2
+    """The trust tier of the tool's source (first-party: 2); below the run's routing tier it is gated out."""
+    approval: ApprovalPolicy = "gate"
+
+
+class McpServerRef(BaseModel):
+    """An MCP server a run's tools come from, snapshotted at launch (its auth headers by reference: the engine
+    step unseals them from the server's row, never from the spec)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: UUID
+    name: str
+    url: str
+    transport: Literal["http", "stdio"] = "http"
+    trust_tier: int
+
+
+class GatedTool(BaseModel):
+    """A tool the tier gate kept from the run (reported as a CUSTOM `tool_gated` event and on the run view)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    server: str
+    trust_tier: int
+    required_tier: int
 
 
 class ModelRef(BaseModel):
@@ -85,6 +122,8 @@ class RunSpec(BaseModel):
     confidence_threshold: float = 0.8
     instructions: str
     tools: tuple[ToolRef, ...] = ()
+    mcp_servers: tuple[McpServerRef, ...] = ()
+    gated_tools: tuple[GatedTool, ...] = ()
     limits: RunLimits = RunLimits()
     mode: RunMode
     trigger_source: TriggerSource = "chat"

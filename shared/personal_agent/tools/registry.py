@@ -25,6 +25,11 @@ class ToolDef:
     acts: bool = False
     requires_approval: bool = False
     required_tier: int = 0
+    untrusted: bool = False
+    """Its results come from outside anyone's control (the web, a tier-0 server): once one is in a run's context,
+    every acting tool needs a person's approval (`governance/tool_gates.py`)."""
+    offered_when: str | None = None
+    """A settings field that must be set for the tool to be offered at all (`web_search`: `web_search_url`)."""
 
 
 _TOOLS: dict[str, ToolDef] = {}
@@ -40,7 +45,11 @@ def unregister_tool(name: str) -> None:
 
 
 def get_tool(name: str) -> ToolDef | None:
-    return _TOOLS.get(name)
+    """The tool, or None when it is unknown or not offered in this deployment (its setting is unset)."""
+    tool = _TOOLS.get(name)
+    if tool is not None and tool.offered_when is not None and not getattr(get_settings(), tool.offered_when):
+        return None
+    return tool
 
 
 def first_party_names() -> list[str]:
@@ -50,7 +59,9 @@ def first_party_names() -> list[str]:
 
 def default_tool_names() -> list[str]:
     """The tools a chat run gets unless it asks otherwise (locally also a demo tool that acts)."""
-    names = ["current_time", "calculate"]
+    names = ["current_time", "calculate", "web_fetch"]
+    if get_tool("web_search") is not None:
+        names.append("web_search")
     if get_settings().is_local:
         names.append("send_demo_message")
     return names
@@ -64,5 +75,17 @@ register_tool(
         None,
         "Send a message to a person or team (demo: nothing leaves the machine).",
         acts=True,
+    )
+)
+register_tool(
+    ToolDef("web_fetch", None, "Fetch a public web page and return its readable text (untrusted).", untrusted=True)
+)
+register_tool(
+    ToolDef(
+        "web_search",
+        None,
+        "Search the web: titles, URLs and snippets (untrusted).",
+        untrusted=True,
+        offered_when="web_search_url",
     )
 )

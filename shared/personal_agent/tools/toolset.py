@@ -1,7 +1,8 @@
 """A run's pydantic-ai toolset, from its RunSpec snapshot. Only the engine imports this module.
 
 Each tool is built once per process (its schema does not change); what differs per run, whether a call needs a
-person's approval, is decided by the tool's `prepare` from `ctx.deps` (the confidence gate) at every step.
+person's approval, is decided by the tool's `prepare` from `ctx.deps` and `ctx.messages` at every step
+(`governance/tool_gates.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pydantic_ai import RunContext, Tool
 from pydantic_ai.tools import ToolDefinition, ToolPrepareFunc
 from pydantic_ai.toolsets import FunctionToolset
 
-from personal_agent.governance.routing import tool_needs_approval
+from personal_agent.governance.tool_gates import needs_approval
 from personal_agent.runs.spec import RunSpec
 from personal_agent.tools.deps import RunDeps
 from personal_agent.tools.first_party import FUNCTIONS
@@ -25,13 +26,14 @@ TOOL_RETRIES = 2
 
 def _approval_gate(tool: ToolDef) -> ToolPrepareFunc[RunDeps]:
     """The tool's definition for this step: `unapproved` (a deferred call) when the run needs a person to
-    approve it, from the snapshot in the spec, the tool's own flags and the run's routing confidence."""
+    approve it, from the snapshot in the spec, the tool's own flags, what is in the run's context (untrusted
+    content) and the run's routing confidence (`governance/tool_gates.py`)."""
 
     async def prepare(ctx: RunContext[RunDeps], definition: ToolDefinition) -> ToolDefinition:
         ref = ctx.deps.tool_ref(tool.name)
         acts = tool.acts or (ref is not None and ref.acts)
         declared = tool.requires_approval or (ref is not None and ref.requires_approval)
-        if tool_needs_approval(acts, declared, ctx.deps.routing, ctx.deps.spec.confidence_threshold):
+        if needs_approval(ctx.deps.spec, ctx.messages, acts=acts, declared=declared, routing=ctx.deps.routing):
             return dataclasses.replace(definition, kind="unapproved")
         return definition
 

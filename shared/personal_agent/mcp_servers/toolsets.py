@@ -1,0 +1,139 @@
+"""The pydantic-ai toolset of one MCP server for one engine step, from the run's snapshot: connected when the
+step's agent run starts and closed when it ends (a durable Task holds no session between states), offering only
+the snapshotted tools, refusing a tool whose input schema changed since launch, and asking the gates
+(`governance/tool_gates.py`) whether a call needs a person's approval. A server that cannot be reached offers
+no tools; the engine reports it and the run goes on."""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import AsyncExitStack
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+from pydantic_core import SchemaValidator, core_schema
+
+from personal_agent.governance.tool_gates import needs_approval, untrusted_in_context
+from personal_agent.mcp_servers.client import connect, describe_failure, load_headers, tool_entry
+from personal_agent.runs.spec import McpServerRef, RunSpec, ToolRef
+from personal_agent.tools.deps import RunDeps
+
+TOOL_RETRIES = 2
+_ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
+
+
+def _needs_approval(ctx: RunContext[RunDeps], ref: ToolRef) -> bool:
+    """`always`: a person approves; `gate`: the gates decide (untrusted content, then confidence, with `acts`);
+    `never`: nobody, unless untrusted content is in the run and the tool acts."""
+    spec = ctx.deps.spec
+    if ref.approval == "never":
+        return ref.acts and untrusted_in_context(spec, ctx.messages)
+    return needs_approval(
+        spec, ctx.messages, acts=ref.acts, declared=ref.approval == "always", routing=ctx.deps.routing
+    )
+
+
+def _result_text(result: Any) -> Any:
+    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+    if texts:
+        return "\n".join(texts)
+    return result.structured_content if result.structured_content is not None else ""
+
+
+class McpServerToolset(AbstractToolset[RunDeps]):
+    """The snapshotted tools of one MCP server, over one connection per engine step."""
+
+    def __init__(self, spec: RunSpec, server: McpServerRef, refs: list[ToolRef]) -> None:
+        self.spec = spec
+        self.server = server
+        self.refs = {ref.name: ref for ref in refs}
+        self.error: str | None = None
+        self._live: dict[str, dict[str, Any]] = {}
+        self._client: Any = None
+        self._stack: AsyncExitStack | None = None
+
+    @property
+    def id(self) -> str | None:
+        return f"mcp:{self.server.name}"
+
+    @property
+    def label(self) -> str:
+        return f"MCP server {self.server.name!r}"
+
+    async def __aenter__(self) -> McpServerToolset:
+        stack = AsyncExitStack()
+        try:
+            headers = await load_headers(self.spec.org_id, self.server.id) if self.server.transport == "http" else {}
+            self._client = await stack.enter_async_context(connect(self.server.url, headers, self.server.transport))
+            listed = await self._client.list_tools()
+        except Exception as exc:  # down, refusing us, or no MCP: the run goes on without this server's tools
+            await stack.aclose()
+            self.error, self._client = describe_failure(exc), None
+            return self
+        self._stack = stack
+        self._live = {tool.name: tool_entry(tool) for tool in listed.tools}
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        stack, self._stack, self._client = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+        return None
+
+    async def get_tools(self, ctx: RunContext[RunDeps]) -> dict[str, ToolsetTool[RunDeps]]:
+        tools: dict[str, ToolsetTool[RunDeps]] = {}
+        for name, ref in self.refs.items():
+            live = self._live.get(ref.remote_name or "")
+            if live is None:
+                continue
+            definition = ToolDefinition(
+                name=name,
+                description=f"{live['description']} (from MCP server {self.server.name})",
+                parameters_json_schema=live["input_schema"],
+                metadata={"mcp_server": self.server.name, "trust_tier": ref.trust_tier},
+            )
+            if _needs_approval(ctx, ref):
+                definition = dataclasses.replace(definition, kind="unapproved")
+            tools[name] = ToolsetTool(toolset=self, tool_def=definition, max_retries=TOOL_RETRIES, args_validator=_ARGS)
+        return tools
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[RunDeps], tool: ToolsetTool[RunDeps]
+    ) -> Any:
+        ref = self.refs[name]
+        live = self._live.get(ref.remote_name or "")
+        if self._client is None or live is None:
+            raise ToolFailed(f"the tool {name} is unavailable: MCP server {self.server.name} cannot be reached")
+        if live["schema_hash"] != ref.schema_hash:
+            raise ToolFailed(
+                f"refused: the input schema of {name} on MCP server {self.server.name} changed since this run "
+                "started; start a new run to use the changed tool"
+            )
+        try:
+            result = await self._client.call_tool(ref.remote_name, tool_args)
+        except Exception as exc:
+            raise ToolFailed(f"the MCP server {self.server.name} failed the call ({describe_failure(exc)})") from exc
+        if result.is_error:
+            raise ToolFailed(str(_result_text(result)) or f"{name} failed")
+        return _result_text(result)
+
+
+def mcp_toolsets(spec: RunSpec) -> list[McpServerToolset]:
+    """One toolset per MCP server the spec snapshotted tools of."""
+    return [
+        McpServerToolset(spec, server, [ref for ref in spec.tools if ref.server_id == server.id])
+        for server in spec.mcp_servers
+    ]
+
+
+def unavailable(toolsets: list[Any]) -> list[dict[str, Any]]:
+    """The MCP servers of this step that could not be reached, with the tools the run goes without."""
+    return [
+        {"server": t.server.name, "error": t.error, "tools": sorted(t.refs)}
+        for t in toolsets
+        if isinstance(t, McpServerToolset) and t.error is not None
+    ]

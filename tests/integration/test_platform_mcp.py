@@ -1,0 +1,134 @@
+"""The platform as an MCP server: the official `mcp` client, with a personal access token, drives `/mcp`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo
+
+from tests.auth import auth_headers, bearer
+from tests.scripted import scripted_model
+from tests.sse import read_events
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+async def _pat(http: httpx.AsyncClient, tenant: Any) -> str:
+    created = await http.post("/api/v1/me/tokens", json={"name": "mcp"}, headers=auth_headers(tenant))
+    assert created.status_code == 201, created.text
+    return str(created.json()["token"])
+
+
+@asynccontextmanager
+async def _session(
+    live_url: str, headers: dict[str, str], statuses: list[int] | None = None
+) -> AsyncIterator[ClientSession]:
+    async def record(response: httpx2.Response) -> None:
+        if statuses is not None:
+            statuses.append(response.status_code)
+
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [record]}) as client,
+        streamable_http_client(f"{live_url}/mcp", http_client=client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def _answer(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    yield "The answer "
+    yield "is 42."
+
+
+async def test_an_mcp_client_with_a_pat_starts_a_run_and_reads_its_answer(
+    live_url: str, http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    token = await _pat(http, make_tenant())
+    with scripted_model(_answer) as (model_id, _):
+        async with _session(live_url, bearer(token)) as session:
+            listed = await session.list_tools()
+            assert {t.name for t in listed.tools} == {"start_run", "get_run", "list_chats"}
+
+            started = await session.call_tool("start_run", {"message": "What is the answer?", "model": model_id})
+            assert not started.is_error, started.content
+            run = started.structured_content
+            assert run is not None and run["model"] == model_id and run["status"] in ("queued", "running", "succeeded")
+
+            frames = await read_events(http, f"/api/v1/runs/{run['run_id']}/events", bearer(token))
+            assert frames[-1].type == "RUN_FINISHED"
+
+            result = await session.call_tool("get_run", {"run_id": run["run_id"]})
+            assert not result.is_error, result.content
+            assert result.structured_content is not None
+            got = result.structured_content
+            assert (got["status"], got["answer"], got["error"]) == ("succeeded", "The answer is 42.", None)
+            assert got["chat_id"] == run["chat_id"]
+
+            chats = (await session.call_tool("list_chats", {"limit": 5})).structured_content
+            assert chats is not None and [c["id"] for c in chats["chats"]] == [run["chat_id"]]
+            assert chats["chats"][0]["title"] == "What is the answer?"
+
+            # A follow-up turn in the same chat.
+            again = await session.call_tool(
+                "start_run", {"message": "And again?", "chat_id": run["chat_id"], "model": model_id, "mode": "inline"}
+            )
+            assert not again.is_error and again.structured_content is not None
+            assert again.structured_content["chat_id"] == run["chat_id"]
+            await read_events(http, f"/api/v1/runs/{again.structured_content['run_id']}/events", bearer(token))
+            second = (
+                await session.call_tool("get_run", {"run_id": again.structured_content["run_id"]})
+            ).structured_content
+            assert second is not None and (second["status"], second["answer"]) == ("succeeded", "The answer is 42.")
+
+
+async def test_without_a_token_mcp_is_refused(live_url: str, http: httpx.AsyncClient) -> None:
+    refused = await http.post("/mcp", json=INITIALIZE, headers={"Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401
+    assert refused.json()["code"] == "missing_token" and refused.json()["request_id"]
+    bad = await http.post("/mcp", json=INITIALIZE, headers=bearer("pa_pat_" + "x" * 43))
+    assert (bad.status_code, bad.json()["code"]) == (401, "unknown_token")
+
+    statuses: list[int] = []
+    with pytest.raises(ExceptionGroup) as caught:  # the official client cannot even initialize
+        async with _session(live_url, {}, statuses):
+            pass
+    assert caught.group_contains(MCPError) and statuses == [401]
+
+
+async def test_another_orgs_run_and_chats_are_not_found(
+    live_url: str, http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    owner, stranger = await _pat(http, make_tenant()), await _pat(http, make_tenant())
+    with scripted_model(_answer) as (model_id, _):
+        async with _session(live_url, bearer(owner)) as session:
+            started = await session.call_tool("start_run", {"message": "mine", "model": model_id})
+            assert started.structured_content is not None
+            run = started.structured_content
+        await read_events(http, f"/api/v1/runs/{run['run_id']}/events", bearer(owner))
+
+    async with _session(live_url, bearer(stranger)) as session:
+        foreign = await session.call_tool("get_run", {"run_id": run["run_id"]})
+        assert foreign.is_error and "run_not_found" in str(foreign.content)
+        into = await session.call_tool("start_run", {"message": "yours?", "chat_id": run["chat_id"]})
+        assert into.is_error and "chat_not_found" in str(into.content)
+        malformed = await session.call_tool("get_run", {"run_id": "not-a-uuid"})
+        assert malformed.is_error and "run_not_found" in str(malformed.content)
+        empty = await session.call_tool("start_run", {"message": "  "})
+        assert empty.is_error and "empty_message" in str(empty.content)
+        chats = (await session.call_tool("list_chats", {})).structured_content
+        assert chats == {"chats": []}  # neither org A's chat nor one made for the refused message
