@@ -29,3 +29,17 @@ def email_tool() -> Iterator[list[dict[str, Any]]]:
     register_tool(ToolDef("send_email", send_email, "Send an email.", acts=True, requires_approval=True))
     yield sent
     unregister_tool("send_email")
+
+
+@pytest.fixture
+def post_note() -> Iterator[list[str]]:
+    """`post_note`, a tool that acts on the world (no approval declared: the gates decide); yields what it posted."""
+    posted: list[str] = []
+
+    def post(text: str) -> str:
+        posted.append(text)
+        return "posted"
+
+    register_tool(ToolDef("post_note", post, "Post a note to the team channel.", acts=True))
+    yield posted
+    unregister_tool("post_note")

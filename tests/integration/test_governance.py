@@ -24,7 +24,6 @@ from starlette.routing import Route
 
 from personal_agent.bus.keys import run_stream
 from personal_agent.models.catalog import register_model, unregister_model
-from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
 from tests.runs import start_run
@@ -239,19 +238,6 @@ async def test_a_run_stops_before_the_request_that_would_cross_the_budget(
     assert (
         await http.put("/api/v1/admin/budgets", json={"scope": "org", "monthly_usd": "5"}, headers=member)
     ).status_code == 403
-
-
-@pytest.fixture
-def post_note() -> Iterator[list[str]]:
-    posted: list[str] = []
-
-    def post(text: str) -> str:
-        posted.append(text)
-        return "posted"
-
-    register_tool(ToolDef("post_note", post, "Post a note to the team channel.", acts=True))
-    yield posted
-    unregister_tool("post_note")
 
 
 def router_model(confidence: float) -> FunctionModel:
