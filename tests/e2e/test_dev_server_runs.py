@@ -77,19 +77,25 @@ def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
         proc.communicate(timeout=60)
 
 
-def _finish(server: DevServer, run_id: str) -> tuple[str, dict[str, Any]]:
-    """Follow the run's event stream to its end (the relay closes it); return the last event and the run."""
-    last: dict[str, Any] = {}
+def _events(server: DevServer, run_id: str, auth: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Follow the run's event stream to its end (the relay closes it); return every event and the run."""
+    events: list[dict[str, Any]] = []
     with (
         httpx.Client(base_url=server.url, timeout=60) as http,
-        http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=server.auth) as stream,
+        http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=auth) as stream,
     ):
         assert stream.status_code == 200
         for line in stream.iter_lines():
             if line.startswith("data:"):
-                last = json.loads(line[5:])
-        run = http.get(f"/api/v1/runs/{run_id}", headers=server.auth).json()
-    return str(last.get("type")), run
+                events.append(json.loads(line[5:]))
+        run = http.get(f"/api/v1/runs/{run_id}", headers=auth).json()
+    return events, run
+
+
+def _finish(server: DevServer, run_id: str) -> tuple[str, dict[str, Any]]:
+    """Follow the run's event stream to its end; return the last event's type and the run."""
+    events, run = _events(server, run_id, server.auth)
+    return str(events[-1].get("type") if events else None), run
 
 
 @pytest.mark.timeout(240)
@@ -138,3 +144,35 @@ def test_a_scheduled_run_succeeds_on_pa_dev(dev_server: DevServer) -> None:
     assert "FunctionError" not in answer and result["status"] == "started", result
     last, run = _finish(dev_server, result["run_id"])
     assert (last, run["status"], run["trigger_source"]) == ("RUN_FINISHED", "succeeded", "schedule")
+
+
+@pytest.mark.timeout(240)
+def test_the_demo_org_has_the_demo_mcp_tools_and_the_demo_model_calls_one(dev_server: DevServer) -> None:
+    # As the startup banner says: a token for the demo org `acme`, where `pa dev` registered its demo MCP server.
+    token = subprocess.run(
+        [str(PA), "token", "--org", "acme", "--user", "alice", "--role", "admin"],
+        cwd=ROOT / "docs",
+        env=dev_server.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    auth = {"Authorization": f"Bearer {token.splitlines()[-1]}"}
+    with httpx.Client(base_url=dev_server.url, headers=auth, timeout=30) as http:
+        tools = http.get("/api/v1/tools")
+        assert tools.status_code == 200, tools.text
+        offered = {t["name"]: t for t in tools.json()["items"]}
+        assert offered["demo_weather"]["source"] == "mcp" and offered["demo_weather"]["acts"] is False
+        assert offered["demo_post_note"]["acts"] is True
+        chat = http.post("/api/v1/chats", json={"title": "demo tools"}).json()
+        started = http.post(
+            f"/api/v1/chats/{chat['id']}/runs",
+            json={"message": '/tool demo_weather {"city": "Oslo"}', "model": "offline:demo", "tools": ["demo_weather"]},
+        )
+    assert started.status_code == 202, started.text
+    events, run = _events(dev_server, started.json()["run_id"], auth)
+    assert [e["toolCallName"] for e in events if e["type"] == "TOOL_CALL_START"] == ["demo_weather"]
+    assert [e["content"] for e in events if e["type"] == "TOOL_CALL_RESULT"] == ["Oslo: sunny, 20 °C"]
+    text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert "Oslo: sunny, 20 °C" in text
+    assert (events[-1]["type"], run["status"]) == ("RUN_FINISHED", "succeeded")

@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
+from personal_agent.local.demo_mcp import DemoLog
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
+from tests.live_server import LiveServer
+from tests.mcp_demo import serve_demo
 from tests.scripted import scripted_model
 from tests.workflows import echo_prompt
 
@@ -43,3 +46,10 @@ def post_note() -> Iterator[list[str]]:
     register_tool(ToolDef("post_note", post, "Post a note to the team channel.", acts=True))
     yield posted
     unregister_tool("post_note")
+
+
+@pytest.fixture
+def demo() -> Iterator[tuple[LiveServer, DemoLog]]:
+    """The demo MCP server on loopback (see `tests/mcp_demo.py`) and what it saw."""
+    with serve_demo() as served:
+        yield served

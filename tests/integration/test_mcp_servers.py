@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -23,56 +22,9 @@ from personal_agent.local.demo_mcp import DemoLog, demo_mcp_app
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
+from tests.mcp_demo import ADMIN, SECRET, normalized, register, run
 from tests.scripted import scripted_model, text_then_tool
 from tests.sfn import wait_for_execution
-from tests.sse import Frame, read_events
-
-SECRET = "Bearer mcp-secret-5b1e9d7c3a"
-ADMIN = ("org-admin",)
-
-
-@pytest.fixture
-def demo() -> Iterator[tuple[LiveServer, DemoLog]]:
-    log = DemoLog()
-    server = LiveServer(demo_mcp_app(log)).start()
-    yield server, log
-    server.stop()
-
-
-async def register(
-    http: httpx.AsyncClient, headers: dict[str, str], url: str, *, name: str = "demo", tier: int = 2
-) -> dict[str, Any]:
-    created = await http.post(
-        "/api/v1/admin/mcp-servers",
-        headers=headers,
-        json={
-            "name": name,
-            "url": f"{url}/mcp",
-            "trust_tier": tier,
-            "headers": {"Authorization": SECRET},
-            "tool_policies": {"post_note": {"acts": True, "approval": "gate"}},
-        },
-    )
-    assert created.status_code == 201, created.text
-    return dict(created.json())
-
-
-def normalized(frames: list[Frame]) -> list[tuple[Any, ...]]:
-    keep = ("delta", "toolCallName", "content", "stepName", "outcome", "name", "role")
-    return [(f.type, *(f.data.get(k) for k in keep)) for f in frames]
-
-
-async def run(
-    http: httpx.AsyncClient, headers: dict[str, str], model: str, tools: list[str], mode: str, **chat: Any
-) -> tuple[dict[str, Any], list[Frame]]:
-    chat_id = (await http.post("/api/v1/chats", json=chat, headers=headers)).json()["id"]
-    started = await http.post(
-        f"/api/v1/chats/{chat_id}/runs",
-        headers=headers,
-        json={"message": "weather in Paris?", "model": model, "mode": mode, "tools": tools},
-    )
-    assert started.status_code == 202, started.text
-    return started.json(), await read_events(http, started.json()["events_url"], headers)
 
 
 async def test_register_discover_and_the_headers_stay_write_only(

@@ -115,6 +115,12 @@ async def _org_id(conn: Conn, slug: str, *, create: bool) -> UUID:
     return org_id
 
 
+async def ensure_org(slug: str) -> UUID:
+    """The id of the org `slug`, created if it does not exist (local mode: `pa dev` seeds its demo org)."""
+    async with system_transaction() as conn:
+        return await _org_id(conn, slug, create=True)
+
+
 def choose_org(granted: Sequence[str], x_org: str | None, blocked: Mapping[str, str] | None = None) -> str:
     """The org a request acts in: `X-Org` if the credential grants it, else the first granted org the
     user is not offboarded from (`blocked`: slug -> membership status)."""

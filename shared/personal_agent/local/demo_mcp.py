@@ -3,6 +3,8 @@ acts. `pa dev` and the tests serve it on loopback; nothing leaves the machine.""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,3 +47,57 @@ def demo_mcp_app(log: DemoLog | None = None) -> ASGIApp:
         await inner(scope, receive, send)
 
     return app
+
+
+DEMO_ORG = "acme"
+DEMO_SERVER_NAME = "demo"
+DEMO_POLICIES = {"weather": {"acts": False, "approval": "never"}, "post_note": {"acts": True, "approval": "gate"}}
+"""The read-only tool runs without asking; the acting one is left to the confidence gate."""
+
+
+class DemoMcpThread:
+    """The demo server on a free loopback port, in a thread with its own loop (`pa dev`); `stop` ends it."""
+
+    def __init__(self) -> None:
+        from personal_agent.local.ports import free_port
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self._server: Any = None
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="pa-demo-mcp", daemon=True)
+
+    def _serve(self) -> None:
+        import uvicorn
+
+        from personal_agent.local.serving import ReadyServer
+
+        # Built here, not by the caller: importing the `mcp` SDK takes a second `pa dev` need not wait for.
+        config = uvicorn.Config(demo_mcp_app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self._server = ReadyServer(config)
+        if not self._stopped.is_set():
+            asyncio.run(self._server.serve())
+
+    def start(self) -> DemoMcpThread:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._server is not None:
+            self._server.should_exit = True
+        self._thread.join(timeout=15)
+
+
+async def register_demo_server(url: str, org_slug: str = DEMO_ORG) -> dict[str, Any]:
+    """Register (or point at `url` again) the demo server for the demo org: an idempotent upsert by name."""
+    from personal_agent.identity.directory import ensure_org
+    from personal_agent.mcp_servers import service
+
+    org_id = await ensure_org(org_slug)
+    values: dict[str, Any] = {"url": url, "trust_tier": 2, "tool_policies": DEMO_POLICIES, "enabled": True}
+    existing = [s for s in await service.list_servers(org_id) if s["name"] == DEMO_SERVER_NAME]
+    if existing:
+        return await service.update(org_id, existing[0]["id"], values)
+    values.update(name=DEMO_SERVER_NAME, transport="http", headers=None, allowed_tools=None)
+    return await service.create(org_id, values)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -11,10 +12,13 @@ from personal_agent.api.app import create_app
 from personal_agent.local.host_guard import HostGuard
 from personal_agent.local.web_chat import mount_web_chat
 
+log = logging.getLogger("personal_agent.local.dev")
 
-def create_dev_app(*, scheduler: bool = False) -> FastAPI:
+
+def create_dev_app(*, scheduler: bool = False, demo_mcp_url: str | None = None) -> FastAPI:
     """The API app with the SSE relay and the built web chat mounted; with `scheduler`, the local
-    scheduler loop fires due workflow schedules while the app runs (`pa dev`)."""
+    scheduler loop fires due workflow schedules while the app runs (`pa dev`); with `demo_mcp_url`, the demo
+    MCP server at that URL is registered for the demo org at startup."""
     from personal_agent.stream import agui_endpoint, routes
 
     app = create_app()
@@ -24,7 +28,27 @@ def create_dev_app(*, scheduler: bool = False) -> FastAPI:
     app.add_middleware(HostGuard)  # outermost: a request for another Host name reaches nothing (DNS rebinding)
     if scheduler:
         _run_local_scheduler(app)
+    if demo_mcp_url is not None:
+        _register_demo_mcp(app, demo_mcp_url)
     return app
+
+
+def _register_demo_mcp(app: FastAPI, url: str) -> None:
+    """Register the demo MCP server once the app (and its pools) started; a failure is one log line, not fatal."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        from personal_agent.local.demo_mcp import register_demo_server
+
+        async with inner(application):
+            try:
+                await register_demo_server(url)
+            except Exception as exc:  # the demo tools are optional; `pa dev` goes on without them
+                log.warning("the demo MCP server was not registered: %s", exc)
+            yield
+
+    app.router.lifespan_context = lifespan
 
 
 def _run_local_scheduler(app: FastAPI) -> None:

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from personal_agent.errors import ConfigurationError
 from personal_agent.identity.dev_issuer import dev_issuer_refusal
+from personal_agent.local.demo_mcp import DemoMcpThread
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.serving import ReadyServer
 from personal_agent.local.stack import LocalStack
@@ -17,11 +18,12 @@ from personal_agent.observability import route_package_logs
 from personal_agent.settings import get_settings
 
 
-def build_dev_app() -> FastAPI:
-    """The app the dev server serves (the API plus, in local mode, the relay, the web chat and the scheduler)."""
+def build_dev_app(demo_mcp_url: str | None = None) -> FastAPI:
+    """The app the dev server serves (the API plus, in local mode, the relay, the web chat, the scheduler and
+    the demo MCP server's registration)."""
     from personal_agent.local.dev_app import create_dev_app
 
-    return create_dev_app(scheduler=True)
+    return create_dev_app(scheduler=True, demo_mcp_url=demo_mcp_url)
 
 
 def run_dev_server() -> int:
@@ -35,10 +37,11 @@ def run_dev_server() -> int:
     except ConfigurationError as exc:
         print(f"pa dev: {exc}", file=sys.stderr)
         return 2
+    demo_mcp = DemoMcpThread().start() if settings.is_local else None
     try:
         import uvicorn
 
-        app = build_dev_app()
+        app = build_dev_app(demo_mcp.url if demo_mcp is not None else None)
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         url = f"http://{settings.host}:{settings.port}"
 
@@ -59,6 +62,8 @@ def run_dev_server() -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if demo_mcp is not None:
+            demo_mcp.stop()
         stack.stop()
         print("pa dev: stopped")
     return 0

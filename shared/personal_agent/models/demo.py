@@ -1,4 +1,7 @@
-"""The offline demo model: streams a reply and calls a tool, so every path works without a provider key."""
+"""The offline demo model: streams a reply and calls a tool, so every path works without a provider key.
+
+A message that starts with `/tool NAME {json args}` makes it call tool NAME with those args (default `{}`), so
+every offered tool (first-party or MCP) can be tried, tested and benchmarked offline."""
 
 from __future__ import annotations
 
@@ -7,10 +10,11 @@ import json
 import os
 from collections.abc import AsyncIterator
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 DEMO_MODEL_NAME = "offline:demo"
+TOOL_COMMAND = "/tool"
 
 
 def _last_user_text(messages: list[ModelMessage]) -> str:
@@ -22,12 +26,71 @@ def _last_user_text(messages: list[ModelMessage]) -> str:
     return ""
 
 
+def parse_tool_command(text: str) -> tuple[str, dict[str, object]] | str | None:
+    """`/tool NAME {json args}` as (NAME, args); a message why when it is malformed; None for other text."""
+    stripped = text.strip()
+    head, _, rest = stripped.partition(" ")
+    if head != TOOL_COMMAND:
+        return None
+    name, _, raw = rest.strip().partition(" ")
+    if not name:
+        return f"Usage: `{TOOL_COMMAND} NAME {{json args}}`."
+    try:
+        args = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        return f"The arguments of `{name}` are not valid JSON ({exc.msg})."
+    if not isinstance(args, dict):
+        return f"The arguments of `{name}` must be a JSON object."
+    return name, args
+
+
+async def _words(text: str, delay: float) -> AsyncIterator[str]:
+    for word in text.split(" "):
+        if delay:
+            await asyncio.sleep(delay)
+        yield word + " "
+
+
+async def _tool_command(
+    command: tuple[str, dict[str, object]] | str, last: ModelMessage, info: AgentInfo, turn: int, delay: float
+) -> AsyncIterator[str | DeltaToolCalls]:
+    """Answer a `/tool` message: call the tool, then quote its result (or say why it cannot)."""
+    if isinstance(command, str):
+        yield command
+        return
+    name, args = command
+    answered = (
+        [p for p in last.parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
+        if isinstance(last, ModelRequest)
+        else []
+    )
+    if answered:
+        part = answered[0]
+        if isinstance(part, ToolReturnPart):
+            reply = f"`{part.tool_name}` returned: {part.model_response_str()}"
+        else:
+            reply = f"`{name}` failed: {part.model_response()}"
+        async for word in _words(reply, delay):
+            yield word
+        return
+    offered = sorted(t.name for t in info.function_tools)
+    if name not in offered:
+        yield f"The tool `{name}` is not offered to me. Offered tools: {', '.join(offered) or 'none'}."
+        return
+    yield {0: DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"demo_tool_{turn}")}
+
+
 async def _demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
     delay = float(os.environ.get("PA_DEMO_DELAY_MS", "40")) / 1000
     last = messages[-1]
     returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
     tool_names = {t.name for t in info.function_tools}
     text = _last_user_text(messages)
+    command = parse_tool_command(text)
+    if command is not None:
+        async for item in _tool_command(command, last, info, len(messages), delay):
+            yield item
+        return
     if not returns and "send" in text.lower() and "send_demo_message" in tool_names:
         # An acting tool: the confidence gate asks a person first (no router model locally = no confidence).
         yield "I'll send that — it needs your approval first."
