@@ -19,8 +19,9 @@ from personal_agent.runs.launch import LaunchRequest, launch_run
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
 from tests.mcp_demo import ADMIN, register
+from tests.runs import follow_approving
 from tests.scripted import scripted_model, tool_rounds
-from tests.sse import Frame, read_events
+from tests.sse import Frame
 
 NOTE = {"team": "ops", "text": "ship it"}
 
@@ -65,7 +66,6 @@ async def run_to_end(
     )
     assert settings.status_code == 200, settings.text
     chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
-    approval: Frame | None = None
     with scripted_model(script) as (model, _):
         spec = await launch_run(
             LaunchRequest(
@@ -80,22 +80,12 @@ async def run_to_end(
         )
         assert spec.router_model is not None
         url = f"/api/v1/runs/{spec.run_id}/events"
-        frames: list[Frame] = []
-        while not frames or frames[-1].type not in ("RUN_FINISHED", "RUN_ERROR"):
-            frames = await read_events(http, url, headers, limit=len(frames) + 1)
-            approval = next((f for f in frames if f.data.get("name") == "approval_requested"), None)
-            if approval is not None:
-                break
-        if approval is not None:
+
+        def waiting() -> None:
             assert sent == []  # the acting call waits for the person
-            decided = await http.post(
-                f"/api/v1/approvals/{approval.data['value']['approval_id']}",
-                json={"decision": "approve"},
-                headers=headers,
-            )
-            assert decided.status_code == 200, decided.text
-            frames = await read_events(http, url, headers)
-    return frames, approval is not None
+
+        frames, asked = await follow_approving(http, url, headers, waiting)
+    return frames, asked
 
 
 async def run_policy(

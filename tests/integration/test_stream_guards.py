@@ -59,11 +59,17 @@ async def open_feed(http: httpx.AsyncClient, headers: dict[str, str]) -> AsyncIt
 
 
 async def wait_for_slots(raw: Redis, key: str, count: int) -> None:
-    """The relay gives a slot back when it notices the client left: wait until it has."""
-    deadline = time.monotonic() + 30
-    while await raw.zcard(key) != count:
-        assert time.monotonic() < deadline, f"{key} still holds {await raw.zcard(key)} slots"
-        await asyncio.sleep(0.05)
+    """The relay gives a slot back when it notices the client left: wait for that on the key's keyspace
+    notifications (every ZREM), not on time."""
+    await raw.config_set("notify-keyspace-events", "Kz")
+    db = raw.connection_pool.connection_kwargs.get("db", 0)
+    async with raw.pubsub() as events:
+        await events.subscribe(f"__keyspace@{db}__:{key}")
+        deadline = time.monotonic() + 30
+        while await raw.zcard(key) != count:
+            # Returns at the next notification (or None for the subscription's own confirmation).
+            await events.get_message(ignore_subscribe_messages=True, timeout=5)
+            assert time.monotonic() < deadline, f"{key} still holds {await raw.zcard(key)} slots"
 
 
 def agui_body(thread_id: str = "thread-1", run_id: str = "client-run-1") -> dict[str, Any]:
