@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: dev test bootstrap browser lint typecheck pytest frontend validate build deploy bench clean openapi importlint
+.PHONY: localstack dev test bootstrap browser lint typecheck pytest frontend validate build deploy bench clean openapi importlint
 
 bootstrap: $(VENV)/.installed frontend
 
@@ -33,7 +33,7 @@ frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend
 dev: bootstrap
 	$(VENV)/bin/pa dev
 
-test: bootstrap browser lint importlint typecheck validate pytest
+test: bootstrap browser lint importlint typecheck validate localstack pytest
 
 # The browser tests drive Debian's Chromium (never a downloaded one). As root it is installed here; otherwise
 # make stops at once with the one command to run.
@@ -69,6 +69,25 @@ openapi: $(VENV)/.installed frontend/node_modules/.installed
 	$(VENV)/bin/python -m personal_agent.local.openapi_export frontend/src/api/openapi.json
 	cd frontend && npm run gen:api
 
+# ---- LocalStack: the second AWS emulator (`pa dev --aws localstack`; the durable tests run on it too) ----
+# Its own venv like the SAM CLI: LocalStack core needs Python 3.13 and pins of its own
+# (infra/localstack/requirements.in says why each). Reinstalled when the locked requirements change.
+LOCALSTACK_STAMP := .tools/localstack/.installed-$(shell sha256sum infra/localstack/requirements.txt | cut -c1-12)
+PYTHON313 = $(shell for p in "$$(command -v python3.13)" $(HOME)/.pyenv/versions/3.13*/bin/python3.13 \
+	/usr/local/bin/python3.13 /usr/bin/python3.13; do [ -x "$$p" ] && "$$p" -c 'import sys; \
+	assert sys.version_info[:2] == (3, 13)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+
+localstack: $(LOCALSTACK_STAMP)
+
+$(LOCALSTACK_STAMP):
+	@py="$(PYTHON313)"; if [ -z "$$py" ]; then \
+		echo "make localstack: LocalStack needs Python 3.13; no working python3.13 on PATH or under" \
+			"~/.pyenv/versions/3.13* (install one, e.g. 'pyenv install 3.13')" >&2; exit 1; fi; \
+	set -e; rm -rf .tools/localstack; "$$py" -m venv .tools/localstack; \
+	.tools/localstack/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+		-r infra/localstack/requirements.txt
+	touch $@
+
 # ---- AWS: validate, build and deploy the SAM stack (template.yaml; docs/deploy.md) ----
 # aws-sam-cli lives in its own venv: its pins conflict with the app's. Installed once per version.
 SAM_VERSION := 1.170.0
@@ -82,7 +101,9 @@ PYTHON312 = $(shell for p in "$$(command -v python3.12)" $(HOME)/.pyenv/versions
 # Layer requirements come from uv.lock: the API layer leaves out pydantic-ai, the model SDKs and what only
 # the workers use; the worker layer adds the X-Ray SDK that Powertools' Tracer needs.
 LAYER_EXPORT := $(UV) export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate
-API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3
+# Knowledge: the embedder (wordllama with numpy, tokenizers) and the parsers run in the ingest function (worker
+# layer); the API asks it to embed a search query. pgvector's Python package (numpy) is not used: vectors go as text.
+API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx
 WORKER_LAYER_EXTRA := aws-xray-sdk|wrapt
 DEPLOY_ARGS ?= --guided
 
@@ -96,6 +117,12 @@ validate: $(SAM_STAMP) $(VENV)/.installed
 	$(SAM_ENV) $(SAM) validate --region us-east-1 --template template.yaml
 	$(SAM_ENV) $(SAM) validate --region us-east-1 --lint --template template.yaml
 	$(VENV)/bin/cfn-lint template.yaml
+	@# Database=aurora too: sam validate takes no parameters, so the same template with aurora as the default.
+	mkdir -p .aws-sam && sed '/^  Database:$$/,/Default:/s/Default: external/Default: aurora/' template.yaml \
+		> .aws-sam/template-aurora.yaml
+	grep -q 'Default: aurora' .aws-sam/template-aurora.yaml
+	$(SAM_ENV) $(SAM) validate --region us-east-1 --lint --template .aws-sam/template-aurora.yaml
+	$(VENV)/bin/cfn-lint .aws-sam/template-aurora.yaml
 
 build: $(SAM_STAMP) $(VENV)/.installed
 	@py="$(PYTHON312)"; if [ -z "$$py" ]; then \

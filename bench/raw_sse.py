@@ -53,6 +53,11 @@ class RawSseClient:
 
     async def frames(self) -> AsyncIterator[bytes]:
         """Each event's data (comments such as `: ping` are skipped) until the server ends the stream."""
+        async for _id, data, _size in self.events():
+            yield data
+
+    async def events(self) -> AsyncIterator[tuple[bytes | None, bytes, int]]:
+        """Each event's (`id:` or None, data, bytes of the frame on the wire) until the server ends the stream."""
         while True:
             while b"\n\n" not in self._buffer:
                 try:
@@ -61,9 +66,11 @@ class RawSseClient:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
             frame, self._buffer = self._buffer.split(b"\n\n", 1)
-            data = [line[5:].lstrip() for line in frame.split(b"\n") if line.startswith(b"data:")]
+            lines = frame.split(b"\n")
+            data = [line[5:].lstrip() for line in lines if line.startswith(b"data:")]
+            ids = [line[3:].strip() for line in lines if line.startswith(b"id:")]
             if data:
-                yield b"\n".join(data)
+                yield (ids[-1] if ids else None), b"\n".join(data), len(frame) + 2
 
     async def close(self) -> None:
         self._writer.close()

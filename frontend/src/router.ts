@@ -19,8 +19,23 @@ export const router = createRouter({
     { path: "/", component: () => import("./views/ChatsView.vue"), meta: { title: "Chats" } },
     { path: "/chats/:id", component: () => import("./views/ChatsView.vue"), meta: { title: "Chat" } },
     { path: "/approvals", component: () => import("./views/ApprovalsView.vue"), meta: { title: "Approvals" } },
+    { path: "/knowledge", component: () => import("./views/KnowledgeView.vue"), meta: { title: "Knowledge" } },
     { path: "/usage", component: () => import("./views/UsageView.vue"), meta: { title: "Usage" } },
     { path: "/settings", component: () => import("./views/SettingsView.vue"), meta: { title: "Settings" } },
+    {
+      path: "/admin",
+      component: () => import("./views/admin/AdminLayout.vue"),
+      children: [
+        { path: "", component: () => import("./views/admin/AdminHome.vue"), meta: { title: "Admin console" } },
+        { path: "models", component: () => import("./views/admin/AdminModels.vue"), meta: { title: "Providers and models" } },
+        { path: "budgets", component: () => import("./views/admin/AdminBudgets.vue"), meta: { title: "Budgets" } },
+        { path: "org", component: () => import("./views/admin/AdminOrg.vue"), meta: { title: "Organisation settings" } },
+        { path: "members", component: () => import("./views/admin/AdminMembers.vue"), meta: { title: "Members" } },
+        { path: "workflows", component: () => import("./views/admin/AdminWorkflows.vue"), meta: { title: "Workflows" } },
+        { path: "audit", component: () => import("./views/admin/AdminAudit.vue"), meta: { title: "Approval audit" } },
+      ],
+    },
+    { path: "/settings/tools", component: () => import("./views/ToolsSettingsView.vue"), meta: { title: "Tools & MCP servers" } },
     { path: "/:rest(.*)*", component: () => import("./views/NotFoundView.vue"), meta: { public: true, title: "Not found" } },
   ],
 });

@@ -1,4 +1,4 @@
-"""The `pa` command: `pa dev`, `pa migrate`, `pa token`."""
+"""The `pa` command: `pa dev`, `pa migrate`, `pa token`, `pa tenants`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ import argparse
 import sys
 
 
-def _dev(_: argparse.Namespace) -> int:
+def _dev(args: argparse.Namespace) -> int:
+    import os
+
     from personal_agent.local.dev_server import run_dev_server
+
+    if args.aws:
+        os.environ["PA_AWS"] = args.aws  # read by the settings, which are not loaded yet
 
     return run_dev_server()
 
@@ -55,7 +60,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pa` script."""
     parser = argparse.ArgumentParser(prog="pa", description="Personal Agent command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("dev", help="run the local stack and the web chat").set_defaults(func=_dev)
+    dev = sub.add_parser("dev", help="run the local stack and the web chat")
+    dev.add_argument(
+        "--aws",
+        choices=["moto", "localstack"],
+        help="the local AWS emulator (default PA_AWS, else moto); localstack needs `make localstack`",
+    )
+    dev.set_defaults(func=_dev)
     sub.add_parser("migrate", help="apply database migrations").set_defaults(func=_migrate)
     token = sub.add_parser(
         "token",
@@ -68,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     token.add_argument("--email", help="the user's e-mail claim")
     token.add_argument("--ttl", type=int, help="lifetime in seconds (default PA_DEV_TOKEN_TTL_SECONDS)")
     token.set_defaults(func=_token)
+    from personal_agent.tenants.command import add_tenants_parser
+
+    add_tenants_parser(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

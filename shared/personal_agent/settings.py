@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", validation_alias=_env("PA_HOST"))
     port: int = Field(8000, validation_alias=_env("PA_PORT"))
     moto_port: int = Field(5055, validation_alias=_env("PA_MOTO_PORT"))
+    # The local AWS emulator: moto in-process (default), or LocalStack from .tools/localstack (`make localstack`;
+    # `pa dev --aws localstack`), whose durable-run Tasks are Step Functions Activities polled by the dev server.
+    aws_emulator: Literal["moto", "localstack"] = Field("moto", validation_alias=_env("PA_AWS"))
+    localstack_port: int = Field(4566, validation_alias=_env("PA_LOCALSTACK_PORT"))
     valkey_port: int = Field(6390, validation_alias=_env("PA_VALKEY_PORT"))
     log_level: str = Field("INFO", validation_alias=_env("PA_LOG_LEVEL", "POWERTOOLS_LOG_LEVEL"))
 
@@ -42,6 +46,14 @@ class Settings(BaseSettings):
     sse_heartbeat_seconds: float = Field(15.0, validation_alias=_env("PA_SSE_HEARTBEAT_SECONDS"))
     sse_max_lifetime_seconds: float = Field(840.0, validation_alias=_env("PA_SSE_MAX_LIFETIME_SECONDS"))
     event_stream_maxlen: int = Field(10_000, validation_alias=_env("PA_EVENT_STREAM_MAXLEN"))
+    # Text and tool-argument deltas are appended in batches, one round trip each, at most this late (every
+    # other event sends the batch with it at once); 0 appends every event on its own.
+    event_batch_ms: float = Field(5.0, ge=0, le=100, validation_alias=_env("PA_EVENT_BATCH_MS"))
+    # How long a verified bearer token's principal is reused without asking the database again; a revocation
+    # (PAT revoked, membership removed, account disabled) in this process ends it at once. 0: no cache.
+    auth_cache_seconds: float = Field(5.0, ge=0, le=60, validation_alias=_env("PA_AUTH_CACHE_SECONDS"))
+    # uvloop as the event loop of the dev server and the stream function (0: asyncio's own loop).
+    fast_loop: bool = Field(True, validation_alias=_env("PA_FAST_LOOP"))
     # SSE and AG-UI connections one user may hold open at once (all tabs, all orgs); one more is a 429.
     sse_max_connections_per_user: int = Field(10, ge=1, validation_alias=_env("PA_SSE_MAX_CONNECTIONS_PER_USER"))
     # Origins the web chat may fetch from besides its own (the CSP's connect-src), e.g. a Cognito hosted domain.
@@ -52,7 +64,14 @@ class Settings(BaseSettings):
     aws_region: str = Field("us-east-1", validation_alias=_env("AWS_REGION", "AWS_DEFAULT_REGION"))
     state_machine_arn: str | None = Field(None, validation_alias=_env("PA_STATE_MACHINE_ARN"))
     step_time_budget_seconds: float = Field(240.0, validation_alias=_env("PA_STEP_TIME_BUDGET_SECONDS"))
+    # StepsTaskMode=activity: the steps activity the poller function works, the Task timeout its tasks have, and
+    # how many tasks one poller runs at once.
+    steps_activity_arn: str | None = Field(None, validation_alias=_env("PA_STEPS_ACTIVITY_ARN"))
+    step_timeout_seconds: float = Field(300.0, gt=0, validation_alias=_env("PA_STEP_TIMEOUT_SECONDS"))
+    activity_worker_threads: int = Field(4, ge=1, le=32, validation_alias=_env("PA_ACTIVITY_WORKER_THREADS"))
     approval_timeout_seconds: int = Field(86_400, validation_alias=_env("PA_APPROVAL_TIMEOUT_SECONDS"))
+    # Sub-agents of an inline run run as tasks in its worker, at most this many at once (docs/subagents.md).
+    subagent_concurrency: int = Field(4, ge=1, le=64, validation_alias=_env("PA_SUBAGENT_CONCURRENCY"))
     run_worker_function: str = Field("pa-run-worker", validation_alias=_env("PA_RUN_WORKER_FUNCTION"))
     # Inline runs hold a lease while a worker drives them, renewed every third of its length; a run whose
     # lease expired lost its worker and is resumed from its last checkpoint, until it has been driven
@@ -126,6 +145,25 @@ class Settings(BaseSettings):
     # A SearXNG-compatible JSON search endpoint (e.g. `https://searx.example/search`); unset, `web_search` is not
     # offered at all.
     web_search_url: str | None = Field(None, validation_alias=_env("PA_WEB_SEARCH_URL"))
+
+    # Knowledge (docs/knowledge.md): the documents bucket (presigned uploads under documents/), the ingest queue
+    # (re-embed jobs go there too), the org default embedding model, and the function that embeds a search query
+    # where the API cannot (on AWS the API layer has no embedder; unset: embedded in-process).
+    documents_bucket: str | None = Field(None, validation_alias=_env("PA_DOCUMENTS_BUCKET"))
+    ingest_queue_url: str | None = Field(None, validation_alias=_env("PA_INGEST_QUEUE_URL"))
+    embedding_model: str = Field("wordllama:l2_supercat_256", validation_alias=_env("PA_EMBEDDING_MODEL"))
+    knowledge_function: str | None = Field(None, validation_alias=_env("PA_KNOWLEDGE_FUNCTION"))
+
+    # Workflow outputs (docs/workflows.md): the queue their deliveries go through, retries (delay doubling from the
+    # base, at most 900 s, SQS's limit), the SES sender, and an admin allow-list (`host` / `host:port`) of internal
+    # hosts a callback may reach (the same address checks as `web_fetch` refuse them otherwise; metadata never).
+    output_queue_url: str | None = Field(None, validation_alias=_env("PA_OUTPUT_QUEUE_URL"))
+    output_max_attempts: int = Field(6, ge=1, le=20, validation_alias=_env("PA_OUTPUT_MAX_ATTEMPTS"))
+    output_retry_base_seconds: int = Field(30, ge=0, le=900, validation_alias=_env("PA_OUTPUT_RETRY_BASE_SECONDS"))
+    output_email_from: str = Field("agent@personal-agent.local", validation_alias=_env("PA_OUTPUT_EMAIL_FROM"))
+    output_allow_hosts: str = Field("", validation_alias=_env("PA_OUTPUT_ALLOW_HOSTS"))
+    # The web chat's address, for links in notifications (unset: links are relative paths).
+    public_url: str = Field("", validation_alias=_env("PA_PUBLIC_URL"))
 
     @property
     def is_local(self) -> bool:

@@ -547,7 +547,11 @@ def test_the_web_chat_is_served_with_a_csp_that_blocks_remote_loads(
 
     index = httpx.get(f"{web.url}/", timeout=10)
     csp = dict(d.strip().split(" ", 1) for d in index.headers["content-security-policy"].split(";"))
-    assert csp["img-src"] == "'self'" and csp["script-src"] == "'self'" and csp["connect-src"] == "'self'"
+    assert csp["img-src"] == "'self'" and csp["script-src"] == "'self'"
+    # Besides its own origin, the page may reach only the local S3 endpoint (presigned uploads go there).
+    connect = csp["connect-src"].split()
+    assert connect[0] == "'self'" and [s for s in connect[1:] if not re.fullmatch(r"http://127\.0\.0\.1:\d+", s)] == []
+    assert len(connect) <= 2
     assert index.headers["x-dns-prefetch-control"] == "off"
     asset = next(a for a in re.findall(r'src="(/assets/[^"]+)"', index.text))
     assert "content-security-policy" in httpx.get(f"{web.url}{asset}", timeout=10).headers

@@ -9,6 +9,7 @@ import pytest
 
 from personal_agent.local.demo_mcp import DemoLog
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
+from tests.emulators import durable_aws, localstack_aws  # noqa: F401 - fixtures: durable tests on moto and LocalStack
 from tests.live_server import LiveServer
 from tests.mcp_demo import serve_demo
 from tests.scripted import scripted_model

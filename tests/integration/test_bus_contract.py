@@ -335,3 +335,31 @@ async def test_factory_picks_upstash_when_configured(
         await reset_bus()
         monkeypatch.undo()
         get_settings.cache_clear()
+
+
+async def test_a_batch_appends_in_order_with_one_id_per_item_and_sets_the_expiry(
+    bus: EventBus, stream: str, raw: Redis
+) -> None:
+    single = await _publish_many(bus, stream, 3)
+    data = [_payload(i) for i in range(3, 53)]
+    ids = await bus.publish_batch(stream, data, retention_seconds=RETENTION, maxlen=MAXLEN)
+    assert len(ids) == 50 and len(set(ids)) == 50
+    published = single + [BusEntry(i, d) for i, d in zip(ids, data, strict=True)]
+    keys = [_key(e.id) for e in published]
+    assert keys == sorted(keys)
+    assert await bus.read(stream, "0", block_ms=0, count=1000) == published
+    for k, entry in enumerate(published):  # a resume point inside the batch gives exactly the rest
+        assert await bus.read(stream, entry.id, block_ms=0, count=1000) == published[k + 1 :], f"after #{k}"
+    assert 0 < await raw.ttl(stream) <= RETENTION
+    assert await bus.publish_batch(stream, [], retention_seconds=RETENTION, maxlen=MAXLEN) == []
+
+
+async def test_a_counter_starts_at_zero_and_every_bump_is_seen_by_every_client(bus: EventBus, raw: Redis) -> None:
+    key = f"pa:test:counter:{uuid.uuid4().hex}"
+    try:
+        assert await bus.counter(key) == 0
+        assert await bus.bump(key) == 1
+        await raw.incr(key)  # another process
+        assert await bus.counter(key) == 2
+    finally:
+        await raw.delete(key)

@@ -42,7 +42,10 @@ NOT_TENANT_DATA = {"agent": "an agent name; AG-UI threads are scoped by the call
 # admin gets 403 `role_required` there (checked below), a platform admin may act on any user.
 PLATFORM_PREFIXES = ("/api/v1/platform/",)
 # Request bodies where the schema-derived example is not enough (by operationId).
-EXAMPLE_BODIES: dict[str, Any] = {"start_run": {"message": "hi", "mode": "inline"}}
+EXAMPLE_BODIES: dict[str, Any] = {
+    "start_run": {"message": "hi", "mode": "inline"},
+    "create_attachment": {"filename": "m.png", "content_type": "image/png", "size": 10},
+}
 REQUEST_TIMEOUT = 30.0
 
 
@@ -318,6 +321,61 @@ async def _budget(world: World) -> str:
     return str(response.json()["id"])
 
 
+async def _document(world: World) -> str:
+    body = {"filename": "matrix.md", "content_type": "text/markdown", "size": 10, "collection": "org"}
+    response = await world.http.post("/api/v1/knowledge/documents", json=body, headers=world.a.headers)
+    assert response.status_code == 201, f"factory POST documents: {response.status_code} {response.text}"
+    return str(response.json()["document"]["id"])
+
+
+async def _chunk(world: World) -> str:
+    """A passage of org A's: a document uploaded through its presigned POST, ingested, then found by search."""
+    from tests.knowledge import post_file, wait_for_status
+
+    data = b"# Matrix\n\nThe matrix passage about lighthouse keepers.\n"
+    body = {"filename": "chunk.md", "content_type": "text/markdown", "size": len(data), "collection": "org"}
+    created = await world.http.post("/api/v1/knowledge/documents", json=body, headers=world.a.headers)
+    assert created.status_code == 201, f"factory POST documents: {created.status_code} {created.text}"
+    sent = await asyncio.to_thread(post_file, created.json()["upload"], data)
+    assert sent.status_code in (200, 204), sent.text
+    document_id = created.json()["document"]["id"]
+    await asyncio.to_thread(wait_for_status, world.a.ids["org_id"], world.a.ids["user_id"], document_id)
+    query = {"q": "lighthouse keepers"}
+    found = await world.http.get("/api/v1/knowledge/search", params=query, headers=world.a.headers)
+    assert found.status_code == 200 and found.json()["items"], f"factory search: {found.text}"
+    return str(found.json()["items"][0]["chunk_id"])
+
+
+async def _output(world: World) -> str:
+    workflow_id = await resource(world, "workflow_id")
+    body = {"kind": "email", "email": "matrix@example.com"}
+    return await _post(world, f"/api/v1/workflows/{workflow_id}/outputs", body, "id")
+
+
+async def _output_delivery(world: World) -> str:
+    # A delivery is logged when a run of the workflow ends: test-fire it and wait for the log's row.
+    workflow_id = await resource(world, "workflow_id")
+    await resource(world, "output_id")
+    fired = await world.http.post(f"/api/v1/workflows/{workflow_id}/test-fire", json={}, headers=world.a.headers)
+    assert fired.status_code == 202, f"factory test-fire: {fired.status_code} {fired.text}"
+    for _ in range(300):
+        log = await world.http.get(f"/api/v1/workflows/{workflow_id}/output-deliveries", headers=world.a.headers)
+        if log.json()["items"]:
+            return str(log.json()["items"][0]["id"])
+        await asyncio.sleep(0.1)
+    raise AssertionError("no output delivery was logged for the test-fired run")
+
+
+async def _memory(world: World) -> str:
+    return await _post(world, "/api/v1/me/memories", {"text": "matrix memory"}, "id")
+
+
+async def _attachment(world: World) -> str:
+    chat_id = await resource(world, "chat_id")
+    body = {"filename": "matrix.png", "content_type": "image/png", "size": 10}
+    return await _post(world, f"/api/v1/chats/{chat_id}/attachments", body, "id")
+
+
 FACTORIES: dict[str, Factory] = {
     "key_id": _key,
     "provider_id": _provider,
@@ -329,7 +387,13 @@ FACTORIES: dict[str, Factory] = {
     "token_id": _token,
     "approval_id": _approval,
     "workflow_id": _workflow,
+    "output_id": _output,
+    "output_delivery_id": _output_delivery,
     "user_id": _member,
+    "memory_id": _memory,
+    "attachment_id": _attachment,
+    "document_id": _document,
+    "chunk_id": _chunk,
 }
 
 

@@ -1,4 +1,5 @@
-"""Durable runs: the real ASL executes in moto with the steps handler in-process."""
+"""Durable runs: the real ASL executes in moto (lambda:invoke Tasks) and in LocalStack (activity Tasks), with the
+steps handler in-process either way (`durable_aws`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
 from tests.email_tool import email_script
+from tests.emulators import Emulator
 from tests.runs import start_run
 from tests.scripted import scripted_model, text_then_tool
 from tests.sfn import wait_for_execution
@@ -55,7 +57,7 @@ async def execution_arn(http: httpx.AsyncClient, headers: dict[str, str], run_id
 
 
 async def test_inline_and_durable_give_the_same_event_sequence(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, durable_aws: Emulator
 ) -> None:
     headers = auth_headers(make_tenant())
     script = text_then_tool(rounds=2, tool="calculate", args='{"expression": "6*7"}')
@@ -94,7 +96,7 @@ def flaky_tool() -> Iterator[dict[str, int]]:
 
 
 async def test_a_retried_step_resumes_from_its_checkpoint(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, flaky_tool: dict[str, int]
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, flaky_tool: dict[str, int], durable_aws: Emulator
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
@@ -118,7 +120,8 @@ async def test_a_retried_step_resumes_from_its_checkpoint(
     assert recorder.calls == [1, 3]  # the first model request was not sent again after the retry
     arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
     events = history(arn)
-    assert any(e["type"] == "LambdaFunctionFailed" or e["type"] == "TaskFailed" for e in events)
+    failed = {"moto": {"LambdaFunctionFailed", "TaskFailed"}, "localstack": {"ActivityFailed"}}[durable_aws.name]
+    assert failed & {e["type"] for e in events}
     with psycopg.connect(admin_url) as conn:
         usage = conn.execute(
             "SELECT request_index FROM usage_records WHERE run_id = %s ORDER BY 1", [spec.run_id]
@@ -152,7 +155,7 @@ async def _wait_for_approval(
 
 
 async def test_approve_runs_the_tool_and_completes(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]], durable_aws: Emulator
 ) -> None:
     tenant, stranger = make_tenant(), make_tenant(roles=("admin",))
     headers = auth_headers(tenant)
@@ -194,7 +197,7 @@ async def test_approve_runs_the_tool_and_completes(
 
 
 async def test_deny_returns_the_denial_to_the_model(
-    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]], durable_aws: Emulator
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
@@ -214,7 +217,7 @@ async def test_deny_returns_the_denial_to_the_model(
 
 
 async def test_an_expired_approval_resolves_as_denied(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]], durable_aws: Emulator
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
@@ -234,7 +237,7 @@ async def test_an_expired_approval_resolves_as_denied(
 
 
 async def test_cancel_stops_a_waiting_durable_run(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]], durable_aws: Emulator
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
@@ -246,10 +249,13 @@ async def test_cancel_stops_a_waiting_durable_run(
         frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
     assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "cancelled"}
     arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
-    # AWS aborts the execution. moto ignores StopExecution while a Task waits for its token, so the
-    # wait is also failed with the token (error "Cancelled"); moto then ends the stopped execution there.
+    # AWS aborts the execution, and so does LocalStack. moto ignores StopExecution while a Task waits for its
+    # token, so the wait is also failed with the token (error "Cancelled"); moto then ends the stopped execution there.
     final = wait_for_execution(sfn(), arn)
-    assert final["status"] == "ABORTED" or (final["status"] == "FAILED" and final.get("error") == "Cancelled")
+    if durable_aws.name == "localstack":
+        assert final["status"] == "ABORTED"
+    else:
+        assert final["status"] == "ABORTED" or (final["status"] == "FAILED" and final.get("error") == "Cancelled")
     entered = {e.get("stateEnteredEventDetails", {}).get("name") for e in history(arn)}
     assert "RecordFailure" not in entered
     assert (await http.get(f"/api/v1/runs/{spec.run_id}", headers=headers)).json()["status"] == "cancelled"
@@ -257,7 +263,7 @@ async def test_cancel_stops_a_waiting_durable_run(
 
 @pytest.mark.parametrize("rounds", [0, 1, 3])
 async def test_execution_history_is_small_content_free_and_cheap(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, rounds: int
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, rounds: int, durable_aws: Emulator
 ) -> None:
     headers = auth_headers(make_tenant())
     secret_text = "the quarterly numbers are confidential"
@@ -283,7 +289,7 @@ async def test_execution_history_is_small_content_free_and_cheap(
 
 
 async def test_a_deny_policy_denies_without_waiting(
-    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]], durable_aws: Emulator
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
@@ -319,7 +325,7 @@ async def test_an_expired_inline_approval_resolves_when_someone_answers_late(
 
 
 async def test_a_step_that_spends_its_time_budget_hands_back_and_the_next_continues(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, durable_aws: Emulator
 ) -> None:
     from personal_agent.settings import get_settings
 

@@ -52,6 +52,14 @@ def _seed(admin_url: str, tenant: Any) -> dict[str, Any]:
             "INSERT INTO api_tokens (org_id, user_id, name, token_hash, prefix) VALUES (%s, %s, 't', %s, 'pa_pat_')",
             [tenant.org_id, tenant.user_id, uuid.uuid4().hex],
         )
+        conn.execute(
+            "INSERT INTO memories (org_id, user_id, text) VALUES (%s, %s, 'likes tea')", [tenant.org_id, tenant.user_id]
+        )
+        conn.execute(
+            "INSERT INTO attachments (org_id, user_id, chat_id, kind, filename, content_type, size, object_key)"
+            " VALUES (%s, %s, %s, 'image', 'a.png', 'image/png', 1, %s)",
+            [tenant.org_id, tenant.user_id, chat[0], f"attachments/{tenant.org_id}/{uuid.uuid4()}/a.png"],
+        )
     return {"chat_id": chat[0], "run_id": run_id}
 
 

@@ -162,3 +162,44 @@ async def test_an_idle_stream_stays_open_and_delivers_later_events(http: httpx.A
     assert released_on_ping
     assert frames[-1].type == "RUN_FINISHED"
     assert "".join(f.data.get("delta", "") for f in frames) == "waiting done"
+
+
+def paced_chunks(n: int, every: int, pause: float) -> Any:
+    """`n` deltas with a short pause after every `every`: batches end by size, by time and by the message's end."""
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        for i in range(n):
+            yield f"p{i} "
+            if i % every == every - 1:
+                await asyncio.sleep(pause)
+
+    return script
+
+
+async def test_cut_points_inside_batched_deltas_resume_exactly_while_the_run_streams(
+    http: httpx.AsyncClient, make_tenant: Any, monkeypatch: Any
+) -> None:
+    from personal_agent.settings import get_settings
+
+    monkeypatch.setenv("PA_EVENT_BATCH_MS", "20")  # wide batches: many cut points fall inside one
+    get_settings.cache_clear()
+    try:
+        headers = auth_headers(make_tenant())
+        with scripted_model(paced_chunks(150, every=15, pause=0.004)) as (model, _):
+            for k in (1, 3, 17, 40, 77, 120, 154):
+                run = await start_run(http, headers, model)
+                # Both readers follow the live run; one drops after k events and resumes from the last id it saw.
+                full, head = await asyncio.gather(
+                    read_events(http, run["events_url"], headers),
+                    read_events(http, run["events_url"], headers, limit=k),
+                )
+                rest = await read_events(http, run["events_url"], headers, last_event_id=head[-1].id)
+                assert len(full) == 156  # RUN/STEP/TEXT start, 150 deltas, TEXT/STEP end, RUN_FINISHED
+                assert [f.data.get("delta") for f in full if f.type == "TEXT_MESSAGE_CONTENT"] == [
+                    f"p{i} " for i in range(150)
+                ]
+                assert head + rest == full, f"cut at {k}"
+                assert len({f.id for f in full}) == len(full)  # one entry id per event, batched or not
+    finally:
+        monkeypatch.delenv("PA_EVENT_BATCH_MS")
+        get_settings.cache_clear()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from personal_agent.local.lambda_registry import load_template
+from personal_agent.local.stack import LOCAL_ASL_PARAMETERS
 from tests.lambda_context import EVENTS, FakeLambdaContext, load_event
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +22,9 @@ def _steps_payloads() -> dict[str, set[str]]:
     """action -> payload keys of every Task that invokes the steps function."""
     payloads: dict[str, set[str]] = {}
     # Numeric substitutions (`"TimeoutSeconds": ${StepTimeoutSeconds}`) make the raw file invalid JSON.
-    text = re.sub(r'(?<!")\$\{\w+\}(?!")', "0", ASL.read_text())
+    # The events are lambda mode's payloads (the default): its key for the callback token.
+    text = ASL.read_text().replace("${TaskTokenKey}", LOCAL_ASL_PARAMETERS["TaskTokenKey"])
+    text = re.sub(r'(?<!")\$\{\w+\}(?!")', "0", text)
     for state in json.loads(text)["States"].values():
         params = state.get("Parameters", {})
         if state.get("Type") == "Task" and params.get("FunctionName") == "${StepsFunctionArn}":

@@ -31,6 +31,12 @@ FUNCTIONS = {
     "RunRecoveryFunction": "run_recovery",
     "StepsFunction": "steps",
     "TriggersFunction": "triggers",
+    "PlatformMcpFunction": "platform_mcp",
+    "DeliverFunction": "deliver",
+    "IngestFunction": "ingest",
+    "ActivityPollerFunction": "activity_poller",
+    "MigrateFunction": "migrate",
+    "MeteringFunction": "metering",
 }
 # SAM resource types and the CloudFormation resource each becomes (for "does it take Tags?").
 SAM_TYPES = {
@@ -123,7 +129,7 @@ def test_every_function_handler_exists(logical_id: str) -> None:
 def test_the_local_registry_dispatches_the_python_handlers() -> None:
     specs = {spec.logical_id: spec for spec in LambdaRegistry.from_template(ROOT / "template.yaml")._specs.values()}
     assert set(specs) == set(FUNCTIONS)
-    for name in ("ApiFunction", "RunWorkerFunction", "RunRecoveryFunction", "StepsFunction", "TriggersFunction"):
+    for name in sorted(set(FUNCTIONS) - {"StreamFunction"}):
         assert (specs[name].module, specs[name].attribute) == (f"functions.{FUNCTIONS[name]}.app", "handler")
 
 
@@ -275,12 +281,16 @@ def test_http_api_checks_jwts_except_on_health_config_and_webhook_routes() -> No
         ("GET", "/health/deps"): ("ApiFunction", True),
         ("GET", "/api/v1/config"): ("ApiFunction", True),
         ("POST", "/api/v1/hooks/{workflow_id}"): ("TriggersFunction", True),
+        **{(method, "/mcp"): ("PlatformMcpFunction", False) for method in ("GET", "POST", "DELETE")},
     }
 
 
 def test_personal_access_tokens_have_an_api_without_the_jwt_authorizer() -> None:
     assert "Auth" not in _props("TokenApi")
-    assert _routes("TokenApi") == {("ANY", "/api/{proxy+}"): ("ApiFunction", False)}
+    assert _routes("TokenApi") == {
+        ("ANY", "/api/{proxy+}"): ("ApiFunction", False),
+        **{(method, "/mcp"): ("PlatformMcpFunction", False) for method in ("GET", "POST", "DELETE")},
+    }
 
 
 def test_stream_function_streams_through_the_web_adapter() -> None:

@@ -44,6 +44,9 @@ def test_the_csp_lets_the_web_chat_reach_the_api_the_stream_url_and_the_issuer_o
         "https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}",
         "https://${StreamHost}",
         "https://${IssuerHost}",
+        # Presigned uploads (chat attachments, knowledge documents) go from the browser to the documents bucket.
+        "https://${DocumentsBucket.RegionalDomainName}",
+        "https://${DocumentsBucket.DomainName}",
         "${WebConnectSources}",
     ]
     # Hosts only: a CSP source with a path matches that path alone, and the issuer's discovery is below it.

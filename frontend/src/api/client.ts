@@ -8,10 +8,10 @@ import type { components, operations } from "./schema";
 
 const V1 = "/api/v1";
 
-type OperationId = keyof operations;
+export type OperationId = keyof operations;
 type JsonOf<T> = T extends { content: { "application/json": infer B } } ? B : never;
 /** The JSON body of a successful `Op` (its 200, 201 or 202 response). */
-type Ok<Op extends OperationId> = operations[Op]["responses"] extends infer R
+export type Ok<Op extends OperationId> = operations[Op]["responses"] extends infer R
   ? R extends { 200: infer X }
     ? JsonOf<X>
     : R extends { 201: infer X }
@@ -21,9 +21,9 @@ type Ok<Op extends OperationId> = operations[Op]["responses"] extends infer R
         : never
   : never;
 /** The JSON request body of `Op`. */
-type In<Op extends OperationId> = JsonOf<NonNullable<operations[Op]["requestBody"]>>;
+export type In<Op extends OperationId> = JsonOf<NonNullable<operations[Op]["requestBody"]>>;
 /** The query parameters of `Op`. */
-type QueryOf<Op extends OperationId> = NonNullable<operations[Op]["parameters"]["query"]>;
+export type QueryOf<Op extends OperationId> = NonNullable<operations[Op]["parameters"]["query"]>;
 
 const path = (id: string) => encodeURIComponent(id);
 
@@ -65,6 +65,17 @@ export const api = {
   listKeys: () => request<Ok<"list_keys">>("GET", `${V1}/keys`),
   addKey: (body: In<"create_key">) => request<Ok<"create_key">>("POST", `${V1}/keys`, { body }),
   deleteKey: (id: string) => request<void>("DELETE", `${V1}/keys/${path(id)}`),
+
+  listTools: () => request<Ok<"list_tools">>("GET", `${V1}/tools`),
+  listMcpServers: () => request<Ok<"list_mcp_servers">>("GET", `${V1}/admin/mcp-servers`),
+  createMcpServer: (body: In<"create_mcp_server">) =>
+    request<Ok<"create_mcp_server">>("POST", `${V1}/admin/mcp-servers`, { body }),
+  updateMcpServer: (id: string, body: In<"update_mcp_server">) =>
+    request<Ok<"update_mcp_server">>("PATCH", `${V1}/admin/mcp-servers/${path(id)}`, { body }),
+  deleteMcpServer: (id: string) => request<void>("DELETE", `${V1}/admin/mcp-servers/${path(id)}`),
+  /** Connect to the server now (`refresh`), or reuse a discovery younger than five minutes. */
+  discoverMcpTools: (id: string, refresh = true) =>
+    request<Ok<"discover_mcp_server_tools">>("GET", `${V1}/admin/mcp-servers/${path(id)}/tools`, { query: { refresh } }),
 };
 
 // Compile-time guard: `never` (an operation id or status the schema lacks) or a free-form object would
@@ -94,4 +105,12 @@ export type UsageReport = Schemas["UsageReport"];
 export type UsageGroup = UsageReport["group_by"];
 export type OrgSettings = Schemas["OrgSettings"];
 export type ProviderKey = Schemas["ProviderKeyOut"];
+export type Tool = Schemas["ToolOut"];
+export type RunTool = Schemas["RunToolOut"];
+export type McpServer = Schemas["McpServerOut"];
+export type McpServerIn = Schemas["McpServerIn"];
+export type McpDiscovery = Schemas["McpDiscovery"];
+export type McpTool = Schemas["McpToolOut"];
+export type ToolPolicy = Schemas["ToolPolicy"];
+export type ApprovalPolicy = McpTool["approval"];
 export type { Query };

@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/api/v1/admin/approval-audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Approval Audit
+         * @description Every approval request and decision in the org, newest first.
+         */
+        get: operations["approval_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/budget-spend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Budget Spend
+         * @description Each cap with what counts against it this month.
+         */
+        get: operations["list_budget_spend"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/budgets": {
         parameters: {
             query?: never;
@@ -132,7 +172,8 @@ export interface paths {
         delete: operations["delete_provider"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Update Provider */
+        patch: operations["update_provider"];
         trace?: never;
     };
     "/api/v1/admin/providers/{provider_id}/models": {
@@ -166,7 +207,11 @@ export interface paths {
         delete: operations["delete_provider_model"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update Model
+         * @description Change the fields sent; a price sent as null goes back to genai-prices.
+         */
+        patch: operations["update_provider_model"];
         trace?: never;
     };
     "/api/v1/admin/settings": {
@@ -249,6 +294,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attachments/{attachment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Attachment */
+        get: operations["get_attachment"];
+        put?: never;
+        post?: never;
+        /** Delete Attachment */
+        delete: operations["delete_attachment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chats": {
         parameters: {
             query?: never;
@@ -284,6 +347,23 @@ export interface paths {
         head?: never;
         /** Rename Chat */
         patch: operations["rename_chat"];
+        trace?: never;
+    };
+    "/api/v1/chats/{chat_id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create Attachment */
+        post: operations["create_attachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/chats/{chat_id}/messages": {
@@ -445,6 +525,135 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledge/chunks/{chunk_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Knowledge Chunk
+         * @description One passage by its chunk id (a citation's source); 404 when it is not yours to see.
+         */
+        get: operations["get_knowledge_chunk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Documents
+         * @description The org's documents and your own, newest first (or one collection's).
+         */
+        get: operations["list_documents"];
+        put?: never;
+        /**
+         * Create Document
+         * @description Register a document; upload its file with the returned presigned POST (S3 refuses another type or size).
+         */
+        post: operations["create_document"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/documents/{document_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Document
+         * @description A document's status (`document_status` events on your feed announce every change).
+         */
+        get: operations["get_document"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Document
+         * @description Remove the document, every chunk of it and its file.
+         */
+        delete: operations["delete_document"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/documents/{document_id}/reindex": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reindex Document
+         * @description Parse, chunk and embed the stored file again, in the background.
+         */
+        post: operations["reindex_document"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search Knowledge
+         * @description Hybrid search (vector + full text, reciprocal rank fusion) over what you may see.
+         */
+        get: operations["search_knowledge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Knowledge Settings */
+        get: operations["get_knowledge_settings"];
+        /**
+         * Update Knowledge Settings
+         * @description Choose the org's embedding model (org admins); every document is re-embedded in the background.
+         */
+        put: operations["update_knowledge_settings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -463,6 +672,45 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/memories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Memories */
+        get: operations["list_memories"];
+        put?: never;
+        /**
+         * Create Memory
+         * @description Add a memory (the same text twice is one memory: 200 with the existing one).
+         */
+        post: operations["create_memory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/memories/{memory_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Memory */
+        delete: operations["delete_memory"];
+        options?: never;
+        head?: never;
+        /** Update Memory */
+        patch: operations["update_memory"];
         trace?: never;
     };
     "/api/v1/me/settings": {
@@ -844,6 +1092,85 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflows/{workflow_id}/output-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Output Deliveries
+         * @description The delivery log: every send to every output, newest first, with attempts and the last error.
+         */
+        get: operations["workflow_output_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflows/{workflow_id}/output-deliveries/{output_delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver
+         * @description Send a delivery again (same `webhook-id`), with a fresh set of attempts.
+         */
+        post: operations["redeliver_workflow_output"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflows/{workflow_id}/outputs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Outputs */
+        get: operations["list_workflow_outputs"];
+        put?: never;
+        /**
+         * Add Output
+         * @description Send the workflow's results (and its headless runs' pending approvals) somewhere.
+         */
+        post: operations["add_workflow_output"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflows/{workflow_id}/outputs/{output_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove Output */
+        delete: operations["remove_workflow_output"];
+        options?: never;
+        head?: never;
+        /** Update Output */
+        patch: operations["update_workflow_output"];
+        trace?: never;
+    };
     "/api/v1/workflows/{workflow_id}/runs": {
         parameters: {
             query?: never;
@@ -875,6 +1202,26 @@ export interface paths {
         put?: never;
         /** Rotate Signing Secret */
         post: operations["rotate_workflow_signing_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workflows/{workflow_id}/test-fire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Fire
+         * @description Start a run now, as a webhook delivery would (without the sender's signature: you are signed in).
+         */
+        post: operations["test_fire_workflow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1042,6 +1389,114 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** Attachment */
+        Attachment: {
+            /**
+             * Chat Id
+             * Format: uuid
+             */
+            chat_id: string;
+            /** Content Type */
+            content_type: string;
+            /** Created At */
+            created_at: string;
+            /**
+             * Document Id
+             * @description its knowledge document (documents only)
+             */
+            document_id: string | null;
+            /** Filename */
+            filename: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "image" | "document";
+            /**
+             * Run Id
+             * @description the run whose message carried it; null until sent
+             */
+            run_id: string | null;
+            /** Size */
+            size: number;
+        };
+        /** AttachmentCreated */
+        AttachmentCreated: {
+            /**
+             * Chat Id
+             * Format: uuid
+             */
+            chat_id: string;
+            /** Content Type */
+            content_type: string;
+            /** Created At */
+            created_at: string;
+            /**
+             * Document Id
+             * @description its knowledge document (documents only)
+             */
+            document_id: string | null;
+            /** Filename */
+            filename: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "image" | "document";
+            /**
+             * Run Id
+             * @description the run whose message carried it; null until sent
+             */
+            run_id: string | null;
+            /** Size */
+            size: number;
+            /** @description a presigned POST: multipart form with `fields`, then `file` */
+            upload: components["schemas"]["AttachmentUpload"];
+        };
+        /**
+         * AttachmentIn
+         * @example {
+         *       "content_type": "image/png",
+         *       "filename": "screenshot.png",
+         *       "size": 48213
+         *     }
+         */
+        AttachmentIn: {
+            /**
+             * Content Type
+             * @description an image (PNG, JPEG, GIF, WebP; at most 10 MB) or a document (PDF, DOCX, HTML, Markdown, plain text; at most 25 MB); else 415 `unsupported_attachment`, 413 `attachment_too_large`
+             */
+            content_type: string;
+            /** Filename */
+            filename: string;
+            /**
+             * Size
+             * @description bytes; the upload policy accepts exactly this many
+             */
+            size: number;
+        };
+        /** AttachmentUpload */
+        AttachmentUpload: {
+            /**
+             * Fields
+             * @description form fields to send before the `file` field, unchanged
+             */
+            fields: {
+                [key: string]: string;
+            };
+            /** Url */
+            url: string;
+        };
         /**
          * AudioPart
          * @description An audio part.
@@ -1060,6 +1515,55 @@ export interface components {
             type: "audio";
         } & {
             [key: string]: unknown;
+        };
+        /** AuditEntry */
+        AuditEntry: {
+            /**
+             * Action
+             * @description requested | approved | denied | expired
+             */
+            action: string;
+            /**
+             * Actor Id
+             * @description who decided; null for what the system did (requested, expired)
+             */
+            actor_id: string | null;
+            /**
+             * Approval Id
+             * Format: uuid
+             */
+            approval_id: string;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Chat Id */
+            chat_id: string | null;
+            /** Detail */
+            detail: {
+                [key: string]: unknown;
+            };
+            /** Id */
+            id: number;
+            /** Owner Id */
+            owner_id: string | null;
+            /** Run Id */
+            run_id: string | null;
+            /**
+             * Status
+             * @description the approval's status now
+             */
+            status: string;
+            /** Tool Name */
+            tool_name: string;
+        };
+        /** AuditPage */
+        AuditPage: {
+            /** Items */
+            items: components["schemas"]["AuditEntry"][];
+            /** Next Cursor */
+            next_cursor: string | null;
         };
         /** BearerTokenOut */
         BearerTokenOut: {
@@ -1110,6 +1614,43 @@ export interface components {
             /** User Id */
             user_id: string | null;
         };
+        /** BudgetSpendList */
+        BudgetSpendList: {
+            /** Items */
+            items: components["schemas"]["BudgetSpendOut"][];
+        };
+        /** BudgetSpendOut */
+        BudgetSpendOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Month Start
+             * Format: date-time
+             */
+            month_start: string;
+            /** Monthly Usd */
+            monthly_usd: number;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "org" | "user";
+            /**
+             * Spent Usd
+             * @description spend this month plus live reservations
+             */
+            spent_usd: number;
+            /** User Id */
+            user_id: string | null;
+        };
         /** CancelOut */
         CancelOut: {
             /** Cancelled */
@@ -1139,6 +1680,11 @@ export interface components {
              * Format: uuid
              */
             id: string;
+            /**
+             * Snippet
+             * @description with `q`: where the chat's latest matching message matches
+             */
+            snippet?: string | null;
             /** Title */
             title: string;
             /**
@@ -1179,6 +1725,72 @@ export interface components {
             classification?: ("standard" | "confidential" | "restricted") | null;
             /** Title */
             title?: string | null;
+        };
+        /** ChildRunOut */
+        ChildRunOut: {
+            /**
+             * Cost Usd
+             * @description USD so far, its own sub-agents included (unpriced usage counts 0)
+             */
+            cost_usd: number;
+            /** Created At */
+            created_at: string;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Events Url */
+            events_url: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Id */
+            id: string;
+            /** Mode */
+            mode: string;
+            /** Preset */
+            preset: string | null;
+            /** Status */
+            status: string;
+            /**
+             * Task
+             * @description what the parent's `delegate` call asked of it
+             */
+            task: string;
+        };
+        /** ChunkOut */
+        ChunkOut: {
+            /**
+             * Chunk Id
+             * Format: uuid
+             */
+            chunk_id: string;
+            /** Citation */
+            citation: string;
+            /**
+             * Classification
+             * @enum {string}
+             */
+            classification: "standard" | "confidential" | "restricted";
+            /** Collection */
+            collection: string;
+            /**
+             * Document Id
+             * Format: uuid
+             */
+            document_id: string;
+            /** Filename */
+            filename: string;
+            /** Page */
+            page: number | null;
+            /** Section */
+            section: string | null;
+            /**
+             * Seq
+             * @description the passage's place in its document, from 0
+             */
+            seq: number;
+            /** Text */
+            text: string;
         };
         /** ClientConfig */
         ClientConfig: {
@@ -1330,6 +1942,92 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** DocumentCreated */
+        DocumentCreated: {
+            document: components["schemas"]["DocumentOut"];
+            upload: components["schemas"]["Upload"];
+        };
+        /** DocumentError */
+        DocumentError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
+        /** DocumentIn */
+        DocumentIn: {
+            /**
+             * Classification
+             * @default standard
+             * @enum {string}
+             */
+            classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Collection
+             * @description `org` (everyone in the org) or `personal` (only you)
+             * @default org
+             */
+            collection?: string;
+            /**
+             * Content Type
+             * @description application/pdf, …wordprocessingml.document (DOCX), text/html, text/markdown, text/plain
+             */
+            content_type: string;
+            /** Filename */
+            filename: string;
+            /**
+             * Size
+             * @description bytes; at most 26214400 (25 MB)
+             */
+            size: number;
+        };
+        /** DocumentList */
+        DocumentList: {
+            /** Items */
+            items: components["schemas"]["DocumentOut"][];
+        };
+        /** DocumentOut */
+        DocumentOut: {
+            /** Chunk Count */
+            chunk_count: number;
+            /**
+             * Classification
+             * @enum {string}
+             */
+            classification: "standard" | "confidential" | "restricted";
+            /** Collection */
+            collection: string;
+            /** Content Type */
+            content_type: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** @description why it failed (`failed` only) */
+            error: components["schemas"]["DocumentError"] | null;
+            /** Filename */
+            filename: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Pages */
+            pages: number | null;
+            /** Size */
+            size: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "uploading" | "processing" | "ready" | "failed";
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
         /**
          * DocumentPart
          * @description A document part.
@@ -1348,6 +2046,35 @@ export interface components {
             type: "document";
         } & {
             [key: string]: unknown;
+        };
+        /** EmbeddingModelOut */
+        EmbeddingModelOut: {
+            /** Dim */
+            dim: number;
+            /** Id */
+            id: string;
+            /** Label */
+            label: string;
+            /** Tier */
+            tier: number;
+        };
+        /** EmbeddingSettingsIn */
+        EmbeddingSettingsIn: {
+            /** Embedding Model */
+            embedding_model: string;
+        };
+        /** EmbeddingSettingsOut */
+        EmbeddingSettingsOut: {
+            /** Available */
+            available: components["schemas"]["EmbeddingModelOut"][];
+            /** Embedding Model */
+            embedding_model: string;
+            /**
+             * Reembedding
+             * @description documents queued for re-embedding by this change
+             * @default 0
+             */
+            reembedding?: number;
         };
         /** Error */
         Error: {
@@ -1382,6 +2109,33 @@ export interface components {
             value: string;
         } & {
             [key: string]: unknown;
+        };
+        /** FireIn */
+        FireIn: {
+            /**
+             * Body
+             * @description the JSON the run sees as the webhook body (default {"test": true})
+             */
+            body?: unknown;
+        };
+        /** FireOut */
+        FireOut: {
+            /** Events Url */
+            events_url: string;
+            /**
+             * Key
+             * @description the delivery key in the run history (`test-fire:…`)
+             */
+            key: string;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /** Status */
+            status: string;
+            /** Status Url */
+            status_url: string;
         };
         /**
          * FunctionCall
@@ -1668,6 +2422,51 @@ export interface components {
              */
             user_id: string;
         };
+        /** Memory */
+        Memory: {
+            /** Created At */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Source Run Id
+             * @description the run whose `remember` call saved it; null when typed here
+             */
+            source_run_id: string | null;
+            /** Text */
+            text: string;
+            /** Updated At */
+            updated_at: string;
+        };
+        /**
+         * MemoryIn
+         * @example {
+         *       "text": "Prefers metric units"
+         *     }
+         */
+        MemoryIn: {
+            /**
+             * Text
+             * @description one fact or preference, at most 1,000 characters (422 `memory_too_long`)
+             */
+            text: string;
+        };
+        /** MemoryList */
+        MemoryList: {
+            /**
+             * Items
+             * @description most recently changed first
+             */
+            items: components["schemas"]["Memory"][];
+            /**
+             * Limit
+             * @description the most memories one person keeps (409 `memory_limit` past it)
+             */
+            limit: number;
+        };
         /** ModelIn */
         ModelIn: {
             /**
@@ -1722,6 +2521,25 @@ export interface components {
             /** Tier Name */
             tier_name?: string | null;
         };
+        /** ModelPatch */
+        ModelPatch: {
+            /** Enabled */
+            enabled?: boolean | null;
+            /**
+             * Input Price
+             * @description USD per million input tokens; null: genai-prices
+             */
+            input_price?: number | string | null;
+            /**
+             * Output Price
+             * @description USD per million output tokens; null: genai-prices
+             */
+            output_price?: number | string | null;
+            /** Quality */
+            quality?: number | null;
+            /** Tags */
+            tags?: ("frontier" | "coding" | "reasoning" | "vision" | "fast" | "cheap")[] | null;
+        };
         /** OidcClientConfig */
         OidcClientConfig: {
             /** Audience */
@@ -1768,6 +2586,227 @@ export interface components {
              * @default 0
              */
             tier_floor?: number;
+        };
+        /**
+         * OutputCreate
+         * @example {
+         *       "kind": "webhook",
+         *       "url": "https://ci.example.com/agent-results"
+         *     }
+         * @example {
+         *       "kind": "slack",
+         *       "url": "https://hooks.slack.com/services/T000/B000/XXXX"
+         *     }
+         * @example {
+         *       "email": "oncall@example.com",
+         *       "events": [
+         *         "approval.requested"
+         *       ],
+         *       "kind": "email"
+         *     }
+         */
+        OutputCreate: {
+            /**
+             * Email
+             * @description recipient of an e-mail output
+             */
+            email?: string | null;
+            /**
+             * Events
+             * @description default: both
+             */
+            events?: ("run.finished" | "approval.requested")[] | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "webhook" | "slack" | "teams" | "email";
+            /**
+             * Url
+             * @description callback, Slack or Teams incoming-webhook URL
+             */
+            url?: string | null;
+        };
+        /** OutputCreated */
+        OutputCreated: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Email */
+            email: string | null;
+            /** Enabled */
+            enabled: boolean;
+            /** Events */
+            events: ("run.finished" | "approval.requested")[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "webhook" | "slack" | "teams" | "email";
+            /**
+             * Signing Secret
+             * @description a callback's Standard Webhooks secret, shown this once
+             */
+            signing_secret: string | null;
+            /**
+             * Target Hint
+             * @description the URL's origin, or the e-mail address
+             */
+            target_hint: string;
+            /**
+             * Workflow Id
+             * Format: uuid
+             */
+            workflow_id: string;
+        };
+        /** OutputDeliveryOut */
+        OutputDeliveryOut: {
+            /** Attempts */
+            attempts: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Delivered At */
+            delivered_at: string | null;
+            /**
+             * Event
+             * @enum {string}
+             */
+            event: "run.finished" | "approval.requested";
+            /** Event Key */
+            event_key: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Last Error */
+            last_error: string | null;
+            /** Last Status Code */
+            last_status_code: number | null;
+            /** Next Attempt At */
+            next_attempt_at: string | null;
+            /**
+             * Output Id
+             * Format: uuid
+             */
+            output_id: string;
+            /** Output Kind */
+            output_kind: string;
+            /** Run Id */
+            run_id: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "retrying" | "succeeded" | "failed";
+            /** Target Hint */
+            target_hint: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Workflow Id
+             * Format: uuid
+             */
+            workflow_id: string;
+        };
+        /** OutputDeliveryPage */
+        OutputDeliveryPage: {
+            /** Items */
+            items: components["schemas"]["OutputDeliveryOut"][];
+            /** Next Cursor */
+            next_cursor: string | null;
+        };
+        /** OutputList */
+        OutputList: {
+            /** Items */
+            items: components["schemas"]["OutputOut"][];
+        };
+        /** OutputOut */
+        OutputOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Email */
+            email: string | null;
+            /** Enabled */
+            enabled: boolean;
+            /** Events */
+            events: ("run.finished" | "approval.requested")[];
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "webhook" | "slack" | "teams" | "email";
+            /**
+             * Target Hint
+             * @description the URL's origin, or the e-mail address
+             */
+            target_hint: string;
+            /**
+             * Workflow Id
+             * Format: uuid
+             */
+            workflow_id: string;
+        };
+        /** OutputPatch */
+        OutputPatch: {
+            /** Enabled */
+            enabled: boolean;
+        };
+        /** PassageOut */
+        PassageOut: {
+            /**
+             * Chunk Id
+             * Format: uuid
+             */
+            chunk_id: string;
+            /** Citation */
+            citation: string;
+            /**
+             * Classification
+             * @enum {string}
+             */
+            classification: "standard" | "confidential" | "restricted";
+            /** Collection */
+            collection: string;
+            /**
+             * Document Id
+             * Format: uuid
+             */
+            document_id: string;
+            /** Filename */
+            filename: string;
+            /** Page */
+            page: number | null;
+            /**
+             * Score
+             * @description reciprocal rank fusion of the vector and full-text ranks
+             */
+            score: number;
+            /** Section */
+            section: string | null;
+            /** Text */
+            text: string;
         };
         /** ProviderIn */
         ProviderIn: {
@@ -1901,6 +2940,11 @@ export interface components {
             name: string;
             /** Trust Tier */
             trust_tier: number;
+        };
+        /** ProviderPatch */
+        ProviderPatch: {
+            /** Enabled */
+            enabled: boolean;
         };
         /** Readiness */
         Readiness: {
@@ -2048,6 +3092,11 @@ export interface components {
          */
         RunCreate: {
             /**
+             * Attachments
+             * @description ids from `POST /api/v1/chats/{chat_id}/attachments`, uploaded; an image needs a `vision` model (422 `model_lacks_vision` / `no_vision_model`)
+             */
+            attachments?: string[];
+            /**
              * Message
              * @description the user's turn (at most 32,000 characters: 413 `message_too_long`)
              */
@@ -2066,12 +3115,44 @@ export interface components {
              */
             tools?: string[] | null;
         };
+        /** RunToolOut */
+        RunToolOut: {
+            /** Acts */
+            acts: boolean;
+            /** Name */
+            name: string;
+            /**
+             * Server
+             * @description the MCP server the tool comes from; null for a first-party tool
+             */
+            server: string | null;
+            /**
+             * Trust Tier
+             * @description the trust tier of the tool's source (first-party: 2)
+             */
+            trust_tier: number;
+            /**
+             * Untrusted
+             * @description its results are untrusted (acting tools then need a person's approval)
+             */
+            untrusted: boolean;
+        };
         /** RunView */
         RunView: {
             /** Answered Model */
             answered_model: string | null;
             /** Chat Id */
             chat_id: string | null;
+            /**
+             * Children
+             * @description the sub-agents this run started, oldest first
+             */
+            children: components["schemas"]["ChildRunOut"][];
+            /**
+             * Cost Usd
+             * @description USD so far of the run and every sub-agent below it (unpriced counts 0)
+             */
+            cost_usd: number;
             /** Created At */
             created_at: string;
             /** Error */
@@ -2112,6 +3193,11 @@ export interface components {
              * @description queued, running, waiting, succeeded, failed, cancelled or skipped
              */
             status: string;
+            /**
+             * Tools
+             * @description the run's toolset as snapshotted at launch
+             */
+            tools: components["schemas"]["RunToolOut"][];
             /** Trigger Source */
             trigger_source: string;
         };
@@ -2146,6 +3232,13 @@ export interface components {
             next_fire_at: string | null;
             /** Timezone */
             timezone: string;
+        };
+        /** SearchOut */
+        SearchOut: {
+            /** Embedding Model */
+            embedding_model: string;
+            /** Items */
+            items: components["schemas"]["PassageOut"][];
         };
         /** SigningSecretOut */
         SigningSecretOut: {
@@ -2421,8 +3514,29 @@ export interface components {
              */
             next_cursor: string | null;
         };
+        /** TranscriptAttachment */
+        TranscriptAttachment: {
+            /** Content Type */
+            content_type: string;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "image" | "document";
+            /** Name */
+            name: string;
+            /** Size */
+            size: number;
+        };
         /** TranscriptItem */
         TranscriptItem: {
+            /**
+             * Attachments
+             * @description the files a user turn carried
+             */
+            attachments?: components["schemas"]["TranscriptAttachment"][] | null;
             /** Content */
             content?: string | null;
             /** Created At */
@@ -2464,6 +3578,20 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+        };
+        /** Upload */
+        Upload: {
+            /** Expires In */
+            expires_in: number;
+            /** Fields */
+            fields: {
+                [key: string]: string;
+            };
+            /**
+             * Url
+             * @description POST the file here as multipart/form-data: every field, then `file` last
+             */
+            url: string;
         };
         /**
          * UrlSource
@@ -2877,6 +4005,76 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    approval_audit: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_budget_spend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetSpendList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_budgets: {
         parameters: {
             query?: never;
@@ -3330,6 +4528,50 @@ export interface operations {
             };
         };
     };
+    update_provider: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     add_provider_model: {
         parameters: {
             query?: never;
@@ -3392,6 +4634,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_provider_model: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+                model_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModelPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderModelOut"];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -3619,11 +4906,90 @@ export interface operations {
             };
         };
     };
+    get_attachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attachment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Attachment"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_attachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attachment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_chats: {
         parameters: {
             query?: {
                 limit?: number;
                 cursor?: string | null;
+                /** @description words in the title or, by full-text search, in the messages */
                 q?: string | null;
             };
             header?: never;
@@ -3803,6 +5169,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Chat"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_attachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttachmentIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentCreated"];
                 };
             };
             /** @description Validation Error */
@@ -4198,6 +5608,360 @@ export interface operations {
             };
         };
     };
+    get_knowledge_chunk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chunk_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChunkOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_documents: {
+        parameters: {
+            query?: {
+                collection?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentCreated"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reindex_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    search_knowledge: {
+        parameters: {
+            query: {
+                q: string;
+                /** @description `org`, `personal` or `chat:<chat id>`; default both first */
+                collection?: string | null;
+                k?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_knowledge_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingSettingsOut"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_knowledge_settings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbeddingSettingsIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmbeddingSettingsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_me: {
         parameters: {
             query?: never;
@@ -4214,6 +5978,159 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MeOut"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_memories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_memory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */
@@ -5273,6 +7190,258 @@ export interface operations {
             };
         };
     };
+    workflow_output_deliveries: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string | null;
+            };
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputDeliveryPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    redeliver_workflow_output: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                output_delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputDeliveryOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_workflow_outputs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    add_workflow_output: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutputCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputCreated"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    remove_workflow_output: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                output_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_workflow_output: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                output_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutputPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OutputOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     workflow_runs: {
         parameters: {
             query?: {
@@ -5338,6 +7507,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SigningSecretOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    test_fire_workflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FireIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FireOut"];
                 };
             };
             /** @description Validation Error */

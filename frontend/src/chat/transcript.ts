@@ -5,16 +5,20 @@
  */
 
 import type { Approval, Message } from "../api/client";
-import type { ApprovalStatus, LiveItem, RunView } from "../stream/runView";
+import type { ApprovalStatus, LiveItem, RunView, SubagentItem } from "../stream/runView";
+
+/** A file a user turn carried (name, size, type). */
+export type Attachment = NonNullable<Message["attachments"]>[number];
 
 /** `truncated`: the stored part was too long to send whole and was cut (the API says so). */
 export type DisplayItem =
-  | { kind: "user"; id: string; text: string; pending?: boolean; truncated?: boolean }
+  | { kind: "user"; id: string; text: string; pending?: boolean; truncated?: boolean; attachments?: Attachment[] }
   | { kind: "assistant"; id: string; text: string; streaming: boolean; truncated?: boolean }
-  | { kind: "tool"; id: string; name: string; args: unknown; result: unknown; done: boolean; truncated?: boolean }
+  | { kind: "tool"; id: string; name: string; args: unknown; result: unknown; done: boolean; truncated?: boolean; runId?: string | null }
   | { kind: "approval"; id: string; tool: string; args: unknown; expiresAt: string | null; status: ApprovalStatus | string }
   | { kind: "error"; id: string; message: string; code: string | null }
-  | { kind: "notice"; id: string; text: string };
+  | { kind: "notice"; id: string; text: string }
+  | SubagentItem;
 
 function messageText(message: Message): string {
   if (typeof message.text === "string") return message.text;
@@ -30,14 +34,15 @@ export function storedItems(messages: Message[], hideRun: string | null = null):
     const hidden = hideRun !== null && message.run_id === hideRun;
     const truncated = message.truncated === true;
     if (message.role === "user") {
-      items.push({ kind: "user", id: message.id, text: messageText(message), truncated });
+      const attachments = message.attachments?.length ? { attachments: message.attachments } : {};
+      items.push({ kind: "user", id: message.id, text: messageText(message), truncated, ...attachments });
     } else if (hidden) {
       continue;
     } else if (message.role === "assistant") {
       const text = messageText(message);
       if (text) items.push({ kind: "assistant", id: message.id, text, streaming: false, truncated });
       for (const call of message.tool_calls ?? []) {
-        const item = { kind: "tool" as const, id: call.id, name: call.name, args: call.args, result: null as unknown, done: true, truncated };
+        const item = { kind: "tool" as const, id: call.id, name: call.name, args: call.args, result: null as unknown, done: true, truncated, runId: message.run_id };
         tools.set(call.id, item);
         items.push(item);
       }
@@ -47,7 +52,7 @@ export function storedItems(messages: Message[], hideRun: string | null = null):
       if (call) {
         call.result = result;
         call.truncated ||= truncated;
-      } else items.push({ kind: "tool", id: message.id, name: "tool", args: null, result, done: true, truncated });
+      } else items.push({ kind: "tool", id: message.id, name: "tool", args: null, result, done: true, truncated, runId: message.run_id });
     }
   }
   return items;
@@ -66,9 +71,9 @@ export interface TranscriptInput {
   sending: string | null;
 }
 
-function fromLive(item: LiveItem, decided: Map<string, ApprovalStatus>): DisplayItem {
+function fromLive(item: LiveItem, decided: Map<string, ApprovalStatus>, runId: string): DisplayItem {
   if (item.kind === "approval") return { ...item, status: decided.get(item.id) ?? item.status };
-  if (item.kind === "tool") return { kind: "tool", id: item.id, name: item.name, args: item.args, result: item.result, done: item.done };
+  if (item.kind === "tool") return { kind: "tool", id: item.id, name: item.name, args: item.args, result: item.result, done: item.done, runId };
   return { ...item };
 }
 
@@ -80,12 +85,12 @@ export function buildTranscript(input: TranscriptInput): DisplayItem[] {
   items.push(...stored);
   for (const [runId, notices] of input.notices) {
     if (live && runId === live.runId) continue;
-    items.push(...notices.map((n) => fromLive(n, input.decided)));
+    items.push(...notices.map((n) => fromLive(n, input.decided, runId)));
   }
   if (live) {
     const hasUser = input.messages.some((m) => m.role === "user" && m.run_id === live.runId);
     if (!hasUser && live.userText) items.push({ kind: "user", id: `pending-${live.runId}`, text: live.userText, pending: true });
-    items.push(...live.items.map((i) => fromLive(i, input.decided)));
+    items.push(...live.items.map((i) => fromLive(i, input.decided, live.runId)));
   }
   if (input.sending !== null) items.push({ kind: "user", id: "sending", text: input.sending, pending: true });
   const shown = new Set(items.filter((i) => i.kind === "approval").map((i) => i.id));

@@ -137,10 +137,10 @@ export function useChat(chatId: Ref<string>) {
     }
     if (mine !== generation) return;
     const stored = messages.value.some((m) => m.run_id === view.runId && m.role !== "user");
-    // Stored messages have the tool calls and results but not errors, stops or decisions: keep those on screen.
+    // Stored messages have the tool calls and results but not errors, stops, decisions or sub-agents: keep those.
     // When nothing of the run was stored (a stop or an error before the first answer was saved), keep it all.
     const kept = view.items
-      .filter((i) => !stored || i.kind === "error" || i.kind === "notice" || i.kind === "approval")
+      .filter((i) => !stored || i.kind === "error" || i.kind === "notice" || i.kind === "approval" || i.kind === "subagent")
       .map((i) => (i.kind === "approval" ? { ...i, status: decided.get(i.id) ?? i.status } : { ...i }));
     for (const item of kept) if (item.kind === "assistant") item.streaming = false;
     if (kept.length) notices.set(view.runId, [...(notices.get(view.runId) ?? []), ...kept]);
@@ -229,7 +229,8 @@ export function useChat(chatId: Ref<string>) {
       .catch(() => undefined);
   }
 
-  async function send(text: string, model: string, mode: RunMode): Promise<boolean> {
+  /** `tools`: the chat's tool choice (null: the server's defaults). */
+  async function send(text: string, model: string, mode: RunMode, attachments: string[] = [], tools: string[] | null = null): Promise<boolean> {
     const message = text.trim();
     if (!message || sending.value !== null || running.value) return false;
     titleFromFirstMessage(message);
@@ -237,7 +238,13 @@ export function useChat(chatId: Ref<string>) {
     error.value = null;
     const mine = generation;
     try {
-      const started = await api.startRun(chatId.value, { message, model, mode });
+      const started = await api.startRun(chatId.value, {
+        message,
+        model,
+        mode,
+        ...(attachments.length ? { attachments } : {}),
+        ...(tools ? { tools } : {}),
+      });
       if (mine !== generation) return true;
       sending.value = null;
       follow(
@@ -250,6 +257,8 @@ export function useChat(chatId: Ref<string>) {
           userText: message,
         }),
       );
+      // The user's turn is stored at launch: show it with its files while the answer streams.
+      if (attachments.length) void reloadMessages().catch(() => undefined);
       void refreshChat(chatId.value);
       return true;
     } catch (err) {

@@ -19,6 +19,8 @@ type Listener = (event: FeedEvent) => void;
 
 const listeners = new Set<Listener>();
 const reconnectListeners = new Set<() => void>();
+/** `document_status` announcements (knowledge/status_feed.py): their value as sent. */
+const documentListeners = new Set<(value: unknown) => void>();
 let stream: EventStream<{ type?: string; name?: string; value?: unknown }> | null = null;
 
 export function startFeed(): void {
@@ -35,6 +37,10 @@ export function startFeed(): void {
     },
     onEvent(event) {
       if (event.type !== "CUSTOM" || typeof event.name !== "string") return;
+      if (event.name === "document_status") {
+        for (const listener of documentListeners) listener(event.value);
+        return;
+      }
       const value = event.value as FeedRun | undefined;
       if (!value || typeof value.run_id !== "string") return;
       for (const listener of listeners) listener({ name: event.name, run: value });
@@ -56,4 +62,10 @@ export function onFeedReconnect(listener: () => void): () => void {
 export function onFeed(listener: Listener): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
+}
+
+/** A knowledge document's status changed (the page that lists documents follows uploads with it). */
+export function onDocumentStatus(listener: (value: unknown) => void): () => void {
+  documentListeners.add(listener);
+  return () => documentListeners.delete(listener);
 }

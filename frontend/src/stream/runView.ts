@@ -14,7 +14,19 @@ export type LiveItem =
   | { kind: "tool"; id: string; name: string; args: string; result: string | null; done: boolean }
   | { kind: "approval"; id: string; tool: string; args: unknown; expiresAt: string | null; status: ApprovalStatus }
   | { kind: "error"; id: string; message: string; code: string | null }
-  | { kind: "notice"; id: string; text: string };
+  | { kind: "notice"; id: string; text: string }
+  | SubagentItem;
+
+/** A sub-agent (a child run) the run started: its card follows the child's own stream (`eventsUrl`). */
+export interface SubagentItem {
+  kind: "subagent";
+  id: string;
+  task: string;
+  preset: string | null;
+  eventsUrl: string;
+  status: string;
+  answer: string | null;
+}
 
 export type RunPhase = "running" | "finished" | "error" | "cancelled" | "expired";
 
@@ -173,12 +185,37 @@ function applyCustom(view: RunView, name: string, value: unknown, id: string | n
     const item = find(view, "approval", value.approval_id);
     const status = approvalStatus(name, value);
     if (item && status) item.status = status;
+  } else if (name === "subagent_started" || name === "subagent_finished") {
+    applySubagent(view, name, value);
   } else if (name === "run_cancelled") {
     endStreaming(view);
     view.phase = "cancelled";
     view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
   } else if (name === "resume_expired") {
     view.phase = "expired";
+  }
+}
+
+function applySubagent(view: RunView, name: string, value: unknown): void {
+  if (!value || typeof value !== "object") return;
+  const v = value as Record<string, unknown>;
+  if (typeof v.child_run_id !== "string") return;
+  let item = find(view, "subagent", v.child_run_id);
+  if (!item) {
+    item = {
+      kind: "subagent",
+      id: v.child_run_id,
+      task: typeof v.task === "string" ? v.task : "",
+      preset: typeof v.preset === "string" ? v.preset : null,
+      eventsUrl: typeof v.events_url === "string" ? v.events_url : `/api/v1/runs/${encodeURIComponent(v.child_run_id)}/events`,
+      status: "running",
+      answer: null,
+    };
+    view.items.push(item);
+  }
+  if (name === "subagent_finished") {
+    item.status = typeof v.status === "string" ? v.status : "finished";
+    item.answer = typeof v.answer === "string" ? v.answer : null;
   }
 }
 

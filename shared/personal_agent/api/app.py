@@ -6,27 +6,31 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.routing import Route
 
 from personal_agent.api import (
+    admin_console,
     approvals,
+    attachments,
     chats,
     client_config,
     governance,
     health,
     hooks,
+    knowledge,
     mcp_servers,
     me_settings,
+    memories,
     models,
     runs,
     tools,
     usage,
+    workflow_outputs,
     workflows,
 )
 from personal_agent.api.errors import install_error_handlers
 from personal_agent.api.identity import include_identity_routers
 from personal_agent.api.openapi import install_openapi
-from personal_agent.api.platform_mcp import MCP_PATH, mcp_endpoint
+from personal_agent.api.platform_mcp import mcp_route
 
 
 @asynccontextmanager
@@ -56,13 +60,17 @@ def create_app() -> FastAPI:
         governance.keys_router,
         me_settings.router,
         workflows.router,
+        workflow_outputs.router,
+        admin_console.router,
         hooks.router,
         mcp_servers.router,
         tools.router,
+        memories.router,
+        attachments.router,
+        knowledge.router,
     ):
         app.include_router(router)
-    # The platform as an MCP server; a plain route (not a mount) so `/mcp` answers without a slash redirect,
-    # and out of the OpenAPI document.
-    app.router.routes.append(Route(MCP_PATH, mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    # The platform as an MCP server (locally; on AWS the platform MCP function serves it: `create_platform_mcp_app`).
+    app.router.routes.append(mcp_route())
     install_openapi(app)
     return app

@@ -38,6 +38,7 @@ class Chat(BaseModel):
     classification: Classification
     created_at: datetime
     updated_at: datetime
+    snippet: str | None = Field(None, description="with `q`: where the chat's latest matching message matches")
 
 
 class ChatPage(BaseModel):
@@ -55,7 +56,9 @@ async def list_chats(
     principal: CurrentPrincipal,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
-    q: Annotated[str | None, Query(max_length=200)] = None,
+    q: Annotated[
+        str | None, Query(max_length=200, description="words in the title or, by full-text search, in the messages")
+    ] = None,
 ) -> dict[str, Any]:
     return await service.list_chats(principal, limit, cursor, q)
 
@@ -82,6 +85,14 @@ class TranscriptToolCall(BaseModel):
     args: Any = Field(description="the call's arguments (the start of their JSON as text when `truncated`)")
 
 
+class TranscriptAttachment(BaseModel):
+    id: str
+    name: str
+    size: int
+    content_type: str
+    kind: Literal["image", "document"]
+
+
 class TranscriptItem(BaseModel):
     id: str = Field(description="`<message>:<part>`; also the cursor for the items before it")
     role: Literal["user", "assistant", "tool"]
@@ -95,6 +106,7 @@ class TranscriptItem(BaseModel):
     truncated: bool | None = Field(
         None, description="sent (true) only for a part longer than 256 Ki characters, cut there"
     )
+    attachments: list[TranscriptAttachment] | None = Field(None, description="the files a user turn carried")
 
 
 class Transcript(BaseModel):

@@ -7,10 +7,13 @@ authenticated request only, so the API's cold start does not pay for it (`platfo
 
 from __future__ import annotations
 
+from fastapi import FastAPI
 from starlette.requests import HTTPConnection
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from personal_agent.api.deps import get_principal
+from personal_agent.api.errors import install_error_handlers
 from personal_agent.errors import ServiceUnavailable
 
 MCP_PATH = "/mcp"
@@ -32,3 +35,18 @@ class McpEndpoint:
 
 
 mcp_endpoint = McpEndpoint()
+MCP_METHODS = ("GET", "POST", "DELETE")
+
+
+def mcp_route() -> Route:
+    """`/mcp` as a plain route (not a mount), so it answers without a slash redirect; out of the OpenAPI document."""
+    return Route(MCP_PATH, mcp_endpoint, methods=list(MCP_METHODS), include_in_schema=False)
+
+
+def create_platform_mcp_app() -> FastAPI:
+    """`/mcp` alone, with the API's error mapping: the platform MCP function's app on AWS, where the API function's
+    layer leaves the `mcp` SDK out (and the API function stays small)."""
+    app = FastAPI(title="Personal Agent MCP", version="0.1.0", openapi_url=None, docs_url=None, redoc_url=None)
+    install_error_handlers(app)
+    app.router.routes.append(mcp_route())
+    return app

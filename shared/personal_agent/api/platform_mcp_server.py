@@ -1,4 +1,5 @@
-"""The platform's MCP tools (`start_run`, `get_run`, `list_chats`), called as the authenticated caller.
+"""The platform's MCP tools (`start_run`, `get_run`, `list_chats`, `search_knowledge`), called as the
+authenticated caller.
 
 Served stateless with JSON responses: every POST stands alone (no session between requests, no SSE stream),
 which is what a buffered Lambda response behind Mangum, on any container, can answer. Imported lazily by
@@ -153,6 +154,46 @@ async def list_chats(limit: int = 20) -> ChatList:
     )
 
 
+class KnowledgePassage(BaseModel):
+    citation: str = Field(description="document, page or section, chunk id")
+    document: str
+    document_id: str
+    page: int | None
+    section: str | None
+    chunk_id: str
+    classification: str
+    text: str
+
+
+class KnowledgeResults(BaseModel):
+    passages: list[KnowledgePassage] = Field(description="best first")
+
+
+async def search_knowledge(query: str, k: int = 6, collection: str | None = None) -> KnowledgeResults:
+    """Search your organisation's knowledge base (its documents and your own; `collection`: `org` or
+    `personal` for one of them): passages with citations, best first (k at most 20)."""
+    from personal_agent.knowledge.search import search
+
+    principal = _caller.get()
+    with _as_tool_errors():
+        found = await search(principal.org_id, principal.user_id, query, collection=collection, k=max(1, min(k, 20)))
+    return KnowledgeResults(
+        passages=[
+            KnowledgePassage(
+                citation=p.citation,
+                document=p.filename,
+                document_id=str(p.document_id),
+                page=p.page,
+                section=p.section,
+                chunk_id=str(p.chunk_id),
+                classification=p.classification,
+                text=p.text,
+            )
+            for p in found.passages
+        ]
+    )
+
+
 def _uuid(value: str, what: str) -> UUID:
     try:
         return UUID(value)
@@ -170,6 +211,7 @@ def platform_server() -> MCPServer:
     server.add_tool(start_run)
     server.add_tool(get_run, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(list_chats, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(search_knowledge, annotations=ToolAnnotations(read_only_hint=True))
     return server
 
 

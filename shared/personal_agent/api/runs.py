@@ -27,6 +27,12 @@ class RunCreate(BaseModel):
     tools: list[str] | None = Field(
         None, max_length=50, description="tool names from `GET /api/v1/tools`; null: the default tools"
     )
+    attachments: list[UUID] = Field(
+        default_factory=list,
+        max_length=8,
+        description="ids from `POST /api/v1/chats/{chat_id}/attachments`, uploaded; an image needs a `vision` model"
+        " (422 `model_lacks_vision` / `no_vision_model`)",
+    )
 
 
 class RunAccepted(BaseModel):
@@ -44,6 +50,27 @@ class GatedToolOut(BaseModel):
     required_tier: int = Field(description="the run's routing tier, above the tool's trust tier")
 
 
+class RunToolOut(BaseModel):
+    name: str
+    server: str | None = Field(description="the MCP server the tool comes from; null for a first-party tool")
+    trust_tier: int = Field(description="the trust tier of the tool's source (first-party: 2)")
+    acts: bool
+    untrusted: bool = Field(description="its results are untrusted (acting tools then need a person's approval)")
+
+
+class ChildRunOut(BaseModel):
+    id: str
+    status: str
+    mode: str
+    task: str = Field(description="what the parent's `delegate` call asked of it")
+    preset: str | None
+    error: dict[str, Any] | None
+    cost_usd: float = Field(description="USD so far, its own sub-agents included (unpriced usage counts 0)")
+    created_at: str
+    finished_at: str | None
+    events_url: str
+
+
 class RunView(BaseModel):
     id: str
     chat_id: str | None
@@ -57,10 +84,13 @@ class RunView(BaseModel):
     parent_run_id: str | None
     error: dict[str, Any] | None
     gated_tools: list[GatedToolOut] = Field(description="tools the tier gate kept from the run")
+    tools: list[RunToolOut] = Field(description="the run's toolset as snapshotted at launch")
     created_at: str
     started_at: str | None
     finished_at: str | None
     events_url: str
+    cost_usd: float = Field(description="USD so far of the run and every sub-agent below it (unpriced counts 0)")
+    children: list[ChildRunOut] = Field(description="the sub-agents this run started, oldest first")
 
 
 class CancelOut(BaseModel):
@@ -81,6 +111,7 @@ async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal)
             model=body.model,
             mode=body.mode,
             tools=tuple(body.tools) if body.tools is not None else None,
+            attachments=tuple(body.attachments),
         )
     )
     body_out = {

@@ -155,3 +155,15 @@ async def take_task_tokens(conn: Conn, run_id: UUID) -> set[str]:
         [run_id],
     )
     return {row["task_token"] for row in await cur.fetchall()}
+
+
+async def audit_page(conn: Conn, before: int | None, limit: int) -> list[dict[str, Any]]:
+    """The org's approval audit trail, newest first (ids below `before`), with each approval's tool and run."""
+    keyset = "WHERE t.id < %s" if before is not None else ""
+    cur = await conn.execute(
+        "SELECT t.id, t.approval_id, t.actor_id, t.action, t.detail, t.at, a.tool_name, a.run_id, a.chat_id,"
+        " a.owner_id, a.status FROM approval_audit t JOIN approvals a ON a.id = t.approval_id"
+        f" {keyset} ORDER BY t.id DESC LIMIT %s",
+        [*([before] if before is not None else []), limit],
+    )
+    return list(await cur.fetchall())

@@ -22,6 +22,10 @@ class EventBus(Protocol):
         """Append `data`; trim to about `maxlen` entries; (re)set the stream's expiry; return the entry id."""
         ...
 
+    async def publish_batch(self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int) -> list[str]:
+        """Append every item of `data` in order, in one round trip; trim and expire as `publish`; their entry ids."""
+        ...
+
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
         """Entries after `after` ("0" for all); wait up to `block_ms` when there are none."""
         ...
@@ -46,6 +50,14 @@ class EventBus(Protocol):
 
     async def release_slot(self, key: str, holder: str) -> None:
         """Give `holder`'s slot back."""
+        ...
+
+    async def counter(self, key: str) -> int:
+        """The value of the counter `key` (0 when it was never bumped)."""
+        ...
+
+    async def bump(self, key: str, *, ttl_seconds: int | None = None) -> int:
+        """Add one to the counter `key` and return the new value; with `ttl_seconds`, the key then expires."""
         ...
 
     async def ping(self) -> bool:

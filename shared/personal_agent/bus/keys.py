@@ -20,6 +20,18 @@ def cancel_channel(run_id: UUID | str) -> str:
     return f"pa:control:cancel:{run_id}"
 
 
+def cancel_flag(run_id: UUID | str) -> str:
+    """Set when a run's owner stops it: the engine reads this between stream chunks (the flag in Postgres
+    stays the source of truth, read less often)."""
+    return f"pa:cancel:{run_id}"
+
+
 def stream_slots(user_id: UUID | str) -> str:
     """The SSE/AG-UI connections a user holds open, across orgs and tabs (a sorted set of leases)."""
     return f"pa:slots:sse:{user_id}"
+
+
+def auth_epoch() -> str:
+    """Bumped by every change that takes access away (a token revoked, a member offboarded, an account
+    disabled): a cached principal from before the bump is never used again, in any process."""
+    return "pa:auth:epoch"

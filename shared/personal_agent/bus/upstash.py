@@ -22,6 +22,17 @@ return id
 """
 
 
+# Many XADDs in one script (one REST request, atomic): ARGV[1] maxlen, ARGV[2] retention, ARGV[3..] the payloads.
+_PUBLISH_BATCH = """
+local ids = {}
+for i = 3, #ARGV do
+  ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[i])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return ids
+"""
+
+
 class UpstashBusError(RuntimeError):
     """Upstash REST refused or failed a bus command; the message says which and why (never the token)."""
 
@@ -85,6 +96,13 @@ class UpstashBus:
         )
         return str(entry_id)
 
+    async def publish_batch(self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int) -> list[str]:
+        if not data:
+            return []
+        args = [str(maxlen), str(retention_seconds), *data]
+        ids = await self._call("publish", self._client.eval(_PUBLISH_BATCH, keys=[stream], args=args))
+        return [str(entry_id) for entry_id in ids]
+
     async def _xread(self, stream: str, after: str, count: int) -> list[BusEntry]:
         return _entries(await self._call("read", self._client.xread({stream: after}, count=count)))
 
@@ -120,6 +138,15 @@ class UpstashBus:
 
     async def release_slot(self, key: str, holder: str) -> None:
         await self._call("release_slot", self._client.zrem(key, holder))
+
+    async def counter(self, key: str) -> int:
+        return int(await self._call("counter", self._client.get(key)) or 0)
+
+    async def bump(self, key: str, *, ttl_seconds: int | None = None) -> int:
+        if ttl_seconds is None:
+            return int(await self._call("bump", self._client.incr(key)))
+        script = "local v = redis.call('INCR', KEYS[1]) redis.call('EXPIRE', KEYS[1], ARGV[1]) return v"
+        return int(await self._call("bump", self._client.eval(script, keys=[key], args=[str(ttl_seconds)])))
 
     async def ping(self) -> bool:
         return bool(await self._call("ping", self._client.ping()) == "PONG")

@@ -36,7 +36,7 @@ async def list_chats(principal: Principal, limit: int, cursor: str | None, q: st
     before = decode_uuid_cursor(cursor) if cursor else None
     like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" if q else None
     async with org_transaction(principal.org_id) as conn:
-        rows = await store.list_owned(conn, principal.user_id, before, like, limit + 1)
+        rows = await store.list_owned(conn, principal.user_id, before, like, limit + 1, words=q or None)
     next_cursor = _chat_cursor(rows[limit - 1]) if len(rows) > limit else None
     return {"items": rows[:limit], "next_cursor": next_cursor}
 

@@ -37,20 +37,50 @@ async def chat_for_thread(conn: Conn, org_id: UUID, user_id: UUID, title: str, t
     return UUID(str(row["id"]))
 
 
+# The words people and the assistant wrote in a message (the same path as the `search_tsv` column, 0020).
+_MESSAGE_TEXT = (
+    "(SELECT string_agg(t #>> '{}', ' ') FROM jsonb_array_elements(jsonb_path_query_array(m.message,"
+    ' \'lax $.parts[*] ? (@.part_kind == "user-prompt" || @.part_kind == "text").content\')) AS t)'
+)
+
+
 async def list_owned(
-    conn: Conn, user_id: UUID, before: tuple[datetime, UUID] | None, title_like: str | None, limit: int
+    conn: Conn,
+    user_id: UUID,
+    before: tuple[datetime, UUID] | None,
+    title_like: str | None,
+    limit: int,
+    words: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The user's chats, most recently updated first, after the keyset `before` and matching `title_like`."""
-    clauses = ["user_id = %s"]
+    """The user's chats, most recently updated first, after the keyset `before`; with `words`, those whose title
+    matches `title_like` or whose messages match the full-text query, each with a `snippet` of its latest match."""
+    clauses = ["c.user_id = %s"]
     params: list[Any] = [user_id]
     if before is not None:
-        clauses.append("(updated_at, id) < (%s, %s)")
+        clauses.append("(c.updated_at, c.id) < (%s, %s)")
         params += list(before)
-    if title_like is not None:
-        clauses.append("title ILIKE %s")
-        params.append(title_like)
-    sql = f"SELECT {COLUMNS} FROM chats WHERE {' AND '.join(clauses)} ORDER BY updated_at DESC, id DESC LIMIT %s"
-    cur = await conn.execute(sql, [*params, limit])
+    if words is None:
+        if title_like is not None:
+            clauses.append("c.title ILIKE %s")
+            params.append(title_like)
+        sql = (
+            f"SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, NULL::text AS snippet FROM chats c"
+            f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
+        )
+        cur = await conn.execute(sql, [*params, limit])
+        return list(await cur.fetchall())
+    clauses.append("(c.title ILIKE %s OR hit.snippet IS NOT NULL)")
+    sql = (
+        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, hit.snippet"
+        " FROM chats c CROSS JOIN websearch_to_tsquery('english', %s) AS q(query)"
+        " LEFT JOIN LATERAL ("
+        f"  SELECT ts_headline('english', {_MESSAGE_TEXT}, q.query, 'MaxWords=16, MinWords=6, MaxFragments=1,"
+        ' StartSel="", StopSel=""\') AS snippet'
+        "  FROM messages m WHERE m.chat_id = c.id AND m.search_tsv @@ q.query ORDER BY m.id DESC LIMIT 1"
+        " ) hit ON true"
+        f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
+    )
+    cur = await conn.execute(sql, [words, *params, title_like, limit])
     return list(await cur.fetchall())
 
 
@@ -106,6 +136,25 @@ async def chat_messages(conn: Conn, chat_id: UUID, before_run: UUID | None = Non
     cur = await conn.execute(
         "SELECT message FROM messages WHERE chat_id = %s AND (run_id IS DISTINCT FROM %s) ORDER BY id",
         [chat_id, before_run],
+    )
+    return [row["message"] for row in await cur.fetchall()]
+
+
+async def chat_history(conn: Conn, chat_id: UUID, before_run: UUID) -> tuple[list[Any], int | None]:
+    """`chat_messages(chat_id, before_run)` and the id of the newest of them, from one snapshot."""
+    cur = await conn.execute(
+        "SELECT id, message FROM messages WHERE chat_id = %s AND (run_id IS DISTINCT FROM %s) ORDER BY id",
+        [chat_id, before_run],
+    )
+    rows = await cur.fetchall()
+    return [row["message"] for row in rows], (rows[-1]["id"] if rows else None)
+
+
+async def chat_history_upto(conn: Conn, chat_id: UUID, before_run: UUID, upto: int) -> list[Any]:
+    """What `chat_history` returned when its newest id was `upto` (later messages left out)."""
+    cur = await conn.execute(
+        "SELECT message FROM messages WHERE chat_id = %s AND (run_id IS DISTINCT FROM %s) AND id <= %s ORDER BY id",
+        [chat_id, before_run, upto],
     )
     return [row["message"] for row in await cur.fetchall()]
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from personal_agent.attachments.prompt import described
 from personal_agent.errors import InvalidInput
 
 PAGE_BYTES = 4 * 1024 * 1024
@@ -55,14 +56,17 @@ def _tool_call(part: dict[str, Any]) -> tuple[dict[str, Any], bool]:
 
 def _item(kind: Any, part: dict[str, Any], base: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "user-prompt":
-        return {**base, "role": "user", "text": _text(part.get("content"))}
+        files = described(part.get("content"))
+        return {**base, "role": "user", "text": _text(part.get("content")), **({"attachments": files} if files else {})}
     if kind == "text":
         return {**base, "role": "assistant", "text": part.get("content", "")}
     if kind == "tool-call":
         call, cut = _tool_call(part)
         return {**base, "role": "assistant", "text": "", "tool_calls": [call], **({"truncated": True} if cut else {})}
     if kind in ("tool-return", "retry-prompt"):
-        content = _text(part.get("content"))
+        raw = part.get("content")
+        # A list result (e.g. search_knowledge's passages) is data, not text parts: keep it as its JSON.
+        content = json.dumps(raw, default=str) if isinstance(raw, list) else _text(raw)
         return {
             **base,
             "role": "tool",

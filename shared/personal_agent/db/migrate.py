@@ -13,6 +13,10 @@ MIGRATIONS_DIR = Path(__file__).resolve().parents[3] / "infra" / "migrations"
 _LOCK_KEY = 0x7061_6D69  # "pami": one migrator at a time
 
 
+class MigrationFailed(RuntimeError):
+    """A migration's SQL failed; the message names the migration and Postgres's error."""
+
+
 @dataclass(frozen=True)
 class Migration:
     version: str
@@ -29,34 +33,60 @@ def discover(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
 
 
 def apply_migrations(
-    admin_url: str, *, app_role: str = "pa_app", app_password: str | None = None, directory: Path = MIGRATIONS_DIR
+    admin_url: str,
+    *,
+    app_role: str = "pa_app",
+    app_password: str | None = None,
+    directory: Path = MIGRATIONS_DIR,
+    atomic: bool = False,
 ) -> list[str]:
-    """Apply pending migrations; return the versions applied now. Safe to run concurrently."""
-    applied_now: list[str] = []
+    """Apply pending migrations; return the versions applied now. Safe to run concurrently.
+
+    `atomic` applies the role, every pending migration and the grants in one transaction (the deploy's custom
+    resource): a failure anywhere leaves the database as it was. Otherwise each migration commits on its own.
+    """
     with psycopg.connect(admin_url, autocommit=True) as conn:
+        if atomic:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+                return _apply_all(conn, app_role, app_password, directory)
         conn.execute("SELECT pg_advisory_lock(%s)", [_LOCK_KEY])
         try:
-            _ensure_app_role(conn, app_role, app_password)
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            done = {r[0]: r[1] for r in conn.execute("SELECT version, checksum FROM schema_migrations")}
-            for migration in discover(directory):
-                if migration.version in done:
-                    if done[migration.version] != migration.checksum:
-                        raise RuntimeError(f"migration {migration.version} changed after it was applied")
-                    continue
-                with conn.transaction():
-                    conn.execute(migration.path.read_text())
-                    conn.execute(
-                        "INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)",
-                        [migration.version, migration.checksum],
-                    )
-                applied_now.append(migration.version)
-            _grant_app_role(conn, app_role)
+            return _apply_all(conn, app_role, app_password, directory)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", [_LOCK_KEY])
+
+
+def _apply_all(
+    conn: psycopg.Connection[tuple[object, ...]],
+    app_role: str,
+    app_password: str | None,
+    directory: Path,
+) -> list[str]:
+    applied_now: list[str] = []
+    _ensure_app_role(conn, app_role, app_password)
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    done = {r[0]: r[1] for r in conn.execute("SELECT version, checksum FROM schema_migrations")}
+    for migration in discover(directory):
+        if migration.version in done:
+            if done[migration.version] != migration.checksum:
+                raise RuntimeError(f"migration {migration.version} changed after it was applied")
+            continue
+        # A nested transaction is a savepoint: in atomic mode the outer transaction still decides.
+        try:
+            with conn.transaction():
+                conn.execute(migration.path.read_text())
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, checksum) VALUES (%s, %s)",
+                    [migration.version, migration.checksum],
+                )
+        except psycopg.Error as exc:
+            raise MigrationFailed(f"migration {migration.version} failed: {exc}") from exc
+        applied_now.append(migration.version)
+    _grant_app_role(conn, app_role)
     return applied_now
 
 

@@ -58,10 +58,13 @@ async def start_execution(spec: RunSpec) -> str:
 async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None:
     """Stop the execution; the engine (or the cancel path for a waiting run) emits the cancelled outcome.
 
-    A Task waiting for an approval token is also failed with its token, so the wait ends at once
+    A Task waiting for an approval (or for its sub-agents) is also failed with its token, so the wait ends at once
     (AWS ignores that after StopExecution; some emulators need it to leave the wait)."""
     async with org_transaction(org_id) as conn:
         tokens = await approval_store.take_task_tokens(conn, run_id)
+        children_token = await run_store.take_children_token(conn, run_id)  # a parent waiting on sub-agents
+    if children_token:
+        tokens.add(children_token)
 
     def _stop() -> None:
         client = sfn_client()

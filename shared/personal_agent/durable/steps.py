@@ -11,6 +11,7 @@ from personal_agent.approvals import service as approvals
 from personal_agent.errors import InvalidInput
 from personal_agent.runtime import run_sync
 from personal_agent.settings import get_settings
+from personal_agent.subagents import service as subagents
 
 
 class RetryableStepError(Exception):
@@ -41,11 +42,17 @@ async def _advance(run_id: UUID, org_id: UUID) -> dict[str, Any]:
     from personal_agent.engine.runner import advance  # pydantic-ai: a ping or an approval step does without it
 
     outcome = await advance(run_id, org_id, time_budget=get_settings().step_time_budget_seconds)
+    await subagents.child_ended(org_id, run_id, None)  # a sub-agent that ended resumes its waiting parent
     return {"run_id": str(run_id), "org_id": str(org_id), "status": outcome.status, "seq": outcome.seq}
 
 
 async def _await_approval(run_id: UUID, org_id: UUID, token: str) -> dict[str, Any]:
     await approvals.store_task_token(org_id, run_id, token)
+    return {"run_id": str(run_id), "org_id": str(org_id), "status": "waiting"}
+
+
+async def _await_children(run_id: UUID, org_id: UUID, token: str) -> dict[str, Any]:
+    await subagents.await_children(org_id, run_id, token)
     return {"run_id": str(run_id), "org_id": str(org_id), "status": "waiting"}
 
 
@@ -59,6 +66,7 @@ async def _fail(run_id: UUID, org_id: UUID, error: Any) -> dict[str, Any]:
 
     name = str(error)[:80] if error else "StepFailed"
     await fail_run(run_id, org_id, "step_failed", f"the durable run failed ({name})")
+    await subagents.child_ended(org_id, run_id, None)
     return {"run_id": str(run_id), "org_id": str(org_id), "status": "failed"}
 
 
@@ -73,6 +81,8 @@ def handle_step(event: dict[str, Any]) -> dict[str, Any]:
             return run_sync(_advance(run_id, org_id))
         if action == "await_approval":
             return run_sync(_await_approval(run_id, org_id, str(event["task_token"])))
+        if action == "await_children":
+            return run_sync(_await_children(run_id, org_id, str(event["task_token"])))
         if action == "approval_timeout":
             return run_sync(_approval_timeout(run_id, org_id))
         if action == "fail":

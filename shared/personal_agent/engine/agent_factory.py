@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests
 
+from personal_agent.engine.user_context import run_capabilities, run_instructions
 from personal_agent.mcp_servers.toolsets import mcp_toolsets
 from personal_agent.models.build import build_run_model
 from personal_agent.runs.spec import RunSpec
@@ -20,7 +21,8 @@ async def build_agent(spec: RunSpec) -> Agent[RunDeps, Any]:
     return Agent(
         await build_run_model(spec),
         deps_type=RunDeps,
-        instructions=spec.instructions or None,
+        instructions=run_instructions(spec),
+        capabilities=run_capabilities(),
         toolsets=[run_toolset(spec), *mcp_toolsets(spec)],
         output_type=[str, DeferredToolRequests],
     )

@@ -1,16 +1,27 @@
 """Stop is an action: a cancel flag (Postgres) the engine checks between stream chunks, with an
-in-process fast path for inline runs in the same process. A disconnecting client never sets it."""
+in-process fast path for inline runs in the same process. A disconnecting client never sets it.
+
+Between stream chunks the engine reads a Redis copy of the flag (one GET every POLL_SECONDS) and Postgres,
+the source of truth, every DB_POLL_SECONDS and before every step: a Stop through `signal_cancel` reaches a run
+in another process within POLL_SECONDS; a flag set only in Postgres within DB_POLL_SECONDS.
+"""
 
 from __future__ import annotations
 
+import logging
 import time
 from uuid import UUID
 
+from personal_agent.bus import get_bus
+from personal_agent.bus.keys import cancel_flag
 from personal_agent.db import org_transaction
 from personal_agent.runs import store
+from personal_agent.settings import get_settings
 
+log = logging.getLogger(__name__)
 _local: set[str] = set()
 POLL_SECONDS = 0.25
+DB_POLL_SECONDS = 2.0
 
 
 class RunCancelled(Exception):
@@ -21,17 +32,27 @@ def signal_local_cancel(run_id: UUID | str) -> None:
     _local.add(str(run_id))
 
 
+async def signal_cancel(run_id: UUID | str) -> None:
+    """After the Postgres flag is set: stop the run now if it runs here, and within POLL_SECONDS elsewhere."""
+    signal_local_cancel(run_id)
+    try:
+        await get_bus().bump(cancel_flag(run_id), ttl_seconds=get_settings().event_retention_seconds)
+    except Exception as exc:  # the Postgres flag still stops it, within DB_POLL_SECONDS
+        log.warning("could not set the cancel flag in Redis (%s)", type(exc).__name__)
+
+
 def clear_local_cancel(run_id: UUID | str) -> None:
     _local.discard(str(run_id))
 
 
 class CancelWatch:
-    """Checks the cancel flag at most every POLL_SECONDS (always when `force`)."""
+    """Checks the cancel flag at most every POLL_SECONDS (Redis) and DB_POLL_SECONDS (Postgres); both when `force`."""
 
     def __init__(self, run_id: UUID, org_id: UUID) -> None:
         self.run_id = run_id
         self.org_id = org_id
         self._next_poll = 0.0
+        self._next_db_poll = 0.0
 
     async def check(self, force: bool = False) -> None:
         if str(self.run_id) in _local:
@@ -40,6 +61,16 @@ class CancelWatch:
         if not force and now < self._next_poll:
             return
         self._next_poll = now + POLL_SECONDS
+        if not force and now < self._next_db_poll:
+            try:
+                if await get_bus().counter(cancel_flag(self.run_id)):
+                    raise RunCancelled()
+                return
+            except RunCancelled:
+                raise
+            except Exception as exc:  # no Redis answer: ask Postgres
+                log.warning("could not read the cancel flag in Redis (%s)", type(exc).__name__)
+        self._next_db_poll = now + DB_POLL_SECONDS
         async with org_transaction(self.org_id) as conn:
             if await store.cancel_requested(conn, self.run_id):
                 raise RunCancelled()

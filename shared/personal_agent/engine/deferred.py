@@ -14,9 +14,11 @@ from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved,
 
 from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
+from personal_agent.engine import subagent_events
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
+from personal_agent.workflows import output_queue
 
 
 def _args(raw: Any) -> dict[str, Any]:
@@ -50,7 +52,9 @@ async def pause_for_approval(
         ]
         await store.mark_waiting(conn, spec.run_id)
     await _announce(spec, emitter, rows)
-    return [str(row["id"]) for row in rows]
+    ids = [str(row["id"]) for row in rows]
+    await output_queue.approvals_requested(spec, ids)  # a headless run's owner hears of it through its outputs
+    return ids
 
 
 async def _announce(spec: RunSpec, emitter: RunEmitter, rows: list[dict[str, Any]]) -> None:
@@ -66,6 +70,7 @@ async def _announce(spec: RunSpec, emitter: RunEmitter, rows: list[dict[str, Any
             "expires_at": row["expires_at"].isoformat(),
         }
         await emitter.emit(CustomEvent(name="approval_requested", value=value))
+        await subagent_events.approval_requested(spec, value)
         interrupts.append(
             Interrupt(
                 id=str(row["id"]),

@@ -15,7 +15,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from personal_agent import observability
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.engine import usage
+from personal_agent.engine import subagent_events, usage
 from personal_agent.engine.agui import AgUiTranslator
 from personal_agent.engine.cancellation import CancelWatch
 from personal_agent.engine.emitter import RunEmitter
@@ -25,7 +25,7 @@ from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
 from personal_agent.tools.deps import RunDeps
 
-StepStatus = Literal["continue", "waiting", "succeeded", "failed", "cancelled"]
+StepStatus = Literal["continue", "waiting", "delegating", "succeeded", "failed", "cancelled"]
 Run = AgentRun[RunDeps, Any]
 Node = Any  # pydantic-ai's `AgentNode | End` (its node union is not public)
 
@@ -38,6 +38,8 @@ class StepOutcome:
     seq: int
     request_index: int
     approval_ids: list[str] = field(default_factory=list)
+    children: list[str] = field(default_factory=list)
+    """`delegating`: the child runs the run waits for (the driver runs them)."""
 
 
 def dump_messages(messages: list[ModelMessage]) -> bytes:
@@ -84,8 +86,10 @@ class Drive:
             translator=AgUiTranslator(str(spec.run_id), ri),
         )
 
-    def outcome(self, status: StepStatus, approval_ids: list[str] | None = None) -> StepOutcome:
-        return StepOutcome(status, self.seq, self.ri, approval_ids or [])
+    def outcome(
+        self, status: StepStatus, approval_ids: list[str] | None = None, children: list[str] | None = None
+    ) -> StepOutcome:
+        return StepOutcome(status, self.seq, self.ri, approval_ids or [], children or [])
 
     def should_hand_back(self, node: Any) -> bool:
         """The time budget is spent after a resumable checkpoint, and the run has not ended."""
@@ -114,6 +118,7 @@ class Drive:
         response = self.completed[-1]
         assert isinstance(response, ModelResponse)
         await self._record_response(response)
+        await subagent_events.progress(self.spec, self.ri - 1, [call.tool_name for call in response.tool_calls])
         # A resumable hand-back point: tool calls to run next. A final answer ends in this Task.
         self.progressed = bool(response.tool_calls)
         await self.emitter.emit(StepFinishedEvent(step_name=step))

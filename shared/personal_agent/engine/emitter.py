@@ -1,16 +1,37 @@
-"""Publishing a run's AG-UI events to its Redis stream, and run announcements to the owner's feed."""
+"""Publishing a run's AG-UI events to its Redis stream, and run announcements to the owner's feed.
+
+Text and tool-argument deltas are coalesced: they wait at most `event_batch_ms` and then go in one pipelined
+round trip, in order. Every other event (a message's start and end, a step's end, a run's end) sends what
+waits together with itself before `emit` returns, so a step never ends with events still held back, and
+`last_id` is the id of the newest event at every checkpoint. Entry ids stay one per event: a batch is many
+XADDs in a row, so `Last-Event-ID` resumes between any two events exactly as before.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from typing import Any
 
-from ag_ui.core import BaseEvent, CustomEvent
+from ag_ui.core import BaseEvent, CustomEvent, EventType
 
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.keys import feed_stream, run_stream
 from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+
+log = logging.getLogger(__name__)
+DELTAS = frozenset(
+    {
+        EventType.TEXT_MESSAGE_CONTENT,
+        EventType.TOOL_CALL_ARGS,
+        EventType.REASONING_MESSAGE_CONTENT,
+        EventType.TEXT_MESSAGE_CHUNK,
+        EventType.TOOL_CALL_CHUNK,
+    }
+)
+MAX_BATCH = 256
 
 
 def encode(event: BaseEvent) -> str:
@@ -28,15 +49,71 @@ class RunEmitter:
         settings = get_settings()
         self.retention = settings.event_retention_seconds
         self.maxlen = settings.event_stream_maxlen
+        self.batch_seconds = settings.event_batch_ms / 1000
         self.last_id: str | None = None
+        self._pending: list[str] = []
+        self._first_at = 0.0
+        self._lock = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._background: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
 
     async def emit(self, *events: BaseEvent) -> None:
+        """Publish `events` in order: deltas within `event_batch_ms`, anything else (and what waits) at once."""
+        urgent = False
         for event in events:
             if event.timestamp is None:
                 event.timestamp = int(time.time() * 1000)
-            self.last_id = await self.bus.publish(
-                self.stream, encode(event), retention_seconds=self.retention, maxlen=self.maxlen
-            )
+            if not self._pending:
+                self._first_at = time.monotonic()
+            self._pending.append(encode(event))
+            urgent = urgent or event.type not in DELTAS
+        if (
+            urgent
+            or not self.batch_seconds
+            or len(self._pending) >= MAX_BATCH
+            or time.monotonic() - self._first_at >= self.batch_seconds
+        ):
+            await self.flush()
+        elif self._timer is None and self._background is None:
+            self._timer = asyncio.get_running_loop().call_later(self.batch_seconds, self._flush_later)
+
+    async def flush(self) -> None:
+        """Publish every waiting event now (one round trip); re-raise a failure of a background flush."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        async with self._lock:
+            failure, self._failure = self._failure, None
+            if failure is not None:
+                raise failure
+            batch, self._pending = self._pending, []
+            if not batch:
+                return
+            if len(batch) == 1:
+                self.last_id = await self.bus.publish(
+                    self.stream, batch[0], retention_seconds=self.retention, maxlen=self.maxlen
+                )
+            else:
+                ids = await self.bus.publish_batch(
+                    self.stream, batch, retention_seconds=self.retention, maxlen=self.maxlen
+                )
+                self.last_id = ids[-1]
+
+    def _flush_later(self) -> None:
+        self._timer = None
+        self._background = asyncio.get_running_loop().create_task(self._flush_in_background())
+
+    async def _flush_in_background(self) -> None:
+        try:
+            await self.flush()
+        except Exception as exc:  # kept for the engine's next emit, which raises it where it can fail the run
+            log.warning("publishing a batch of run events failed: %s", type(exc).__name__)
+            self._failure = exc
+        finally:
+            self._background = None
+            if self._pending and self._timer is None and self._failure is None:
+                self._timer = asyncio.get_running_loop().call_later(self.batch_seconds, self._flush_later)
 
     async def announce(self, name: str, value: dict[str, Any]) -> None:
         """Tell the chat owner's feed (other tabs, runs started by webhooks) about this run."""

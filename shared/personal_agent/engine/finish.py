@@ -18,11 +18,13 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from personal_agent import observability
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
+from personal_agent.engine import subagent_events
 from personal_agent.engine.cancellation import clear_local_cancel
 from personal_agent.engine.drive import StepOutcome, StepStatus
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
+from personal_agent.workflows import output_queue
 
 
 def run_ids(spec: RunSpec) -> dict[str, str]:
@@ -43,7 +45,8 @@ async def end_run(
     """Write the run's messages to the chat once, then emit its terminal event and tell the feed."""
     new = ModelMessagesTypeAdapter.dump_python(messages[history_len:], mode="json")
     async with org_transaction(spec.org_id) as conn:
-        if await store.finish_run(conn, spec.run_id, status, error):
+        # A sub-agent's messages stay in its checkpoints (its answer reaches the chat through its parent).
+        if await store.finish_run(conn, spec.run_id, status, error) and spec.parent_run_id is None:
             await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new)
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:
@@ -51,6 +54,10 @@ async def end_run(
     elif status == "succeeded":
         observability.record_run_finished()
     await emitter.emit(*_terminal_events(spec, status, error))
+    if spec.parent_run_id is not None:
+        answer = answer_text(new) if status == "succeeded" else None
+        await subagent_events.finished(spec, status, error, answer)
+        return StepOutcome(status, seq, ri)
     await emitter.announce(
         "run_finished",
         {
@@ -61,7 +68,16 @@ async def end_run(
             "mode": spec.mode,
         },
     )
+    await output_queue.run_finished(spec, status)  # a headless run's result goes to its workflow's outputs
     return StepOutcome(status, seq, ri)
+
+
+def answer_text(messages: list[Any]) -> str:
+    """The final answer in stored messages (pydantic-ai JSON): the text of the last response."""
+    for message in reversed(messages):
+        if message.get("kind") == "response":
+            return "".join(p.get("content", "") for p in message.get("parts", []) if p.get("part_kind") == "text")
+    return ""
 
 
 def _terminal_events(spec: RunSpec, status: StepStatus, error: dict[str, Any] | None) -> list[BaseEvent]:

@@ -23,6 +23,7 @@ from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
 from personal_agent.engine.cancellation import RunCancelled
 from personal_agent.engine.deferred import approval_results, deny_by_policy, pause_for_approval
+from personal_agent.engine.delegation import children_results, delegations, start_children
 from personal_agent.engine.drive import Drive, StepOutcome, StepStatus, dump_messages
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.failures import RUN_FAILURES, run_error
@@ -57,12 +58,18 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         if existing is not None:
             return existing
         with_chat = spec.history == "chat"
-        prior = await chat_store.chat_messages(conn, spec.chat_id, before_run=spec.run_id) if with_chat else []
-        own = await chat_store.run_messages(conn, spec.run_id)
+        prior, upto = await chat_store.chat_history(conn, spec.chat_id, spec.run_id) if with_chat else ([], None)
+        own = (
+            [_task_request(spec.delegation.task)]
+            if spec.delegation
+            else await chat_store.run_messages(conn, spec.run_id)
+        )
         messages = prior + own
     routing = await _route(spec, own)
     async with org_transaction(spec.org_id) as conn:
-        state = {"history_len": len(messages), "request_index": 0, "routing": routing}
+        state: dict[str, Any] = {"history_len": len(messages), "request_index": 0, "routing": routing}
+        if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
+            state["chat_prefix"] = store.chat_prefix(spec.chat_id, upto, len(prior))
         await store.set_routing(conn, spec.run_id, routing)
         await emitter.emit(RunStartedEvent(**run_ids(spec)))
         if spec.gated_tools:  # the tier gate kept these from the run at launch: say so before anything else
@@ -71,6 +78,8 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
         await store.mark_running(conn, spec.run_id)
     observability.record_run_started(spec.mode)
+    if spec.parent_run_id is not None:  # a sub-agent shows on its parent's stream, not as a run of the chat
+        return store.Checkpoint(0, "start", messages, state)
     await emitter.announce(
         "run_started",
         {
@@ -82,6 +91,11 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         },
     )
     return store.Checkpoint(0, "start", messages, state)
+
+
+def _task_request(task: str) -> Any:
+    """A sub-agent's only user message: its task (it is not stored in the chat)."""
+    return ModelMessagesTypeAdapter.dump_python([ModelRequest.user_text_prompt(task)], mode="json")[0]
 
 
 async def _route(spec: RunSpec, own: list[Any]) -> dict[str, Any] | None:
@@ -114,6 +128,13 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
         deferred = await approval_results(spec, cp.seq)
         if deferred is None:
             return drive.outcome("waiting")
+    elif cp.kind == "awaiting_children":
+        try:
+            deferred = await children_results(spec, cp)
+        except BudgetExceeded as exc:
+            return await _end(drive, "failed", run_error(exc))
+        if deferred is None:
+            return drive.outcome("delegating", children=[str(c) for c in cp.state.get("children", [])])
     try:
         finished, output = await _walk(drive, history, deferred)
     except RunCancelled:
@@ -124,6 +145,8 @@ async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_
     if not finished:
         return drive.outcome("continue")
     if isinstance(output, DeferredToolRequests):
+        if delegations(output):
+            return await start_children(drive, output)
         return await _pause(drive, output, time_budget)
     return await _end(drive, "succeeded")
 

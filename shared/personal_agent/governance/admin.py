@@ -130,3 +130,36 @@ async def delete_model(org_id: UUID, provider_id: UUID, model_id: UUID) -> None:
         )
         if await cur.fetchone() is None:
             raise NotFound("model not found", code="model_not_found")
+
+
+async def update_model(org_id: UUID, provider_id: UUID, model_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
+    """Change what is given of a model (enabled, tags, quality, prices; a null price goes back to genai-prices)."""
+    allowed = ("enabled", "tags", "quality", "input_price", "output_price")
+    sets = {k: (list(v) if k == "tags" else v) for k, v in values.items() if k in allowed}
+    assignments = ", ".join(f"{k} = %s" for k in sets) or "id = id"  # nothing sent: 404 first, then 422
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            f"UPDATE provider_models SET {assignments} WHERE id = %s AND provider_id = %s RETURNING {MODEL_COLUMNS}",
+            [*sets.values(), model_id, provider_id],
+        )
+        row = await cur.fetchone()
+    if row is None:
+        raise NotFound("model not found", code="model_not_found")
+    if not sets:
+        raise InvalidInput("nothing to change", code="empty_update")
+    return row
+
+
+async def set_provider_enabled(org_id: UUID, provider_id: UUID, enabled: bool) -> dict[str, Any]:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(
+            f"UPDATE providers SET enabled = %s WHERE id = %s RETURNING {PROVIDER_COLUMNS}", [enabled, provider_id]
+        )
+        row = await cur.fetchone()
+        if row is None:
+            raise NotFound("provider not found", code="provider_not_found")
+        cur = await conn.execute(
+            f"SELECT {MODEL_COLUMNS} FROM provider_models WHERE provider_id = %s ORDER BY name", [provider_id]
+        )
+        row["models"] = await cur.fetchall()
+    return row

@@ -170,3 +170,18 @@ async def delete_budget(org_id: UUID, budget_id: UUID) -> bool:
     async with org_transaction(org_id) as conn:
         cur = await conn.execute("DELETE FROM budgets WHERE id = %s RETURNING id", [budget_id])
         return await cur.fetchone() is not None
+
+
+async def spend_by_budget(org_id: UUID) -> list[dict[str, Any]]:
+    """Every cap of the org with what counts against it this month (spend plus live reservations)."""
+    from personal_agent.governance.pricing import unpriced_rate
+
+    since, rate = month_start(), unpriced_rate()
+    async with org_transaction(org_id) as conn:
+        rows = await conn.execute("SELECT id, scope, user_id, monthly_usd, created_at FROM budgets ORDER BY scope")
+        budgets = await rows.fetchall()
+        for row in budgets:
+            user = row["user_id"] if row["scope"] == "user" else None
+            row["spent_usd"] = await reservations.committed(conn, since, rate, user)
+            row["month_start"] = since
+    return budgets

@@ -20,13 +20,14 @@ async def authenticate(authorization: str, x_org: str | None = None) -> Principa
         raise Unauthorized("use `Authorization: Bearer <token>`", code="invalid_authorization_header")
     from personal_agent.identity.pat import PAT_PREFIX, authenticate_token
 
-    if credential.startswith(PAT_PREFIX):
+    if credential.startswith(PAT_PREFIX):  # looked up on every use: its expiry and revocation are exact
         return await authenticate_token(credential, x_org)
+    from personal_agent.identity.auth_cache import cached_principal
     from personal_agent.identity.directory import principal_for_token
     from personal_agent.identity.issuers import get_verifier
 
-    verified = await get_verifier().verify(credential)
-    return await principal_for_token(verified, x_org)
+    verified = await get_verifier().verify(credential)  # signature and expiry: every request, never cached
+    return await cached_principal(credential, x_org, lambda: principal_for_token(verified, x_org))
 
 
 async def authenticate_request(request: HTTPConnection) -> Principal | None:

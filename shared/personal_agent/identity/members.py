@@ -23,6 +23,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import Conn, org_transaction, system_transaction
 from personal_agent.errors import Conflict, Forbidden, NotFound
+from personal_agent.identity.auth_cache import revoked
 from personal_agent.identity.directory import membership_refusal, user_refusal
 from personal_agent.identity.principal import Principal
 
@@ -89,6 +90,7 @@ async def remove_member(principal: Principal, user_id: UUID) -> None:
             "UPDATE api_tokens SET revoked_at = now() WHERE org_id = %s AND user_id = %s AND revoked_at IS NULL",
             [principal.org_id, user_id],
         )
+    await revoked()
 
 
 async def disable_member(principal: Principal, user_id: UUID) -> dict[str, Any]:
@@ -97,7 +99,9 @@ async def disable_member(principal: Principal, user_id: UUID) -> dict[str, Any]:
         member = await _offboardable(conn, principal, user_id)
         if member["status"] == "disabled":
             return member
-        return await _set_status(conn, principal, user_id, "disabled")
+        changed = await _set_status(conn, principal, user_id, "disabled")
+    await revoked()
+    return changed
 
 
 async def enable_member(principal: Principal, user_id: UUID) -> dict[str, Any]:
@@ -125,6 +129,7 @@ async def set_user_disabled(principal: Principal, user_id: UUID, *, disabled: bo
         ).fetchone()
     if row is None:
         raise NotFound("no such user", code="user_not_found")
+    await revoked()
     return dict(row)
 
 

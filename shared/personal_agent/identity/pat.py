@@ -19,6 +19,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import org_transaction, system_transaction
 from personal_agent.errors import Forbidden, NotFound, Unauthorized
+from personal_agent.identity.auth_cache import revoked
 from personal_agent.identity.claims import ROLES, normalize_org
 from personal_agent.identity.directory import membership_refusal, user_refusal
 from personal_agent.identity.principal import Principal
@@ -108,6 +109,7 @@ async def revoke_token(principal: Principal, token_id: UUID) -> None:
         )
         if result.rowcount == 0:
             raise NotFound("no such token", code="token_not_found")
+    await revoked()
 
 
 async def authenticate_token(secret: str, x_org: str | None) -> Principal:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 
@@ -12,7 +11,7 @@ from personal_agent.errors import ConfigurationError
 from personal_agent.identity.dev_issuer import dev_issuer_refusal
 from personal_agent.local.demo_mcp import DemoMcpThread
 from personal_agent.local.ports import ensure_port_free
-from personal_agent.local.serving import ReadyServer
+from personal_agent.local.serving import ReadyServer, serve
 from personal_agent.local.stack import LocalStack
 from personal_agent.observability import route_package_logs
 from personal_agent.settings import get_settings
@@ -58,7 +57,7 @@ def run_dev_server() -> int:
             print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
             sys.stdout.flush()
 
-        asyncio.run(ReadyServer(config, on_ready=announce).serve())
+        serve(ReadyServer(config, on_ready=announce))
     except KeyboardInterrupt:
         pass
     finally:

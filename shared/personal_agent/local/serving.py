@@ -3,11 +3,33 @@ instead of polling a port."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
+
+
+def loop_name() -> Literal["uvloop", "asyncio"]:
+    """The event loop servers run on: uvloop unless `PA_FAST_LOOP=0` (or it is not installed)."""
+    from personal_agent.settings import get_settings
+
+    if not get_settings().fast_loop or importlib.util.find_spec("uvloop") is None:
+        return "asyncio"
+    return "uvloop"
+
+
+def serve(server: uvicorn.Server) -> None:
+    """Run `server` until it stops, on the loop `loop_name` picks."""
+    if loop_name() == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(server.serve())
+    else:
+        asyncio.run(server.serve())
 
 
 class ReadyServer(uvicorn.Server):

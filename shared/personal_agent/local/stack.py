@@ -25,7 +25,14 @@ from personal_agent.local.ports import ensure_port_free, ensure_reachable
 from personal_agent.settings import Settings, get_settings
 
 # Durable-run settings that the template passes as DefinitionSubstitutions besides function ARNs.
-LOCAL_ASL_PARAMETERS = {"ApprovalTimeoutSeconds": "86400", "StepTimeoutSeconds": "300"}
+LOCAL_ASL_PARAMETERS = {
+    "ApprovalTimeoutSeconds": "86400",
+    "StepTimeoutSeconds": "300",
+    # How Tasks run a step: lambda:invoke (moto, and AWS by default) or an Activity (`activity_substitutions`).
+    "StepsTaskResource": "arn:aws:states:::lambda:invoke",
+    "StepsCallbackResource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+    "TaskTokenKey": "task_token.$",
+}
 
 
 @dataclass
@@ -39,6 +46,10 @@ class LocalStack:
     _valkey: Any = None
     aws: LocalAws | None = None
     registry: LambdaRegistry | None = None
+    localstack: Any = None  # a LocalStackServer with PA_AWS=localstack
+    activity_worker: Any = None  # its steps' ActivityWorker
+    ingest_poller: Any = None
+    output_poller: Any = None
 
     def _time(self, name: str, start: float) -> None:
         self.timings[name] = round(time.perf_counter() - start, 3)
@@ -96,17 +107,29 @@ class LocalStack:
         if s.aws_endpoint_url:
             ensure_reachable(s.aws_endpoint_url, "AWS endpoint", "AWS_ENDPOINT_URL")
             endpoint = s.aws_endpoint_url
+        elif s.aws_emulator == "localstack":
+            from personal_agent.local.localstack import LocalStackServer
+
+            ensure_port_free("127.0.0.1", s.localstack_port, "LocalStack", "PA_LOCALSTACK_PORT")
+            data_dir = Path(s.data_dir).resolve() / "localstack"
+            self.localstack = LocalStackServer(s.localstack_port, data_dir).start()
+            endpoint = self.localstack.endpoint_url
+            # LocalStack takes a 12-digit access key id as the account, so the ARNs the local stack builds (moto's
+            # ACCOUNT_ID) name what it creates; LocalStack checks them where moto does not (S3 -> SQS notifications).
+            os.environ.update(AWS_ACCESS_KEY_ID=ACCOUNT_ID, AWS_SECRET_ACCESS_KEY="localstack")
         else:
             ensure_port_free("127.0.0.1", s.moto_port, "moto (local AWS)", "PA_MOTO_PORT")
             self.aws = start_moto(s.moto_port, self.registry, s.aws_region)
             endpoint = self.aws.endpoint_url
         self.env["AWS_ENDPOINT_URL"] = endpoint
         os.environ.update(self.env)
-        arns = self.provision_state_machines(endpoint)
+        arns = self.provision_state_machines(endpoint, activities=self.localstack is not None)
         if not s.kms_key_id:
             self.env["PA_KMS_KEY_ID"] = self.provision_kms_key(endpoint)
         if "agent_run" in arns:
             self.env["PA_STATE_MACHINE_ARN"] = arns["agent_run"]
+        self._start_knowledge(endpoint)
+        self._start_outputs(endpoint)
         # Workflow schedules target the local triggers function, as the template wires the real one.
         if not s.schedule_target_arn:
             self.env["PA_SCHEDULE_TARGET_ARN"] = function_arn("pa-triggers", s.aws_region)
@@ -114,13 +137,48 @@ class LocalStack:
             self.env["PA_SCHEDULER_ROLE_ARN"] = f"arn:aws:iam::{ACCOUNT_ID}:role/pa-local-scheduler"
         self._time("aws", t)
 
-    def provision_state_machines(self, endpoint: str) -> dict[str, str]:
-        """Create every `infra/statemachines/*.asl.json` with local substitutions; return name -> ARN."""
+    def _start_knowledge(self, endpoint: str) -> None:
+        """The documents bucket, the ingest queue and its DLQ; on moto or LocalStack, the queue's poller too."""
+        from personal_agent.local.aws import LambdaDispatcher
+        from personal_agent.local.knowledge_queue import IngestPoller, provision_knowledge
+
+        s = self.settings
+        if not s.documents_bucket:
+            origins = [f"http://{host}:{s.port}" for host in ("127.0.0.1", "localhost")]
+            self.env.update(provision_knowledge(endpoint, s.aws_region, origins))
+        queue_url = self.env.get("PA_INGEST_QUEUE_URL") or s.ingest_queue_url
+        if queue_url and (self.aws is not None or self.localstack is not None):
+            assert self.registry is not None  # LocalStack runs no Lambda here: the handler runs in this process too
+            dispatcher = self.aws.dispatcher if self.aws is not None else LambdaDispatcher(self.registry, s.aws_region)
+            self.ingest_poller = IngestPoller(dispatcher, endpoint, s.aws_region, queue_url).start()
+
+    def _start_outputs(self, endpoint: str) -> None:
+        """The workflow outputs queue and SES sender; with moto in-process, the queue's poller (`pa-deliver`) too."""
+        from personal_agent.local.output_queue import OutputPoller, provision_outputs
+
+        s = self.settings
+        if not s.output_queue_url:
+            self.env.update(provision_outputs(endpoint, s.aws_region, s.output_email_from))
+        queue_url = self.env.get("PA_OUTPUT_QUEUE_URL") or s.output_queue_url
+        if self.aws is not None and queue_url:
+            self.output_poller = OutputPoller(self.aws.dispatcher, endpoint, s.aws_region, queue_url).start()
+
+    def provision_state_machines(self, endpoint: str, activities: bool = False) -> dict[str, str]:
+        """Create every `infra/statemachines/*.asl.json` with local substitutions; return name -> ARN. With
+        `activities`, Tasks run behind the `pa-steps` activity, polled by a worker this stack starts."""
         import boto3
 
         assert self.registry is not None
-        sfn = boto3.client("stepfunctions", endpoint_url=endpoint, region_name=self.settings.aws_region)
-        subs = local_substitutions(self.registry, self.settings.aws_region, LOCAL_ASL_PARAMETERS)
+        region = self.settings.aws_region
+        sfn = boto3.client("stepfunctions", endpoint_url=endpoint, region_name=region)
+        subs = local_substitutions(self.registry, region, LOCAL_ASL_PARAMETERS)
+        if activities:
+            from personal_agent.local.localstack import activity_substitutions, ensure_activity, start_activity_worker
+
+            activity = ensure_activity(sfn, "pa-steps")
+            subs |= activity_substitutions(activity)
+            if self.activity_worker is None:
+                self.activity_worker = start_activity_worker(endpoint, region, activity, self.registry)
         arns: dict[str, str] = {}
         for path in sorted(STATE_MACHINES_DIR.glob("*.asl.json")):
             name = path.name.removesuffix(".asl.json")
@@ -141,8 +199,16 @@ class LocalStack:
 
     def stop(self) -> None:
         """Stop what this stack started; data stays under the data dir."""
+        if self.ingest_poller is not None:
+            self.ingest_poller.stop()
+        if self.output_poller is not None:
+            self.output_poller.stop()
         if self.aws is not None:
             self.aws.stop()
+        if self.activity_worker is not None:
+            self.activity_worker.stop()
+        if self.localstack is not None:
+            self.localstack.stop()
         if self._valkey is not None:
             self._valkey.stop()
         if self._postgres is not None:

@@ -69,6 +69,9 @@ def web_chat_headers(settings: Settings) -> dict[str, str]:
                 f"PA_WEB_CONNECT_SOURCES: {source!r} is not an origin like https://auth.example.com"
             )
     sources = ([_origin(settings.oidc_issuer)] if settings.oidc_issuer else []) + extra
+    if settings.is_local and settings.aws_endpoint_url:
+        # Presigned uploads (attachments, knowledge documents) go straight from the browser to moto's S3.
+        sources.append(_origin(settings.aws_endpoint_url))
     return {
         "Content-Security-Policy": content_security_policy(sources),
         "Referrer-Policy": "same-origin",

@@ -140,6 +140,7 @@ OFFLINE_DEMO_MODEL = ModelInfo(
     2,
     "demo",
     locality="local",
+    tags=("vision",),  # it reads an image's type and size: enough to try attachments offline
     quality=1,
     input_price=0.0,  # runs in this process: known to cost nothing (budgets count it as free)
     output_price=0.0,

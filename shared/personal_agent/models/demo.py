@@ -10,7 +10,14 @@ import json
 import os
 from collections.abc import AsyncIterator
 
-from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import (
+    BinaryContent,
+    ModelMessage,
+    ModelRequest,
+    RetryPromptPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
 DEMO_MODEL_NAME = "offline:demo"
@@ -21,8 +28,24 @@ def _last_user_text(messages: list[ModelMessage]) -> str:
     for message in reversed(messages):
         if isinstance(message, ModelRequest):
             for part in message.parts:
-                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-                    return part.content
+                if isinstance(part, UserPromptPart):
+                    content = part.content
+                    return content if isinstance(content, str) else " ".join(c for c in content if isinstance(c, str))
+    return ""
+
+
+def _images_seen(messages: list[ModelMessage]) -> str:
+    """What the demo 'sees' of the newest user turn's images (it reads their type and size, like a vision model
+    reads pixels), so an attachment's path to the model can be tried offline."""
+    for message in reversed(messages):
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+                    images = [c for c in part.content if isinstance(c, BinaryContent)]
+                    seen = [f"{c.media_type}, {len(c.data)} bytes" for c in images]
+                    return f"I can see {len(seen)} attached image(s) ({'; '.join(seen)}). " if seen else ""
+                if isinstance(part, UserPromptPart):
+                    return ""
     return ""
 
 
@@ -109,7 +132,8 @@ async def _demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIt
         return
     now = str(returns[0].content) if returns else "unknown"
     reply = (
-        f"You said: *{text[:200]}*\n\nThe time is **{now}**. This answer comes from the **offline demo model**; "
+        f"{_images_seen(messages)}You said: *{text[:200]}*\n\nThe time is **{now}**. "
+        "This answer comes from the **offline demo model**; "
         "set `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` (or add a key in Settings) to talk to a real model."
     )
     for word in reply.split(" "):

@@ -13,12 +13,13 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.durable import executions
-from personal_agent.engine.cancellation import signal_local_cancel
+from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict
 from personal_agent.runs import store
 from personal_agent.runs.lease import LeaseLost, RunLease, local_owner
 from personal_agent.runs.spec import RunMode, RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.subagents import service as subagents
 
 log = logging.getLogger("personal_agent.runs")
 _tasks: set[asyncio.Task[None]] = set()
@@ -30,11 +31,28 @@ def ensure_driver_available(mode: RunMode) -> None:
         raise Conflict("durable runs are not available: no state machine is configured", code="durable_unavailable")
 
 
-async def drive_inline(run_id: UUID, org_id: UUID, owner: str) -> str:
+async def drive_inline(run_id: UUID, org_id: UUID, owner: str, *, under_parent: bool = False) -> str:
     """Drive an inline run to its end under a lease (the run worker Lambda, or a task here): from its last
     checkpoint, so a run whose worker died resumes without asking for a stored response again; once
     `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). Returns the status it reached,
-    or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person)."""
+    or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person).
+    A sub-agent that ended resumes its waiting parent (unless `under_parent`: the parent's drive runs it)."""
+    try:
+        return await _drive_leased(run_id, org_id, owner)
+    finally:
+        await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
+
+
+async def _drive_children(org_id: UUID, children: list[str]) -> None:
+    """The sub-agents of one round, as tasks in this worker (`subagents.drive_children_inline` bounds them)."""
+
+    async def drive(child_id: UUID) -> None:
+        await run_inline_by_id(child_id, org_id, under_parent=True)
+
+    await subagents.drive_children_inline(children, drive)
+
+
+async def _drive_leased(run_id: UUID, org_id: UUID, owner: str) -> str:
     from personal_agent.engine.runner import advance, fail_run  # pydantic-ai: not in the API's cold start
 
     settings = get_settings()
@@ -54,6 +72,14 @@ async def drive_inline(run_id: UUID, org_id: UUID, owner: str) -> str:
         if attempts > 1:
             await _announce_resumed(run_id, org_id, attempts)
         outcome = await lease.hold(advance(run_id, org_id))
+        while outcome.status == "delegating":
+            # Its sub-agents run here; the run goes on once they all ended (if one waits for a person, the
+            # run waits too, and the child that ends last resumes it).
+            await lease.hold(_drive_children(org_id, outcome.children))
+            again = await lease.hold(advance(run_id, org_id))
+            if again.status == "delegating" and again.children == outcome.children:
+                return "waiting"
+            outcome = again
         return outcome.status
     except LeaseLost:
         log.warning("another worker took over the run", extra={"run_id": str(run_id)})
@@ -78,13 +104,18 @@ async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
 
 async def run_inline(spec: RunSpec) -> None:
     """Loop the engine to the end in this process; a crash marks the run failed, never leaves it running."""
+    await run_inline_by_id(spec.run_id, spec.org_id)
+
+
+async def run_inline_by_id(run_id: UUID, org_id: UUID, *, under_parent: bool = False) -> None:
     from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
 
     try:
-        await drive_inline(spec.run_id, spec.org_id, local_owner())
+        await drive_inline(run_id, org_id, local_owner(), under_parent=under_parent)
     except Exception as exc:
-        log.exception("inline run failed", extra={"run_id": str(spec.run_id)})
-        await fail_run(spec.run_id, spec.org_id, "internal_error", f"the run failed: {type(exc).__name__}")
+        log.exception("inline run failed", extra={"run_id": str(run_id)})
+        await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
+        await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
 
 
 def invocation_owner(request_id: str) -> str:
@@ -103,6 +134,7 @@ async def run_invocation(run_id: UUID, org_id: UUID, request_id: str) -> dict[st
         status = await drive_inline(run_id, org_id, invocation_owner(request_id))
     except Exception as exc:
         await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
+        await subagents.child_ended(org_id, run_id, start_run)
         raise
     return {"run_id": str(run_id), "status": status}
 
@@ -151,7 +183,7 @@ async def resume(spec: RunSpec, task_token: str | None = None) -> None:
 async def stop(org_id: UUID, run_id: UUID, mode: str, execution_arn: str | None) -> None:
     """Stop whatever drives the run (its cancel flag is already set): an inline drive in this process at once,
     a durable run's execution and its waiting Tasks."""
-    signal_local_cancel(run_id)
+    await signal_cancel(run_id)  # here at once; in another process at its next check
     if mode == "durable" and execution_arn:
         await executions.stop_execution(org_id, run_id, execution_arn)
 

@@ -8,12 +8,14 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from personal_agent.attachments import service as attachments
+from personal_agent.attachments.vision import plan_for_images
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import candidates, org_settings
-from personal_agent.governance.selection import plan_models
+from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import routing_tier, tool_tier_passes
 from personal_agent.identity.members import ensure_member_active
 from personal_agent.mcp_servers import service as mcp_service
@@ -55,6 +57,8 @@ class LaunchRequest:
     history: Literal["chat", "none"] = "chat"
     run_id: UUID | None = None
     approval_policy: Literal["wait", "deny"] = "wait"
+    attachments: tuple[UUID, ...] = ()
+    """Files the user attached to the message (`POST /chats/{id}/attachments`); images need a vision model."""
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -157,6 +161,16 @@ async def _user_default_model(request: LaunchRequest) -> str | None:
     return row["default_model"] if row else None
 
 
+async def _plan(request: LaunchRequest, tier: int, org: dict[str, Any]) -> tuple[ModelPlan, list[dict[str, Any]]]:
+    """The run's models (the one asked for, else the user's, the org's or the deployment's default) and the files
+    of its message: with an image, only models that see (the `vision` tag)."""
+    attached = await attachments.for_message(request.org_id, request.user_id, request.chat_id, request.attachments)
+    requested = request.model or await _user_default_model(request) or org["default_model"]
+    requested = requested or get_settings().default_model
+    choose = plan_for_images if any(a["kind"] == "image" for a in attached) else plan_models
+    return choose(await candidates(request.org_id), requested, tier, org["routing_model"]), attached
+
+
 async def launch_run(request: LaunchRequest) -> RunSpec:
     """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
     over budget, or when no model may receive the chat's data."""
@@ -174,9 +188,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     org = await org_settings(request.org_id)
     tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
     mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
-    requested = request.model or await _user_default_model(request) or org["default_model"]
-    requested = requested or get_settings().default_model
-    plan = plan_models(await candidates(request.org_id), requested, tier, org["routing_model"])
+    plan, attached = await _plan(request, tier, org)
     spec = RunSpec(
         run_id=request.run_id or uuid.uuid4(),
         org_id=request.org_id,
@@ -202,7 +214,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         if not await chat_store.lock_chat(conn, request.chat_id):
             raise NotFound("chat not found", code="chat_not_found")
         await store.insert_run(conn, spec)
-        await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [user_request_json(message)])
+        turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))
+        await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn])
     try:
         await start_run(spec)
     except Exception as exc:

@@ -10,6 +10,7 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.runs import drivers, store
+from personal_agent.subagents import service as subagents
 
 
 async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:
@@ -29,6 +30,9 @@ async def visible_run(principal: Principal, run_id: UUID) -> dict[str, Any]:
 
 async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
     row = await visible_run(principal, run_id)
+    async with org_transaction(principal.org_id) as conn:
+        children = await store.children(conn, run_id)
+        cost = await store.tree_cost(conn, run_id)
     return {
         "id": str(row["id"]),
         "chat_id": str(row["chat_id"]) if row["chat_id"] else None,
@@ -42,8 +46,42 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "parent_run_id": str(row["parent_run_id"]) if row["parent_run_id"] else None,
         "error": row["error"],
         "gated_tools": (row["spec"] or {}).get("gated_tools", []),
+        "tools": _tools_view(row["spec"] or {}),
         "created_at": row["created_at"].isoformat(),
         "started_at": row["started_at"].isoformat() if row["started_at"] else None,
+        "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
+        "events_url": f"/api/v1/runs/{row['id']}/events",
+        "cost_usd": float(cost),
+        "children": [_child_view(child) for child in children],
+    }
+
+
+def _tools_view(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The snapshot's tools with their source (server name, tier) and whether their results are untrusted."""
+    servers = {str(server["id"]): server["name"] for server in spec.get("mcp_servers", [])}
+    return [
+        {
+            "name": tool["name"],
+            "server": servers.get(str(tool.get("server_id"))) if tool.get("server_id") else None,
+            "trust_tier": tool.get("trust_tier", 2),
+            "acts": tool.get("acts", False),
+            "untrusted": tool.get("untrusted", False),
+        }
+        for tool in spec.get("tools", [])
+    ]
+
+
+def _child_view(row: dict[str, Any]) -> dict[str, Any]:
+    delegation = row["delegation"] or {}
+    return {
+        "id": str(row["id"]),
+        "status": row["status"],
+        "mode": row["mode"],
+        "task": delegation.get("task", ""),
+        "preset": delegation.get("preset"),
+        "error": row["error"],
+        "cost_usd": float(row["cost_usd"]),
+        "created_at": row["created_at"].isoformat(),
         "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
         "events_url": f"/api/v1/runs/{row['id']}/events",
     }
@@ -62,4 +100,7 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
         from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
 
         await end_idle_run(run_id, principal.org_id, "cancelled")
+    await subagents.cancel_descendants(principal.org_id, run_id)  # every run below it stops too
+    if row["parent_run_id"] is not None:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
+        await subagents.child_ended(principal.org_id, run_id, drivers.start_run)
     return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}

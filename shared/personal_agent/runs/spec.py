@@ -29,6 +29,12 @@ class RunLimits(BaseModel):
     max_tool_calls: int = Field(50, ge=0, le=500)
     """Tool calls the model may ask for in the run, all rounds together; a response that goes past it fails the
     run before any of its calls runs."""
+    max_depth: int = Field(2, ge=0, le=5)
+    """How deep sub-agents may nest below the run a person started (`delegate` past it is a tool error)."""
+    max_fanout: int = Field(4, ge=0, le=16)
+    """Sub-agents one model response may start; further `delegate` calls in it are refused as tool errors."""
+    max_children: int = Field(16, ge=0, le=64)
+    """Sub-agents the run may start in all (its children, not their own)."""
 
 
 class ToolRef(BaseModel):
@@ -105,6 +111,17 @@ class ModelRef(BaseModel):
         return self
 
 
+class Delegation(BaseModel):
+    """What a child run was asked by its parent's `delegate` call (its only user message is `task`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    tool_call_id: str
+    """The parent's `delegate` call this child answers."""
+    preset: Literal["explore"] | None = None
+
+
 class RunSpec(BaseModel):
     """Everything a driver needs to run, fixed at launch; steps never re-read live config."""
 
@@ -132,3 +149,8 @@ class RunSpec(BaseModel):
     """`chat`: the run sees the chat's earlier messages; `none`: only its own (triggered runs)."""
     approval_timeout_seconds: int = 86_400
     approval_policy: Literal["wait", "deny"] = "wait"
+    depth: int = 0
+    """0 for a run a person or a trigger started; a sub-agent's is its parent's plus one."""
+    root_run_id: UUID | None = None
+    """The run at the top of a sub-agent's tree (None for that run itself)."""
+    delegation: Delegation | None = None

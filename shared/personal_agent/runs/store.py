@@ -1,5 +1,7 @@
 """Run rows, their checkpoints and usage rows: the only SQL on `runs`, `run_checkpoints` and the writes of
-`usage_records`. Every run status change goes through here. Every call runs inside an org transaction (RLS)."""
+`usage_records`. Every run status change goes through here. Every call runs inside an org transaction (RLS).
+Over 300 lines because it is the one module with SQL on `runs` (one store per table), a run's sub-agent tree
+(children, descendants, tree cost, the children's task token) included."""
 
 from __future__ import annotations
 
@@ -167,18 +169,40 @@ async def cancel_requested(conn: Conn, run_id: UUID) -> bool:
     return bool(row and row["cancel_requested"])
 
 
+def chat_prefix(chat_id: UUID, upto: int, count: int) -> dict[str, Any]:
+    """The state entry saying a run's history starts with the chat's `count` messages up to message `upto`:
+    its checkpoints then store only what comes after (flat bytes per turn however long the chat)."""
+    return {"chat_id": str(chat_id), "upto": upto, "count": count}
+
+
 async def latest_checkpoint(conn: Conn, run_id: UUID) -> Checkpoint | None:
+    """The newest checkpoint, its messages the whole history (the chat's earlier messages put back in front)."""
     cur = await conn.execute(
         "SELECT seq, kind, messages, state FROM run_checkpoints WHERE run_id = %s ORDER BY seq DESC LIMIT 1", [run_id]
     )
     row = await cur.fetchone()
-    return Checkpoint(row["seq"], row["kind"], row["messages"], row["state"]) if row else None
+    if row is None:
+        return None
+    messages = row["messages"]
+    prefix = row["state"].get("chat_prefix")
+    if prefix:
+        from personal_agent.chats.store import chat_history_upto
+
+        prior = await chat_history_upto(conn, UUID(prefix["chat_id"]), run_id, int(prefix["upto"]))
+        messages = prior + messages
+    return Checkpoint(row["seq"], row["kind"], messages, row["state"])
 
 
 async def save_checkpoint(
     conn: Conn, spec: RunSpec, seq: int, kind: str, messages_json: bytes, state: dict[str, Any]
 ) -> None:
-    """Store the history after a model response or tool results; a retried step never overwrites one."""
+    """Store the history after a model response or tool results; a retried step never overwrites one. With a
+    `chat_prefix` in `state`, the history's first messages are the chat's and only the rest is stored."""
+    prefix = state.get("chat_prefix")
+    if prefix and prefix["count"]:
+        import orjson
+
+        messages_json = orjson.dumps(orjson.loads(messages_json)[int(prefix["count"]) :])
     await conn.execute(
         "INSERT INTO run_checkpoints (run_id, seq, org_id, kind, messages, state)"
         " VALUES (%s, %s, %s, %s, %s::jsonb, %s)"
@@ -200,8 +224,8 @@ async def record_usage(
     """One row per model response; a replay of the same response writes nothing (UNIQUE(run_id, request_index))."""
     cur = await conn.execute(
         "INSERT INTO usage_records (org_id, run_id, request_index, user_id, chat_id, model_name, provider,"
-        " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, price_version)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, price_version,"
+        " parent_run_id, root_run_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (run_id, request_index) DO NOTHING RETURNING id",
         [
             spec.org_id,
@@ -217,6 +241,8 @@ async def record_usage(
             usage.get("cache_write_tokens", 0),
             cost_usd,
             price_version,
+            spec.parent_run_id,
+            spec.root_run_id,
         ],
     )
     return await cur.fetchone() is not None
@@ -224,3 +250,78 @@ async def record_usage(
 
 def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
+
+
+# ---- Sub-agents: a run's children and its tree (issue 16) ----
+
+_TREE = (
+    "WITH RECURSIVE tree AS (SELECT id, parent_run_id, status, mode, execution_arn, 0 AS depth FROM runs"
+    " WHERE id = %s UNION ALL SELECT r.id, r.parent_run_id, r.status, r.mode, r.execution_arn, t.depth + 1 FROM runs r"
+    " JOIN tree t ON r.parent_run_id = t.id)"
+)
+
+
+async def children(conn: Conn, run_id: UUID) -> list[dict[str, Any]]:
+    """The run's children, oldest first, each with the cost of its own tree (NULL cost counts as 0)."""
+    cur = await conn.execute(
+        "SELECT id, status, mode, error, spec->'delegation' AS delegation, created_at, started_at, finished_at"
+        " FROM runs WHERE parent_run_id = %s ORDER BY created_at, spec->'delegation'->>'tool_call_id', id",
+        [run_id],
+    )
+    rows = list(await cur.fetchall())
+    for row in rows:
+        row["cost_usd"] = await tree_cost(conn, row["id"])
+    return rows
+
+
+async def count_children(conn: Conn, run_id: UUID) -> int:
+    cur = await conn.execute("SELECT count(*) AS n FROM runs WHERE parent_run_id = %s", [run_id])
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
+
+
+async def tree_cost(conn: Conn, run_id: UUID) -> Decimal:
+    """What the run and every run below it cost so far (the ledger; unpriced rows count as 0)."""
+    cur = await conn.execute(
+        f"{_TREE} SELECT coalesce(sum(u.cost_usd), 0) AS cost FROM usage_records u WHERE u.run_id IN"
+        " (SELECT id FROM tree)",
+        [run_id],
+    )
+    row = await cur.fetchone()
+    return Decimal(row["cost"]) if row else Decimal(0)
+
+
+async def unfinished_descendants(conn: Conn, run_id: UUID) -> list[dict[str, Any]]:
+    """Every run below `run_id` that has not ended, deepest first (the cancel cascade stops leaves first)."""
+    cur = await conn.execute(
+        f"{_TREE} SELECT id, parent_run_id, status, mode, execution_arn FROM tree WHERE depth > 0"
+        " AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped') ORDER BY depth DESC",
+        [run_id],
+    )
+    return list(await cur.fetchall())
+
+
+async def round_children(conn: Conn, run_id: UUID, ids: list[str]) -> list[dict[str, Any]]:
+    """The children `ids` of the run (one round of `delegate` calls) with their status and error."""
+    cur = await conn.execute(
+        "SELECT id, status, error, spec->'delegation'->>'tool_call_id' AS tool_call_id FROM runs"
+        " WHERE parent_run_id = %s AND id = ANY(%s::uuid[])",
+        [run_id, ids],
+    )
+    return list(await cur.fetchall())
+
+
+async def set_children_token(conn: Conn, run_id: UUID, token: str | None) -> None:
+    """Remember (or forget) the durable Task waiting on the run's children."""
+    await conn.execute("UPDATE runs SET children_task_token = %s WHERE id = %s", [token, run_id])
+
+
+async def take_children_token(conn: Conn, run_id: UUID) -> str | None:
+    """The token of the Task waiting on the run's children, cleared so that only one caller sends it."""
+    cur = await conn.execute(
+        "UPDATE runs r SET children_task_token = NULL FROM (SELECT id, children_task_token FROM runs"
+        " WHERE id = %s FOR UPDATE) old WHERE r.id = old.id RETURNING old.children_task_token AS token",
+        [run_id],
+    )
+    row = await cur.fetchone()
+    return row["token"] if row else None

@@ -57,8 +57,14 @@ async def _chat_for_thread(principal: Principal, thread_id: str) -> Any:
         )
 
 
-def _rewrite_ids(frame: str, thread_id: str, run_id: str) -> str:
-    """Answer with the client's own thread and run ids on the lifecycle events."""
+def _rewrite_ids(chunk: str, thread_id: str, run_id: str) -> str:
+    """Answer with the client's own thread and run ids on the lifecycle events (a chunk holds one or more frames)."""
+    if '"runId"' not in chunk:
+        return chunk
+    return "".join(_rewrite_frame(f"{frame}\n\n", thread_id, run_id) for frame in chunk.split("\n\n") if frame)
+
+
+def _rewrite_frame(frame: str, thread_id: str, run_id: str) -> str:
     if not frame.startswith("id:") or '"runId"' not in frame:
         return frame
     head, _, data = frame.partition("data: ")

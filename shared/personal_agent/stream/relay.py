@@ -86,8 +86,15 @@ async def relay(
         if not entries:
             yield ": ping\n\n"
             continue
+        # Everything one read returned goes out as one chunk: one write through the ASGI stack, not one per event.
+        frames: list[str] = []
+        ended = False
         for entry in entries:
             cursor = entry.id
-            yield sse(entry.id, entry.data)
+            frames.append(sse(entry.id, entry.data))
             if stop_on_terminal and is_terminal(entry.data):
-                return
+                ended = True
+                break
+        yield "".join(frames)
+        if ended:
+            return

@@ -11,9 +11,13 @@ from typing import Any
 
 from pydantic_ai import ModelRetry, RunContext, ToolReturn
 
-from personal_agent.governance.tool_gates import UNTRUSTED_METADATA
+from personal_agent.errors import AppError
+from personal_agent.governance.tool_gates import UNTRUSTED_METADATA, untrusted_in_context
+from personal_agent.memories import saving as memories
 from personal_agent.tools import arithmetic, web
+from personal_agent.tools.delegate import delegate
 from personal_agent.tools.deps import RunDeps
+from personal_agent.tools.knowledge_search import search_knowledge
 
 log = logging.getLogger("personal_agent.tools")
 
@@ -50,10 +54,28 @@ async def web_search(ctx: RunContext[RunDeps], query: str) -> ToolReturn:
     return ToolReturn(return_value=await web.search(endpoint, query), metadata=UNTRUSTED_METADATA)
 
 
+async def remember(ctx: RunContext[RunDeps], fact: str) -> str:
+    """Save a lasting fact or preference about the user (one short sentence) for later conversations. Use it when
+    the user asks you to remember something, or states a preference they will want kept."""
+    if ctx.deps.user_id is None:
+        return "Not saved: this run acts for no person, so there is nobody to remember it for."
+    if untrusted_in_context(ctx.deps.spec, ctx.messages):  # injected text must not persist into later runs
+        return "Not saved: untrusted content is in this conversation. The user can add it in Settings, Memories."
+    try:
+        async with ctx.deps.db() as conn:
+            _, created = await memories.save(conn, ctx.deps.org_id, ctx.deps.user_id, fact, ctx.deps.run_id)
+    except AppError as exc:
+        raise ModelRetry(exc.message) from exc
+    return "Saved to the user's memories." if created else "Already in the user's memories."
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "current_time": current_time,
     "calculate": calculate,
     "send_demo_message": send_demo_message,
     "web_fetch": web_fetch,
     "web_search": web_search,
+    "delegate": delegate,
+    "remember": remember,
+    "search_knowledge": search_knowledge,
 }

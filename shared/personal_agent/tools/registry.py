@@ -59,9 +59,11 @@ def first_party_names() -> list[str]:
 
 def default_tool_names() -> list[str]:
     """The tools a chat run gets unless it asks otherwise (locally also a demo tool that acts)."""
-    names = ["current_time", "calculate", "web_fetch"]
+    names = ["current_time", "calculate", "web_fetch", "remember"]
     if get_tool("web_search") is not None:
         names.append("web_search")
+    names.append("delegate")
+    names.append("search_knowledge")
     if get_settings().is_local:
         names.append("send_demo_message")
     return names
@@ -75,6 +77,23 @@ register_tool(
         None,
         "Send a message to a person or team (demo: nothing leaves the machine).",
         acts=True,
+    )
+)
+register_tool(
+    ToolDef(
+        "search_knowledge",
+        None,
+        "Search the knowledge base (the org's documents, your own, this chat's files): passages with citations.",
+    )
+)
+register_tool(ToolDef("remember", None, "Save a fact or preference about the user for their later conversations."))
+register_tool(
+    ToolDef(
+        "delegate",
+        None,
+        "Hand a self-contained task to a sub-agent (a child run; the sub-agents of one response work in parallel) "
+        "and get its final answer back. `tools`: a subset of your own tools; `model`: `cheap` for the cheaper "
+        "model; `preset`: `explore` for read-only tools and the cheaper model.",
     )
 )
 register_tool(

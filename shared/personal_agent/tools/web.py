@@ -13,75 +13,44 @@ standard library's `html.parser` (scripts, styles and page chrome dropped, block
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
-import socket
 from html.parser import HTMLParser
-from typing import Any
 
 import httpx
 from pydantic_ai import ModelRetry
+
+from personal_agent.net.public_address import (
+    METADATA_ADDRESSES,
+    AddressRefused,
+    IPAddress,
+    checked_address,
+    is_public,
+    parse_allow_hosts,
+    pinned_request,
+)
 
 MAX_URL_CHARS = 2_000
 MAX_BYTES = 1_000_000
 MAX_CHARS = 20_000
 MAX_REDIRECTS = 5
 TIMEOUT_SECONDS = 10.0
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200", "169.254.170.2")
-)
 _REDIRECTS = {301, 302, 303, 307, 308}
 _TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/rss+xml")
 _HEADERS = {"User-Agent": "PersonalAgent-web_fetch/1", "Accept": "text/html,text/plain;q=0.9,*/*;q=0.5"}
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-def parse_allow_hosts(value: str) -> frozenset[str]:
-    """`PA_WEB_FETCH_ALLOW_HOSTS` as a set of lower-case `host` / `host:port` entries."""
-    return frozenset(entry.strip().lower() for entry in value.split(",") if entry.strip())
-
-
-def is_public(address: IPAddress) -> bool:
-    """True for an address on the public internet; everything internal or special-purpose is False."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return is_public(address.ipv4_mapped)
-    return address.is_global and not address.is_multicast and address not in METADATA_ADDRESSES
-
-
-async def _resolve(host: str, port: int) -> list[IPAddress]:
-    try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError):
-        raise ModelRetry(f"the host {host!r} could not be resolved") from None
-    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+# The address checks live in `net.public_address` (workflow outputs use them too); re-exported for callers here.
+__all__ = ["METADATA_ADDRESSES", "fetch_text", "html_to_text", "is_public", "parse_allow_hosts", "search"]
 
 
 async def _pinned_address(url: httpx.URL, allow: frozenset[str]) -> IPAddress:
     """The checked address the request to `url` connects to; refuses what the URL may not reach."""
-    if url.scheme not in ("http", "https"):
-        raise ModelRetry("only http and https URLs can be fetched")
-    if not url.host:
-        raise ModelRetry("the URL has no host")
-    port = url.port or (443 if url.scheme == "https" else 80)
-    host = url.host.lower()
-    addresses = await _resolve(host, port)
-    if not addresses:
-        raise ModelRetry(f"the host {host!r} could not be resolved")
-    allowed = host in allow or f"{host}:{port}" in allow
-    for address in addresses:
-        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-        if address in METADATA_ADDRESSES or mapped in METADATA_ADDRESSES or not (allowed or is_public(address)):
-            raise ModelRetry(f"{host} is not a public internet address; it cannot be fetched")
-    return addresses[0]
+    try:
+        return await checked_address(url, allow)
+    except AddressRefused as exc:
+        raise ModelRetry(str(exc)) from None
 
 
 def _pinned_request(client: httpx.AsyncClient, url: httpx.URL, address: IPAddress) -> httpx.Request:
-    ip_host = str(address)
-    target = url.copy_with(host=ip_host)
-    extensions: dict[str, Any] = {"sni_hostname": url.host} if url.scheme == "https" else {}
-    host_header = url.netloc.decode("ascii")
-    return client.build_request("GET", target, headers={**_HEADERS, "Host": host_header}, extensions=extensions)
+    return pinned_request(client, "GET", url, address, _HEADERS)
 
 
 class _TextExtractor(HTMLParser):

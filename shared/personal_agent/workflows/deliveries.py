@@ -97,3 +97,10 @@ async def fail(org_id: UUID, delivery_id: UUID, error: dict[str, Any]) -> None:
         await conn.execute(
             "UPDATE workflow_deliveries SET status = 'failed', error = %s WHERE id = %s", [jsonb(error), delivery_id]
         )
+
+
+async def workflow_of_run(conn: Conn, run_id: UUID) -> UUID | None:
+    """The workflow whose delivery started `run_id` (None until the trigger recorded the run, or for a chat run)."""
+    cur = await conn.execute("SELECT workflow_id FROM workflow_deliveries WHERE run_id = %s LIMIT 1", [run_id])
+    row = await cur.fetchone()
+    return UUID(str(row["workflow_id"])) if row else None

@@ -1,0 +1,86 @@
+/*
+ * The web chat's service worker: an offline shell, never data.
+ *
+ * Cached: the app itself (index.html, its hashed /assets/ files, the manifest and icons), so the web chat opens
+ * without a network and says it is offline. Never cached, never even intercepted: the API (/api/…, including
+ * the SSE event streams), MCP, health checks and the dev issuer; anything that is not a same-origin GET; any
+ * request that asks for text/event-stream. Conversations, approvals and keys only ever come from the server.
+ */
+const CACHE = "pa-shell-v1";
+const STATIC = ["/manifest.webmanifest", "/favicon.svg", "/icon-192.png", "/icon-512.png"];
+const NEVER = ["/api", "/mcp", "/healthz", "/readyz", "/health", "/.well-known", "/dev-issuer", "/openapi.json", "/docs", "/redoc"];
+
+const never = (path) => NEVER.some((prefix) => path === prefix || path.startsWith(prefix + "/"));
+
+async function precache() {
+  const cache = await caches.open(CACHE);
+  const index = await fetch("/", { cache: "no-cache" });
+  if (!index.ok) return;
+  const html = await index.clone().text();
+  await cache.put("/", index);
+  const assets = new Set([...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]));
+  // Every lazily loaded page too, from Vite's build manifest, so any page opens offline (best effort).
+  try {
+    const manifest = await (await fetch("/.vite/manifest.json", { cache: "no-cache" })).json();
+    for (const chunk of Object.values(manifest)) {
+      if (chunk.file) assets.add("/" + chunk.file);
+      for (const css of chunk.css ?? []) assets.add("/" + css);
+    }
+  } catch {
+    // no build manifest served: the pages visited online are cached as they load
+  }
+  await cache.addAll([...STATIC, ...assets]);
+}
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(precache().then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((keys) => Promise.all(keys.filter((k) => k.startsWith("pa-shell-") && k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+async function shell(request) {
+  // Network first (a new deploy shows at once); offline, the cached index.html (the client routes).
+  try {
+    const response = await fetch(request);
+    if (response.ok && (response.headers.get("content-type") ?? "").includes("text/html")) {
+      const cache = await caches.open(CACHE);
+      await cache.put("/", response.clone());
+    }
+    return response;
+  } catch (err) {
+    const cached = await caches.match("/");
+    if (cached) return cached;
+    throw err;
+  }
+}
+
+async function cacheFirst(request) {
+  const cached = await caches.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (response.ok) {
+    const cache = await caches.open(CACHE);
+    await cache.put(request, response.clone());
+  }
+  return response;
+}
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  if (request.method !== "GET") return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin || never(url.pathname)) return;
+  if ((request.headers.get("accept") ?? "").includes("text/event-stream")) return;
+  if (request.mode === "navigate") {
+    event.respondWith(shell(request));
+  } else if (url.pathname.startsWith("/assets/") || STATIC.includes(url.pathname)) {
+    event.respondWith(cacheFirst(request));
+  }
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+
+import { applyStatus, contentTypeOf, isPending, parseStatusEvent, upsert } from "./documentStatus";
+import type { KnowledgeDocument } from "./knowledgeApi";
+
+const doc = (id: string, status: KnowledgeDocument["status"] = "uploading"): KnowledgeDocument => ({
+  id,
+  filename: `${id}.md`,
+  content_type: "text/markdown",
+  size: 10,
+  collection: "org",
+  classification: "standard",
+  status,
+  error: null,
+  pages: null,
+  chunk_count: 0,
+  created_at: "2026-01-01T00:00:00Z",
+  updated_at: "2026-01-01T00:00:00Z",
+});
+
+describe("document status from the feed", () => {
+  it("applies an announcement to the listed document", () => {
+    const event = parseStatusEvent({ document_id: "b", collection: "org", status: "ready", error: null, chunk_count: 4 });
+    expect(event).not.toBeNull();
+    const { items, known } = applyStatus([doc("a"), doc("b", "processing")], event!);
+    expect(known).toBe(true);
+    expect(items.map((d) => [d.id, d.status, d.chunk_count])).toEqual([
+      ["a", "uploading", 0],
+      ["b", "ready", 4],
+    ]);
+  });
+
+  it("carries a failure's reason and says when the document is not listed", () => {
+    const failed = parseStatusEvent({
+      document_id: "z",
+      collection: "personal",
+      status: "failed",
+      error: { code: "encrypted_pdf", message: "The PDF is encrypted." },
+      chunk_count: 0,
+    })!;
+    expect(applyStatus([doc("a")], failed).known).toBe(false);
+    expect(applyStatus([doc("z")], failed).items[0]!.error?.message).toBe("The PDF is encrypted.");
+  });
+
+  it("ignores what is not a document status", () => {
+    expect(parseStatusEvent({ run_id: "r" })).toBeNull();
+    expect(parseStatusEvent({ document_id: "a", status: "exploded" })).toBeNull();
+    expect(parseStatusEvent("ready")).toBeNull();
+  });
+
+  it("upserts fresher copies in place and new ones first", () => {
+    const list = upsert([doc("a"), doc("b")], doc("b", "ready"));
+    expect(list.map((d) => d.status)).toEqual(["uploading", "ready"]);
+    expect(upsert(list, doc("c")).map((d) => d.id)).toEqual(["c", "a", "b"]);
+    expect([isPending("uploading"), isPending("processing"), isPending("ready"), isPending("failed")]).toEqual([true, true, false, false]);
+  });
+
+  it("types a Markdown file the browser left untyped", () => {
+    expect(contentTypeOf({ name: "notes.MD", type: "" })).toBe("text/markdown");
+    expect(contentTypeOf({ name: "a.txt", type: "text/plain" })).toBe("text/plain");
+    expect(contentTypeOf({ name: "x.bin", type: "" })).toBe("application/octet-stream");
+  });
+});

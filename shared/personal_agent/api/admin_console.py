@@ -1,0 +1,93 @@
+"""The few admin routes the web console needs beyond the governance API: change a model (enable, tags, quality,
+prices) or switch a provider, each budget with its spend this month, and the approval audit trail."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from personal_agent.api.deps import OrgAdmin
+from personal_agent.api.governance import ProviderModelOut, ProviderOut, Tag
+from personal_agent.approvals.audit import audit_trail
+from personal_agent.governance import admin, budgets
+
+router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
+
+
+class ModelPatch(BaseModel):
+    enabled: bool | None = None
+    tags: list[Tag] | None = None
+    quality: int | None = Field(None, ge=0, le=20)
+    input_price: Decimal | None = Field(None, ge=0, description="USD per million input tokens; null: genai-prices")
+    output_price: Decimal | None = Field(None, ge=0, description="USD per million output tokens; null: genai-prices")
+
+
+class ProviderPatch(BaseModel):
+    enabled: bool
+
+
+class BudgetSpendOut(BaseModel):
+    id: UUID
+    scope: Literal["org", "user"]
+    user_id: UUID | None
+    monthly_usd: float
+    spent_usd: float = Field(description="spend this month plus live reservations")
+    month_start: datetime
+    created_at: datetime
+
+
+class BudgetSpendList(BaseModel):
+    items: list[BudgetSpendOut]
+
+
+class AuditEntry(BaseModel):
+    id: int
+    approval_id: UUID
+    actor_id: UUID | None = Field(description="who decided; null for what the system did (requested, expired)")
+    action: str = Field(description="requested | approved | denied | expired")
+    detail: dict[str, Any]
+    at: datetime
+    tool_name: str
+    run_id: UUID | None
+    chat_id: UUID | None
+    owner_id: UUID | None
+    status: str = Field(description="the approval's status now")
+
+
+class AuditPage(BaseModel):
+    items: list[AuditEntry]
+    next_cursor: str | None
+
+
+@router.patch(
+    "/providers/{provider_id}/models/{model_id}", operation_id="update_provider_model", response_model=ProviderModelOut
+)
+async def update_model(provider_id: UUID, model_id: UUID, body: ModelPatch, principal: OrgAdmin) -> dict[str, Any]:
+    """Change the fields sent; a price sent as null goes back to genai-prices."""
+    return await admin.update_model(principal.org_id, provider_id, model_id, body.model_dump(exclude_unset=True))
+
+
+@router.patch("/providers/{provider_id}", operation_id="update_provider", response_model=ProviderOut)
+async def update_provider(provider_id: UUID, body: ProviderPatch, principal: OrgAdmin) -> dict[str, Any]:
+    return await admin.set_provider_enabled(principal.org_id, provider_id, body.enabled)
+
+
+@router.get("/budget-spend", operation_id="list_budget_spend", response_model=BudgetSpendList)
+async def budget_spend(principal: OrgAdmin) -> dict[str, Any]:
+    """Each cap with what counts against it this month."""
+    return {"items": await budgets.spend_by_budget(principal.org_id)}
+
+
+@router.get("/approval-audit", operation_id="approval_audit", response_model=AuditPage)
+async def approval_audit(
+    principal: OrgAdmin,
+    limit: int = Query(50, ge=1, le=200),
+    cursor: str | None = Query(None, max_length=40),
+) -> dict[str, Any]:
+    """Every approval request and decision in the org, newest first."""
+    return await audit_trail(principal, limit, cursor)

@@ -1,0 +1,203 @@
+"""The knowledge base API: register a document (a presigned S3 upload back), list, read its status, delete,
+re-index, search, and the org's embedding model. Logic in `personal_agent.knowledge`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, Field
+
+from personal_agent.api.deps import CurrentPrincipal, OrgAdmin
+from personal_agent.errors import InvalidInput
+from personal_agent.knowledge import documents
+from personal_agent.knowledge.formats import MAX_UPLOAD_BYTES
+
+router = APIRouter(prefix="/api/v1/knowledge", tags=["knowledge"])
+
+Classification = Literal["standard", "confidential", "restricted"]
+Status = Literal["uploading", "processing", "ready", "failed"]
+
+
+class DocumentIn(BaseModel):
+    filename: str = Field(min_length=1, max_length=255)
+    content_type: str = Field(
+        max_length=200,
+        description="application/pdf, …wordprocessingml.document (DOCX), text/html, text/markdown, text/plain",
+    )
+    size: int = Field(ge=1, description=f"bytes; at most {MAX_UPLOAD_BYTES} (25 MB)")
+    collection: str = Field("org", description="`org` (everyone in the org) or `personal` (only you)")
+    classification: Classification = "standard"
+
+
+class DocumentError(BaseModel):
+    code: str
+    message: str
+
+
+class DocumentOut(BaseModel):
+    id: UUID
+    filename: str
+    content_type: str
+    size: int
+    collection: str
+    classification: Classification
+    status: Status
+    error: DocumentError | None = Field(description="why it failed (`failed` only)")
+    pages: int | None
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class Upload(BaseModel):
+    url: str = Field(description="POST the file here as multipart/form-data: every field, then `file` last")
+    fields: dict[str, str]
+    expires_in: int
+
+
+class DocumentCreated(BaseModel):
+    document: DocumentOut
+    upload: Upload
+
+
+class DocumentList(BaseModel):
+    items: list[DocumentOut]
+
+
+class PassageOut(BaseModel):
+    chunk_id: UUID
+    document_id: UUID
+    filename: str
+    collection: str
+    classification: Classification
+    page: int | None
+    section: str | None
+    text: str
+    score: float = Field(description="reciprocal rank fusion of the vector and full-text ranks")
+    citation: str
+
+
+class ChunkOut(BaseModel):
+    chunk_id: UUID
+    document_id: UUID
+    filename: str
+    collection: str
+    classification: Classification
+    seq: int = Field(description="the passage's place in its document, from 0")
+    page: int | None
+    section: str | None
+    text: str
+    citation: str
+
+
+class SearchOut(BaseModel):
+    items: list[PassageOut]
+    embedding_model: str
+
+
+class EmbeddingSettingsIn(BaseModel):
+    embedding_model: str = Field(max_length=200)
+
+
+class EmbeddingModelOut(BaseModel):
+    id: str
+    label: str
+    dim: int
+    tier: int
+
+
+class EmbeddingSettingsOut(BaseModel):
+    embedding_model: str
+    available: list[EmbeddingModelOut]
+    reembedding: int = Field(0, description="documents queued for re-embedding by this change")
+
+
+def _out(row: dict[str, Any]) -> dict[str, Any]:
+    error = {"code": row["error_code"], "message": row["error_message"]} if row.get("error_code") else None
+    return {**row, "error": error}
+
+
+@router.post("/documents", status_code=201, operation_id="create_document", response_model=DocumentCreated)
+async def create_document(body: DocumentIn, principal: CurrentPrincipal) -> dict[str, Any]:
+    """Register a document; upload its file with the returned presigned POST (S3 refuses another type or size)."""
+    if body.collection.startswith("chat:"):  # chat files come with a message (attachments), not from here
+        raise InvalidInput("collection is `org` or `personal`", code="invalid_collection")
+    created = await documents.create_document(
+        principal.org_id,
+        principal.user_id,
+        collection=body.collection,
+        filename=body.filename,
+        content_type=body.content_type,
+        size=body.size,
+        classification=body.classification,
+    )
+    return {"document": _out(created["document"]), "upload": created["upload"]}
+
+
+@router.get("/documents", operation_id="list_documents", response_model=DocumentList)
+async def list_documents(principal: CurrentPrincipal, collection: str | None = None) -> dict[str, Any]:
+    """The org's documents and your own, newest first (or one collection's)."""
+    rows = await documents.list_documents(principal.org_id, principal.user_id, collection)
+    return {"items": [_out(r) for r in rows]}
+
+
+@router.get("/documents/{document_id}", operation_id="get_document", response_model=DocumentOut)
+async def get_document(document_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    """A document's status (`document_status` events on your feed announce every change)."""
+    return _out(await documents.get_document(principal.org_id, principal.user_id, document_id))
+
+
+@router.delete("/documents/{document_id}", status_code=204, operation_id="delete_document")
+async def delete_document(document_id: UUID, principal: CurrentPrincipal) -> Response:
+    """Remove the document, every chunk of it and its file."""
+    await documents.delete_document(principal.org_id, principal.user_id, document_id)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/documents/{document_id}/reindex", status_code=202, operation_id="reindex_document", response_model=DocumentOut
+)
+async def reindex_document(document_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    """Parse, chunk and embed the stored file again, in the background."""
+    return _out(await documents.reindex_document(principal.org_id, principal.user_id, document_id))
+
+
+@router.get("/search", operation_id="search_knowledge", response_model=SearchOut)
+async def search_knowledge(
+    principal: CurrentPrincipal,
+    q: str = Query(min_length=1, max_length=1000),
+    collection: str | None = Query(None, description="`org`, `personal` or `chat:<chat id>`; default both first"),
+    k: int = Query(8, ge=1, le=50),
+) -> dict[str, Any]:
+    """Hybrid search (vector + full text, reciprocal rank fusion) over what you may see."""
+    from personal_agent.knowledge.search import search
+
+    result = await search(principal.org_id, principal.user_id, q, collection=collection, k=k)
+    return {"items": [p.as_dict() for p in result.passages], "embedding_model": result.embedding_model}
+
+
+@router.get("/chunks/{chunk_id}", operation_id="get_knowledge_chunk", response_model=ChunkOut)
+async def get_knowledge_chunk(chunk_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    """One passage by its chunk id (a citation's source); 404 when it is not yours to see."""
+    from personal_agent.knowledge.passage_lookup import get_passage
+
+    return await get_passage(principal.org_id, principal.user_id, chunk_id)
+
+
+@router.get("/settings", operation_id="get_knowledge_settings", response_model=EmbeddingSettingsOut)
+async def get_knowledge_settings(principal: CurrentPrincipal) -> dict[str, Any]:
+    from personal_agent.knowledge.model_choice import describe
+
+    return await describe(principal.org_id)
+
+
+@router.put("/settings", operation_id="update_knowledge_settings", response_model=EmbeddingSettingsOut)
+async def update_knowledge_settings(body: EmbeddingSettingsIn, principal: OrgAdmin) -> dict[str, Any]:
+    """Choose the org's embedding model (org admins); every document is re-embedded in the background."""
+    from personal_agent.knowledge.model_choice import choose_model, describe
+
+    _, queued = await choose_model(principal.org_id, body.embedding_model)
+    return {**await describe(principal.org_id), "reembedding": queued}

@@ -1,0 +1,159 @@
+"""Attachments for the API and the launch: register a file and hand back its presigned upload, check the files a
+message names (the caller's own, of this chat, uploaded, not sent before), bind them to the run, delete one."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+from uuid import UUID
+
+from personal_agent.attachments import kinds, objects, store
+from personal_agent.attachments.prompt import with_attachments
+from personal_agent.chats import store as chat_store
+from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
+from personal_agent.errors import Conflict, InvalidInput, NotFound
+from personal_agent.identity.principal import Principal
+from personal_agent.knowledge import documents, scopes
+
+
+def view(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": str(row["id"]),
+        "chat_id": str(row["chat_id"]),
+        "kind": row["kind"],
+        "filename": row["filename"],
+        "content_type": row["content_type"],
+        "size": int(row["size"]),
+        "run_id": str(row["run_id"]) if row["run_id"] else None,
+        "document_id": str(row["document_id"]) if row["document_id"] else None,
+        "created_at": row["created_at"].isoformat(),
+    }
+
+
+def _missing() -> NotFound:
+    return NotFound("attachment not found", code="attachment_not_found")
+
+
+async def create(principal: Principal, chat_id: UUID, filename: str, content_type: str, size: int) -> dict[str, Any]:
+    """Register a file for the caller's chat; the browser then POSTs it to `upload.url` with `upload.fields`."""
+    kind = kinds.kind_of(content_type, size)
+    name = filename.strip()
+    if not name:
+        raise InvalidInput("the file needs a name", code="invalid_filename")
+    if kind == "document":
+        return await _create_document(principal, chat_id, name, content_type, size)
+    attachment_id = uuid.uuid4()
+    key = objects.object_key(principal.org_id, attachment_id, name)
+    async with org_transaction(principal.org_id) as conn:
+        if await chat_store.get_owned(conn, chat_id, principal.user_id) is None:
+            raise NotFound("chat not found", code="chat_not_found")
+        upload = objects.presigned_post(key, content_type, size)
+        row = await store.insert(
+            conn,
+            attachment_id=attachment_id,
+            org_id=principal.org_id,
+            user_id=principal.user_id,
+            chat_id=chat_id,
+            kind=kind,
+            filename=name,
+            content_type=content_type,
+            size=size,
+            object_key=key,
+        )
+    return {**view(row), "upload": upload}
+
+
+async def _create_document(
+    principal: Principal, chat_id: UUID, name: str, content_type: str, size: int
+) -> dict[str, Any]:
+    """A document becomes a knowledge document of the chat (collection `chat:<chat_id>`, the chat's
+    classification): the ingest pipeline parses and indexes it once uploaded, and the chat's runs search it."""
+    async with org_transaction(principal.org_id) as conn:
+        chat = await chat_store.get_owned(conn, chat_id, principal.user_id)
+    if chat is None:
+        raise NotFound("chat not found", code="chat_not_found")
+    created = await documents.create_document(
+        principal.org_id,
+        principal.user_id,
+        collection=scopes.chat_collection(chat_id),
+        filename=name,
+        content_type=content_type,
+        size=size,
+        classification=chat["classification"],
+    )
+    document = created["document"]
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.insert(
+            conn,
+            attachment_id=uuid.uuid4(),
+            org_id=principal.org_id,
+            user_id=principal.user_id,
+            chat_id=chat_id,
+            kind="document",
+            filename=name,
+            content_type=document["content_type"],
+            size=size,
+            object_key=document["object_key"],
+            document_id=document["id"],
+        )
+    return {**view(row), "upload": {"url": created["upload"]["url"], "fields": created["upload"]["fields"]}}
+
+
+async def get(principal: Principal, attachment_id: UUID) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.get_owned(conn, attachment_id, principal.user_id)
+    if row is None:
+        raise _missing()
+    return view(row)
+
+
+async def delete(principal: Principal, attachment_id: UUID) -> None:
+    """Remove a file not sent yet (the chip's ×); a sent one stays with its message (409 `attachment_sent`)."""
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.get_owned(conn, attachment_id, principal.user_id)
+        if row is None:
+            raise _missing()
+        if row["run_id"] is not None:
+            raise Conflict("the file was sent with a message; delete the chat to remove it", code="attachment_sent")
+        await store.delete_owned(conn, attachment_id, principal.user_id)
+    if row["document_id"] is not None:
+        await documents.delete_document(principal.org_id, principal.user_id, row["document_id"])
+    else:
+        await asyncio.to_thread(objects.delete, row["object_key"])
+
+
+async def for_message(org_id: UUID, user_id: UUID | None, chat_id: UUID, ids: tuple[UUID, ...]) -> list[dict[str, Any]]:
+    """The attachments a new message names, checked: the caller's, of this chat, not sent before, uploaded whole."""
+    if not ids:
+        return []
+    wanted = list(dict.fromkeys(ids))
+    if len(wanted) > kinds.MAX_PER_MESSAGE:
+        raise InvalidInput(f"a message carries at most {kinds.MAX_PER_MESSAGE} files", code="too_many_attachments")
+    if user_id is None:
+        raise InvalidInput("only a person's message carries files", code="attachments_need_user")
+    async with org_transaction(org_id) as conn:
+        rows = await store.owned_in_chat(conn, wanted, user_id, chat_id)
+    found = {r["id"]: r for r in rows}
+    missing = [str(i) for i in wanted if i not in found]
+    if missing:
+        raise NotFound("attachment not found in this chat", code="attachment_not_found", ids=missing)
+    ordered = [found[i] for i in wanted]
+    if any(r["run_id"] is not None for r in ordered):
+        raise Conflict("a file was already sent with another message", code="attachment_sent")
+    for row in ordered:
+        size = await asyncio.to_thread(objects.uploaded_size, row["object_key"])
+        if size != row["size"]:
+            raise Conflict(
+                f"{row['filename']} has not finished uploading", code="attachment_not_uploaded", id=str(row["id"])
+            )
+    return ordered
+
+
+async def bind(conn: Conn, rows: list[dict[str, Any]], run_id: UUID, turn: dict[str, Any]) -> dict[str, Any]:
+    """Mark the files sent with `run_id` (in the launch's transaction; 409 when a concurrent message took one) and
+    return the user's turn with references to them."""
+    if rows and await store.mark_sent(conn, [r["id"] for r in rows], run_id) != len(rows):
+        raise Conflict("a file was already sent with another message", code="attachment_sent")
+    return with_attachments(turn, rows)

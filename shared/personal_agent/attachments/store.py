@@ -1,0 +1,72 @@
+"""The only SQL on `attachments`. Calls run in an org transaction (RLS); ownership is a `user_id` condition, so
+someone else's attachment reads as missing."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db.pool import Conn
+
+COLUMNS = "id, chat_id, kind, filename, content_type, size, object_key, run_id, document_id, created_at"
+
+
+async def insert(
+    conn: Conn,
+    *,
+    attachment_id: UUID,
+    org_id: UUID,
+    user_id: UUID,
+    chat_id: UUID,
+    kind: str,
+    filename: str,
+    content_type: str,
+    size: int,
+    object_key: str,
+    document_id: UUID | None = None,
+) -> dict[str, Any]:
+    cur = await conn.execute(
+        "INSERT INTO attachments (id, org_id, user_id, chat_id, kind, filename, content_type, size, object_key,"
+        f" document_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+        [attachment_id, org_id, user_id, chat_id, kind, filename, content_type, size, object_key, document_id],
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+async def get_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM attachments WHERE id = %s AND user_id = %s", [attachment_id, user_id]
+    )
+    return await cur.fetchone()
+
+
+async def owned_in_chat(conn: Conn, ids: list[UUID], user_id: UUID, chat_id: UUID) -> list[dict[str, Any]]:
+    """The user's attachments of this chat among `ids`."""
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM attachments WHERE id = ANY(%s) AND user_id = %s AND chat_id = %s",
+        [ids, user_id, chat_id],
+    )
+    return list(await cur.fetchall())
+
+
+async def mark_sent(conn: Conn, ids: list[UUID], run_id: UUID) -> int:
+    """Bind the not-yet-sent attachments among `ids` to the run; how many were bound."""
+    cur = await conn.execute(
+        "UPDATE attachments SET run_id = %s WHERE id = ANY(%s) AND run_id IS NULL RETURNING id", [run_id, ids]
+    )
+    return len(await cur.fetchall())
+
+
+async def by_ids(conn: Conn, ids: list[UUID]) -> list[dict[str, Any]]:
+    """Attachments by id within the org (the engine reads those its run's messages name)."""
+    cur = await conn.execute(f"SELECT {COLUMNS} FROM attachments WHERE id = ANY(%s)", [ids])
+    return list(await cur.fetchall())
+
+
+async def delete_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str, Any] | None:
+    cur = await conn.execute(
+        f"DELETE FROM attachments WHERE id = %s AND user_id = %s RETURNING {COLUMNS}", [attachment_id, user_id]
+    )
+    return await cur.fetchone()

@@ -1,0 +1,194 @@
+"""The SQL of `knowledge_chunks`: replace a document's chunks at once, re-embed them, and the hybrid search
+(vector kNN on the model's HNSW index + full text, fused by reciprocal rank). Every vector query names the
+embedding model and dimension, so vectors of different models are never compared."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db.pool import Conn
+
+INDEXED_DIMENSIONS = (256, 1024, 1536)
+"""The dimensions with a partial HNSW index (migration 0015)."""
+EF_SEARCH = 400
+"""HNSW candidate list per query (pgvector's default is 40). bench/knowledge.py's sweep at 100k chunks: recall@10
+against an exact scan 0.86 at 40, 0.92 at 100, 0.947 at 200, 0.97 at 400 (the SQL stays around 10 ms)."""
+RRF_K = 60
+"""Reciprocal rank fusion's constant (Cormack et al.): a chunk scores sum(1 / (RRF_K + rank)) over both lists."""
+
+
+@dataclass(frozen=True)
+class NewChunk:
+    seq: int
+    text: str
+    tokens: int
+    page: int | None
+    section: str | None
+    embedding: Sequence[float]
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form, cast with `::vector` in SQL (no adapter registration needed)."""
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def _dim_sql(dim: int) -> str:
+    if dim not in INDEXED_DIMENSIONS:
+        raise ValueError(f"no HNSW index for {dim}-dimension vectors (migration 0015 indexes {INDEXED_DIMENSIONS})")
+    return str(dim)
+
+
+async def replace_chunks(
+    conn: Conn, document: dict[str, Any], chunks: Sequence[NewChunk], model: str, dim: int
+) -> None:
+    """The document's chunks become exactly `chunks` (in the caller's transaction: all or nothing)."""
+    await conn.execute("DELETE FROM knowledge_chunks WHERE document_id = %s", [document["id"]])
+    if not chunks:
+        return
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            """INSERT INTO knowledge_chunks (org_id, document_id, owner_user_id, collection, classification, seq,
+                   page, section, text, tokens, embedding, embedding_model, embedding_dim)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s)""",
+            [
+                (
+                    document["org_id"],
+                    document["id"],
+                    document["owner_user_id"],
+                    document["collection"],
+                    document["classification"],
+                    c.seq,
+                    c.page,
+                    c.section,
+                    c.text,
+                    c.tokens,
+                    vector_literal(c.embedding),
+                    model,
+                    dim,
+                )
+                for c in chunks
+            ],
+        )
+
+
+async def delete_chunks(conn: Conn, document_id: UUID) -> None:
+    await conn.execute("DELETE FROM knowledge_chunks WHERE document_id = %s", [document_id])
+
+
+async def count_chunks(conn: Conn, document_id: UUID) -> int:
+    cur = await conn.execute("SELECT count(*) AS n FROM knowledge_chunks WHERE document_id = %s", [document_id])
+    row = await cur.fetchone()
+    return int(row["n"]) if row else 0
+
+
+async def stale_chunks(conn: Conn, document_id: UUID, model: str) -> list[tuple[UUID, str]]:
+    """The document's chunks embedded by another model than `model`: (id, text)."""
+    cur = await conn.execute(
+        "SELECT id, text FROM knowledge_chunks WHERE document_id = %s AND embedding_model <> %s ORDER BY seq",
+        [document_id, model],
+    )
+    return [(r["id"], r["text"]) for r in await cur.fetchall()]
+
+
+async def set_embeddings(conn: Conn, vectors: Sequence[tuple[UUID, Sequence[float]]], model: str, dim: int) -> None:
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            """UPDATE knowledge_chunks SET embedding = %s::vector, embedding_model = %s, embedding_dim = %s
+               WHERE id = %s""",
+            [(vector_literal(v), model, dim, chunk_id) for chunk_id, v in vectors],
+        )
+
+
+async def hybrid_search(
+    conn: Conn,
+    *,
+    query: str,
+    vector: Sequence[float],
+    model: str,
+    dim: int,
+    collections: tuple[str, ...],
+    k: int,
+    candidates: int = 40,
+    exact: bool = False,
+) -> list[dict[str, Any]]:
+    """The best `k` chunks by reciprocal rank fusion of the `candidates` nearest (cosine, HNSW unless `exact`)
+    and the `candidates` best full-text matches (`websearch_to_tsquery`: quoted phrases, OR, -word)."""
+    d = _dim_sql(dim)
+    # Iterative scans keep the HNSW walk going until enough rows pass the collection filter (pgvector >= 0.8).
+    await conn.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
+    await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    if exact:
+        await conn.execute("SET LOCAL enable_indexscan = off")
+        await conn.execute("SET LOCAL enable_bitmapscan = off")
+    sql = f"""
+        WITH vec AS (
+            SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
+                SELECT id, embedding::vector({d}) <=> %(vector)s::vector({d}) AS distance
+                FROM knowledge_chunks
+                WHERE embedding_dim = {d} AND embedding_model = %(model)s AND collection = ANY(%(collections)s)
+                ORDER BY embedding::vector({d}) <=> %(vector)s::vector({d})
+                LIMIT %(candidates)s
+            ) nearest
+        ), txt AS (
+            SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
+                SELECT id, ts_rank_cd(tsv, q) AS score
+                FROM knowledge_chunks, websearch_to_tsquery('english', %(query)s) q
+                WHERE tsv @@ q AND collection = ANY(%(collections)s)
+                ORDER BY score DESC
+                LIMIT %(candidates)s
+            ) matches
+        ), fused AS (
+            SELECT id, sum(1.0 / ({RRF_K} + rank)) AS score, min(source) AS source
+            FROM (SELECT id, rank, 'vector' AS source FROM vec UNION ALL SELECT id, rank, 'text' FROM txt) ranked
+            GROUP BY id
+        )
+        SELECT c.id AS chunk_id, c.document_id, d.filename, c.collection, c.classification, c.page, c.section,
+               c.text, c.embedding_model, f.score,
+               (SELECT rank FROM vec WHERE vec.id = c.id) AS vector_rank,
+               (SELECT rank FROM txt WHERE txt.id = c.id) AS text_rank
+        FROM fused f JOIN knowledge_chunks c ON c.id = f.id JOIN knowledge_documents d ON d.id = c.document_id
+        ORDER BY f.score DESC, c.id
+        LIMIT %(k)s"""
+    params = {
+        "vector": vector_literal(vector),
+        "model": model,
+        "collections": list(collections),
+        "candidates": candidates,
+        "query": query,
+        "k": k,
+    }
+    cur = await conn.execute(sql, params)
+    return [dict(r) for r in await cur.fetchall()]
+
+
+async def get_chunk(conn: Conn, chunk_id: UUID) -> dict[str, Any] | None:
+    """One chunk with its document's name (None when the caller's transaction does not see it)."""
+    cur = await conn.execute(
+        """SELECT c.id AS chunk_id, c.document_id, d.filename, c.collection, c.classification, c.seq, c.page,
+                  c.section, c.text
+           FROM knowledge_chunks c JOIN knowledge_documents d ON d.id = c.document_id
+           WHERE c.id = %s""",
+        [chunk_id],
+    )
+    row = await cur.fetchone()
+    return dict(row) if row else None
+
+
+async def nearest_ids(
+    conn: Conn, vector: Sequence[float], model: str, dim: int, k: int, *, exact: bool, ef_search: int = EF_SEARCH
+) -> list[UUID]:
+    """The `k` nearest chunk ids of the org by cosine distance (the benchmark's recall measure)."""
+    d = _dim_sql(dim)
+    await conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
+    if exact:
+        await conn.execute("SET LOCAL enable_indexscan = off")
+        await conn.execute("SET LOCAL enable_bitmapscan = off")
+    cur = await conn.execute(
+        f"""SELECT id FROM knowledge_chunks WHERE embedding_dim = {d} AND embedding_model = %s
+            ORDER BY embedding::vector({d}) <=> %s::vector({d}) LIMIT %s""",
+        [model, vector_literal(vector), k],
+    )
+    return [r["id"] for r in await cur.fetchall()]

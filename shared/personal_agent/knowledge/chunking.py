@@ -1,0 +1,70 @@
+"""Token-aware chunking: each section (a page or a heading's text) is cut into chunks of at most `target` tokens
+at sentence boundaries, consecutive chunks sharing about `overlap` tokens; a chunk never crosses a page or a
+heading, so its citation is exact. Tokens are counted by the caller's tokenizer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from personal_agent.knowledge.parsing import Section
+
+TARGET_TOKENS = 256
+OVERLAP_TOKENS = 48
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n\s*\n+")
+
+CountTokens = Callable[[Sequence[str]], list[int]]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    text: str
+    tokens: int
+    page: int | None
+    section: str | None
+
+
+def _units(text: str, count: CountTokens, target: int) -> list[tuple[str, int]]:
+    """Sentences with their token counts; a sentence longer than `target` is cut into runs of words."""
+    sentences = [" ".join(s.split()) for s in _SENTENCE.split(text)]
+    sentences = [s for s in sentences if s]
+    units: list[tuple[str, int]] = []
+    for sentence, tokens in zip(sentences, count(sentences) if sentences else [], strict=True):
+        if tokens <= target:
+            units.append((sentence, tokens))
+            continue
+        words = sentence.split()
+        step = max(1, len(words) * target // (tokens + 1))
+        pieces = [" ".join(words[i : i + step]) for i in range(0, len(words), step)]
+        units += list(zip(pieces, count(pieces), strict=True))
+    return units
+
+
+def chunk_section(section: Section, count: CountTokens, target: int, overlap: int) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    window: list[tuple[str, int]] = []
+    size = 0
+    for unit in _units(section.text, count, target):
+        if window and size + unit[1] > target:
+            chunks.append(Chunk(" ".join(u[0] for u in window), size, section.page, section.heading))
+            kept: list[tuple[str, int]] = []
+            for previous in reversed(window):  # carry the tail over, up to `overlap` tokens
+                if sum(u[1] for u in kept) + previous[1] > overlap:
+                    break
+                kept.insert(0, previous)
+            while kept and sum(u[1] for u in kept) + unit[1] > target:  # the overlap never overfills a chunk
+                kept.pop(0)
+            window, size = kept, sum(u[1] for u in kept)
+        window.append(unit)
+        size += unit[1]
+    if window:
+        chunks.append(Chunk(" ".join(u[0] for u in window), size, section.page, section.heading))
+    return chunks
+
+
+def chunk_sections(
+    sections: Sequence[Section], count: CountTokens, target: int = TARGET_TOKENS, overlap: int = OVERLAP_TOKENS
+) -> list[Chunk]:
+    """Every section's chunks, in document order."""
+    return [c for s in sections for c in chunk_section(s, count, target, overlap)]

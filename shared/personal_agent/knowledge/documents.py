@@ -1,0 +1,111 @@
+"""The documents service: register a document and hand out its presigned upload, list, read, delete (object and
+chunks), re-index. The memory/attachments code registers chat files here too (collection `chat:<chat_id>`)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+from uuid import UUID
+
+from personal_agent.errors import InvalidInput, NotFound
+from personal_agent.governance.tiers import CLASSIFICATION_TIERS
+from personal_agent.knowledge import jobs, objects, scopes, store
+from personal_agent.knowledge.formats import MAX_UPLOAD_BYTES, format_of
+from personal_agent.knowledge.model_choice import current_model
+from personal_agent.knowledge.status_feed import announce_status
+from personal_agent.knowledge.transaction import knowledge_transaction
+
+LIST_LIMIT = 500
+
+
+def _validate(filename: str, content_type: str, size: int, classification: str) -> None:
+    if not filename.strip() or len(filename) > 255 or "\x00" in filename:
+        raise InvalidInput("filename has 1 to 255 characters", code="invalid_filename")
+    if format_of(content_type) is None:
+        raise InvalidInput(
+            "only PDF, DOCX, HTML, Markdown and plain text documents are accepted",
+            code="unsupported_type",
+            status=415,
+        )
+    if size < 1 or size > MAX_UPLOAD_BYTES:
+        raise InvalidInput(f"a document has 1 byte to {MAX_UPLOAD_BYTES} bytes (25 MB)", code="too_large", status=413)
+    if classification not in CLASSIFICATION_TIERS:
+        raise InvalidInput("classification is standard, confidential or restricted", code="invalid_classification")
+
+
+async def create_document(
+    org_id: UUID,
+    user_id: UUID,
+    *,
+    collection: str,
+    filename: str,
+    content_type: str,
+    size: int,
+    classification: str = "standard",
+) -> dict[str, Any]:
+    """A document record (`uploading`) and the presigned POST its file goes to: `{"document", "upload"}`."""
+    collection = scopes.validate(collection)
+    _validate(filename, content_type, size, classification)
+    document_id = uuid.uuid4()
+    key = objects.object_key(org_id, document_id, filename)
+    content_type = content_type.split(";", 1)[0].strip().lower()
+    upload = objects.presigned_upload(key, content_type, size)
+    async with knowledge_transaction(org_id, user_id) as conn:
+        await current_model(conn, classification)  # refused now (403) if the org's embedder may not see it
+        row = await store.insert_document(
+            conn,
+            {
+                "id": document_id,
+                "org_id": org_id,
+                "created_by": user_id,
+                "owner_user_id": scopes.owner_of(collection, user_id),
+                "collection": collection,
+                "filename": filename,
+                "content_type": content_type,
+                "size": size,
+                "classification": classification,
+                "object_key": key,
+            },
+        )
+    return {"document": row, "upload": upload}
+
+
+async def list_documents(org_id: UUID, user_id: UUID, collection: str | None) -> list[dict[str, Any]]:
+    collections = (scopes.validate(collection),) if collection else (scopes.ORG, scopes.PERSONAL)
+    async with knowledge_transaction(org_id, user_id) as conn:
+        return await store.list_documents(conn, collections, LIST_LIMIT)
+
+
+async def get_document(org_id: UUID, user_id: UUID, document_id: UUID) -> dict[str, Any]:
+    """The document if the caller may see it; else 404 (another org's or a colleague's own look the same)."""
+    async with knowledge_transaction(org_id, user_id) as conn:
+        row = await store.get_document(conn, document_id)
+    if row is None:
+        raise NotFound("document not found", code="document_not_found")
+    return row
+
+
+async def delete_document(org_id: UUID, user_id: UUID, document_id: UUID) -> None:
+    """Remove the row and every chunk in one transaction, then the object (a redelivered upload event then finds
+    no document and is dropped)."""
+    async with knowledge_transaction(org_id, user_id) as conn:
+        row = await store.delete_document(conn, document_id)
+    if row is None:
+        raise NotFound("document not found", code="document_not_found")
+    await asyncio.to_thread(objects.delete_object, row["object_key"])
+
+
+async def reindex_document(org_id: UUID, user_id: UUID, document_id: UUID) -> dict[str, Any]:
+    """Parse, chunk and embed the stored file again (in the background, through the ingest queue)."""
+    async with knowledge_transaction(org_id, user_id) as conn:
+        row = await store.get_document(conn, document_id, lock=True)
+        if row is None:
+            raise NotFound("document not found", code="document_not_found")
+        if row["status"] == "uploading":
+            raise InvalidInput("the document has not been uploaded yet", code="not_uploaded", status=409)
+        await asyncio.to_thread(jobs.send_jobs, "reindex", org_id, [document_id])
+        updated = await store.set_status(conn, document_id, "processing")
+    assert updated is not None
+    await announce_status(updated)
+    return updated

@@ -1,0 +1,99 @@
+"""The documents bucket: presigned POST uploads (size and type in the signed policy), reads and deletes.
+boto3 is imported on first use (the API's cold start does not pay for it)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from personal_agent.errors import ServiceUnavailable
+from personal_agent.settings import get_settings
+
+UPLOAD_EXPIRES_SECONDS = 900
+KEY_PREFIX = "documents/"
+_KEY = re.compile(r"^documents/([0-9a-f-]{36})/([0-9a-f-]{36})/")
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    data: bytes
+    size: int
+    content_type: str
+    version: str
+
+
+def object_key(org_id: UUID, document_id: UUID, filename: str) -> str:
+    """`documents/{org}/{document}/{safe filename}`: the bucket notification filters on `documents/`."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", filename).strip("._")[:100] or "document"
+    return f"{KEY_PREFIX}{org_id}/{document_id}/{safe}"
+
+
+def parse_key(key: str) -> tuple[UUID, UUID] | None:
+    """(org id, document id) of a document's key; None for any other key (attachments, strays)."""
+    match = _KEY.match(key)
+    if match is None:
+        return None
+    try:
+        return UUID(match.group(1)), UUID(match.group(2))
+    except ValueError:
+        return None
+
+
+@functools.cache
+def _client() -> Any:
+    import boto3
+    from botocore.config import Config
+
+    settings = get_settings()
+    # SigV4 and the regional endpoint: a presigned POST from the default global endpoint redirects in some regions.
+    return boto3.client(
+        "s3",
+        endpoint_url=settings.aws_endpoint_url,
+        region_name=settings.aws_region,
+        config=Config(signature_version="s3v4", s3={"addressing_style": "path" if settings.is_local else "auto"}),
+    )
+
+
+def bucket() -> str:
+    name = get_settings().documents_bucket
+    if not name:
+        raise ServiceUnavailable("the documents bucket is not configured (PA_DOCUMENTS_BUCKET)", code="no_bucket")
+    return name
+
+
+def presigned_upload(key: str, content_type: str, size: int) -> dict[str, Any]:
+    """A POST form the browser sends the file with: S3 refuses any other content type and any length other than
+    1..`size` bytes (the declared size, itself at most 25 MB)."""
+    post = _client().generate_presigned_post(
+        Bucket=bucket(),
+        Key=key,
+        Fields={"Content-Type": content_type},
+        Conditions=[{"Content-Type": content_type}, ["content-length-range", 1, size]],
+        ExpiresIn=UPLOAD_EXPIRES_SECONDS,
+    )
+    return {"url": post["url"], "fields": post["fields"], "expires_in": UPLOAD_EXPIRES_SECONDS}
+
+
+def read_object(key: str, max_bytes: int) -> StoredObject | None:
+    """The object, or None if it is gone; `data` is empty when it is larger than `max_bytes` (not downloaded)."""
+    from botocore.exceptions import ClientError
+
+    args: dict[str, Any] = {"Bucket": bucket(), "Key": key}
+    try:
+        head = _client().head_object(**args)
+        size = int(head["ContentLength"])
+        data = b"" if size > max_bytes else _client().get_object(**args)["Body"].read()
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise
+    found = head.get("VersionId") or head.get("ETag", "").strip('"')
+    return StoredObject(data, size, str(head.get("ContentType", "")), str(found))
+
+
+def delete_object(key: str) -> None:
+    """Delete the object (every version on a versioned bucket is left to the lifecycle rule)."""
+    _client().delete_object(Bucket=bucket(), Key=key)

@@ -1,0 +1,52 @@
+"""A search query's vector: embedded in-process where the embedder is installed (the dev server, the workers), or
+by the ingest function on AWS, whose layer has it (the API layer leaves wordllama, numpy and pydantic-ai out)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from typing import Any
+
+from personal_agent.errors import ServiceUnavailable
+from personal_agent.knowledge.embedding_catalog import EmbeddingModelInfo
+from personal_agent.settings import get_settings
+
+MAX_QUERY_CHARS = 1000
+
+
+async def query_vector(info: EmbeddingModelInfo, text: str) -> list[float]:
+    function = get_settings().knowledge_function
+    if not function:
+        from personal_agent.knowledge.embedders import embed_query
+
+        return await embed_query(info, text)
+    return await asyncio.to_thread(_invoke, function, info, text)
+
+
+@functools.cache
+def _lambda() -> Any:
+    import boto3
+
+    settings = get_settings()
+    return boto3.client("lambda", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+
+
+def _invoke(function: str, info: EmbeddingModelInfo, text: str) -> list[float]:
+    payload = json.dumps({"pa_embed_query": {"model": info.id, "text": text[:MAX_QUERY_CHARS]}})
+    response = _lambda().invoke(FunctionName=function, InvocationType="RequestResponse", Payload=payload.encode())
+    body = json.loads(response["Payload"].read() or b"{}")
+    vector = body.get("vector") if isinstance(body, dict) else None
+    if response.get("FunctionError") or not isinstance(vector, list) or len(vector) != info.dim:
+        raise ServiceUnavailable("the search query could not be embedded; try again", code="embedder_unavailable")
+    return [float(x) for x in vector]
+
+
+async def embed_for_invoke(event: dict[str, Any]) -> dict[str, Any]:
+    """The ingest function's answer to the API's `pa_embed_query` invoke."""
+    from personal_agent.knowledge.embedders import embed_query
+    from personal_agent.knowledge.embedding_catalog import model_info
+
+    request = event["pa_embed_query"]
+    info = model_info(str(request["model"]))
+    return {"model": info.id, "vector": await embed_query(info, str(request["text"])[:MAX_QUERY_CHARS])}

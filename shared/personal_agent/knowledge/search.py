@@ -1,0 +1,95 @@
+"""Hybrid search for people (the API) and for runs (`search_knowledge`): the org's embedding model embeds the
+query, Postgres fuses the nearest chunks and the full-text matches (reciprocal rank), within the collections the
+caller may search; each passage carries its citation (document, page or section, chunk id)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from personal_agent.errors import InvalidInput
+from personal_agent.knowledge import chunk_store, scopes
+from personal_agent.knowledge.model_choice import org_model
+from personal_agent.knowledge.query_embedding import MAX_QUERY_CHARS, query_vector
+from personal_agent.knowledge.transaction import knowledge_transaction
+
+MAX_K = 50
+
+
+@dataclass(frozen=True)
+class Passage:
+    chunk_id: UUID
+    document_id: UUID
+    filename: str
+    collection: str
+    classification: str
+    page: int | None
+    section: str | None
+    text: str
+    score: float
+
+    @property
+    def citation(self) -> str:
+        where = f"p. {self.page}" if self.page else (f"§ {self.section}" if self.section else "")
+        return f"{self.filename}{', ' + where if where else ''} [chunk {self.chunk_id}]"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "filename": self.filename,
+            "collection": self.collection,
+            "classification": self.classification,
+            "page": self.page,
+            "section": self.section,
+            "text": self.text,
+            "score": self.score,
+            "citation": self.citation,
+        }
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    passages: list[Passage]
+    embedding_model: str
+
+
+async def search(
+    org_id: UUID,
+    user_id: UUID | None,
+    query: str,
+    *,
+    collection: str | None = None,
+    chat_id: UUID | None = None,
+    k: int = 8,
+) -> SearchResult:
+    """The `k` best passages the caller may see (`chat_id`: a run's chat, whose files are searched too)."""
+    query = " ".join(query.split())
+    if not query or len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"q has 1 to {MAX_QUERY_CHARS} characters", code="invalid_query")
+    if not 1 <= k <= MAX_K:
+        raise InvalidInput(f"k is between 1 and {MAX_K}", code="invalid_k")
+    collections = scopes.search_collections(collection, chat_id)
+    async with knowledge_transaction(org_id, user_id) as conn:
+        model = await org_model(conn)
+    vector = await query_vector(model, query)
+    async with knowledge_transaction(org_id, user_id) as conn:
+        rows = await chunk_store.hybrid_search(
+            conn, query=query, vector=vector, model=model.id, dim=model.dim, collections=collections, k=k
+        )
+    passages = [
+        Passage(
+            r["chunk_id"],
+            r["document_id"],
+            r["filename"],
+            r["collection"],
+            r["classification"],
+            r["page"],
+            r["section"],
+            r["text"],
+            float(r["score"]),
+        )
+        for r in rows
+    ]
+    return SearchResult(passages, model.id)

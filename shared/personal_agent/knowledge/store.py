@@ -1,0 +1,90 @@
+"""The SQL of `knowledge_documents` (one store per table); the caller's transaction decides what is visible."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db.pool import Conn
+
+COLUMNS = (
+    "id, org_id, created_by, owner_user_id, collection, filename, content_type, size, classification, object_key, "
+    "status, error_code, error_message, object_version, pages, chunk_count, created_at, updated_at"
+)
+
+
+async def insert_document(conn: Conn, values: dict[str, Any]) -> dict[str, Any]:
+    cur = await conn.execute(
+        f"""INSERT INTO knowledge_documents (id, org_id, created_by, owner_user_id, collection, filename,
+                content_type, size, classification, object_key)
+            VALUES (%(id)s, %(org_id)s, %(created_by)s, %(owner_user_id)s, %(collection)s, %(filename)s,
+                %(content_type)s, %(size)s, %(classification)s, %(object_key)s)
+            RETURNING {COLUMNS}""",
+        values,
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return dict(row)
+
+
+async def get_document(conn: Conn, document_id: UUID, *, lock: bool = False) -> dict[str, Any] | None:
+    lock_clause = " FOR UPDATE" if lock else ""
+    cur = await conn.execute(f"SELECT {COLUMNS} FROM knowledge_documents WHERE id = %s{lock_clause}", [document_id])
+    row = await cur.fetchone()
+    return dict(row) if row else None
+
+
+async def list_documents(conn: Conn, collections: tuple[str, ...], limit: int) -> list[dict[str, Any]]:
+    cur = await conn.execute(
+        f"""SELECT {COLUMNS} FROM knowledge_documents WHERE collection = ANY(%s)
+            ORDER BY created_at DESC, id DESC LIMIT %s""",
+        [list(collections), limit],
+    )
+    return [dict(r) for r in await cur.fetchall()]
+
+
+async def set_status(
+    conn: Conn, document_id: UUID, status: str, error: tuple[str, str] | None = None, *, version: str | None = None
+) -> dict[str, Any] | None:
+    """Change the status (and the error, cleared unless given); `version`: the object version it is about."""
+    code, message = error if error is not None else (None, None)
+    cur = await conn.execute(
+        f"""UPDATE knowledge_documents SET status = %s, error_code = %s, error_message = %s,
+                object_version = COALESCE(%s, object_version), updated_at = now(),
+                chunk_count = CASE WHEN %s = 'failed' THEN 0 ELSE chunk_count END
+            WHERE id = %s RETURNING {COLUMNS}""",
+        [status, code, message, version, status, document_id],
+    )
+    row = await cur.fetchone()
+    return dict(row) if row else None
+
+
+async def mark_ready(conn: Conn, document_id: UUID, version: str, pages: int | None, chunks: int) -> dict[str, Any]:
+    cur = await conn.execute(
+        f"""UPDATE knowledge_documents SET status = 'ready', error_code = NULL, error_message = NULL,
+                object_version = %s, pages = %s, chunk_count = %s, updated_at = now()
+            WHERE id = %s RETURNING {COLUMNS}""",
+        [version, pages, chunks, document_id],
+    )
+    row = await cur.fetchone()
+    assert row is not None
+    return dict(row)
+
+
+async def delete_document(conn: Conn, document_id: UUID) -> dict[str, Any] | None:
+    """Delete the row (its chunks go with it, ON DELETE CASCADE); the deleted row, or None if not visible."""
+    cur = await conn.execute(f"DELETE FROM knowledge_documents WHERE id = %s RETURNING {COLUMNS}", [document_id])
+    row = await cur.fetchone()
+    return dict(row) if row else None
+
+
+async def ready_document_ids(conn: Conn) -> list[UUID]:
+    """The org's documents with chunks (a worker transaction sees every owner's)."""
+    cur = await conn.execute("SELECT id FROM knowledge_documents WHERE status = 'ready' ORDER BY created_at")
+    return [r["id"] for r in await cur.fetchall()]
+
+
+async def classifications(conn: Conn) -> set[str]:
+    """The classifications of the org's documents (a worker transaction sees every owner's)."""
+    cur = await conn.execute("SELECT DISTINCT classification FROM knowledge_documents")
+    return {r["classification"] for r in await cur.fetchall()}

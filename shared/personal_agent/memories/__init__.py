@@ -1,0 +1,1 @@
+"""Per-user memories: saved by the agent's `remember` tool, edited in Settings, recalled into later runs."""

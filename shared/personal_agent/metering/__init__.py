@@ -1,0 +1,1 @@
+"""Metering for billing: each tenant stack exports its usage per period to the operator (bucket and bus)."""

@@ -1,0 +1,1 @@
+"""What a stack does for itself while CloudFormation deploys it (custom resources such as the migrations)."""

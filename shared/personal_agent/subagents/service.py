@@ -1,0 +1,126 @@
+"""Running a parent's children and going on when they ended: inline children as tasks in the worker (at most
+`PA_SUBAGENT_CONCURRENCY` at once), durable ones as their own executions while the parent's waits on a task
+token; the last child to end resumes its parent, once. Cancelling a run cancels every run below it; a child
+stopped by a budget stops its whole tree."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+from uuid import UUID
+
+from personal_agent.db import org_transaction
+from personal_agent.durable import executions
+from personal_agent.engine.cancellation import signal_cancel
+from personal_agent.runs import store
+from personal_agent.runs.spec import RunSpec
+from personal_agent.settings import get_settings
+
+StartRun = Callable[[RunSpec], Awaitable[None]]
+
+
+async def drive_children_inline(child_ids: list[str], drive: Callable[[UUID], Awaitable[Any]]) -> None:
+    """Drive the children of one round in this worker, a bounded number at a time."""
+    gate = asyncio.Semaphore(get_settings().subagent_concurrency)
+
+    async def one(child_id: str) -> None:
+        async with gate:
+            await drive(UUID(child_id))
+
+    await asyncio.gather(*(one(c) for c in child_ids))
+
+
+async def child_ended(org_id: UUID, run_id: UUID, start: StartRun | None) -> None:
+    """After a run's drive: if it is a child that ended, stop its tree when a budget stopped it, else resume its
+    parent when it was the last of its round (`start` None: the parent's own drive goes on by itself)."""
+    async with org_transaction(org_id) as conn:
+        row = await store.get_run(conn, run_id)
+    if row is None or row["parent_run_id"] is None or row["status"] not in store.TERMINAL:
+        return
+    if (row["error"] or {}).get("code") == "budget_exceeded":
+        await stop_tree(org_id, RunSpec.model_validate(row["spec"]).root_run_id or row["parent_run_id"], start)
+    if start is not None or row["mode"] == "durable":
+        await resume_parent_if_done(org_id, row["parent_run_id"], start)
+
+
+async def resume_parent_if_done(org_id: UUID, parent_id: UUID, start: StartRun | None) -> bool:
+    """When every child of the parent's round has ended, continue the parent on its driver (once)."""
+    async with org_transaction(org_id) as conn:
+        parent = await store.lock_run(conn, parent_id)
+        cp = await store.latest_checkpoint(conn, parent_id)
+        if parent is None or parent["status"] != "waiting" or cp is None or cp.kind != "awaiting_children":
+            return False
+        ids = [str(c) for c in cp.state.get("children", [])]
+        rows = await store.round_children(conn, parent_id, ids)
+        if len(rows) < len(ids) or any(r["status"] not in store.TERMINAL for r in rows):
+            return False
+        token = None
+        if parent["mode"] == "durable":
+            token = await store.take_children_token(conn, parent_id)
+            if not token:  # its Task has not stored its token yet: it resumes the parent itself when it does
+                return False
+        elif start is None:
+            return False
+        await store.resume_waiting(conn, parent_id)
+    if token:
+        await executions.send_task_success(token, parent_id, org_id)
+    elif start is not None:
+        await start(RunSpec.model_validate(parent["spec"]))
+    return True
+
+
+async def await_children(org_id: UUID, run_id: UUID, token: str) -> None:
+    """The durable parent's `WaitForChildren` Task: store its token, start the children's executions (named
+    after the runs: a retried Task starts none twice), and resume at once if they all ended already."""
+    async with org_transaction(org_id) as conn:
+        await store.lock_run(conn, run_id)
+        await store.set_children_token(conn, run_id, token)
+        cp = await store.latest_checkpoint(conn, run_id)
+        ids = [str(c) for c in cp.state.get("children", [])] if cp and cp.kind == "awaiting_children" else []
+        rows = [await store.get_run(conn, c) for c in ids]
+    for row in rows:
+        if row is not None and row["status"] == "queued" and not row["execution_arn"]:
+            await executions.start_execution(RunSpec.model_validate(row["spec"]))
+    await resume_parent_if_done(org_id, run_id, None)
+
+
+async def cancel_descendants(org_id: UUID, run_id: UUID) -> int:
+    """Cancel every unfinished run below `run_id`: set their cancel flags (a running engine stops between stream
+    chunks), stop their executions, and end the ones nobody advances."""
+    from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
+
+    async with org_transaction(org_id) as conn:
+        rows = await store.unfinished_descendants(conn, run_id)
+        for row in rows:
+            await store.request_cancel(conn, row["id"])
+    for row in rows:
+        await signal_cancel(row["id"])  # at once here, within 0.25 s elsewhere
+        if row["mode"] == "durable" and row["execution_arn"]:
+            await executions.stop_execution(org_id, row["id"], row["execution_arn"])
+    for row in rows:
+        if row["status"] in ("waiting", "queued"):
+            await end_idle_run(row["id"], org_id, "cancelled")
+    return len(rows)
+
+
+async def stop_tree(org_id: UUID, root_id: UUID, start: StartRun | None) -> None:
+    """A budget stop: every run below the root stops (running ones between stream chunks; ones waiting for a
+    person or not started yet at once). Runs waiting on children resume when those ended and, seeing a child
+    stopped by the budget, end `failed` themselves, up to the root: every stream ends in order."""
+    from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
+
+    async with org_transaction(org_id) as conn:
+        rows = await store.unfinished_descendants(conn, root_id)
+        idle = []
+        for row in rows:
+            await store.request_cancel(conn, row["id"])
+            cp = await store.latest_checkpoint(conn, row["id"]) if row["status"] == "waiting" else None
+            if row["status"] == "queued" or (cp is not None and cp.kind != "awaiting_children"):
+                idle.append(row)
+    for row in rows:
+        await signal_cancel(row["id"])  # at once here, within 0.25 s elsewhere
+    for row in idle:
+        await end_idle_run(row["id"], org_id, "cancelled")
+    for parent_id in {row["parent_run_id"] for row in idle}:  # their parents' rounds may be over now
+        await resume_parent_if_done(org_id, parent_id, start)

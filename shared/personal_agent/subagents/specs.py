@@ -1,0 +1,119 @@
+"""A sub-agent's RunSpec, derived from its parent's and never wider: a subset of the parent's tools, one of the
+parent's models (or the router's cheaper one), the parent's user, org, classification, routing tier, limits and
+approval policy. What the parent asked for that it could not do itself is refused (`DelegationRefused`), and the
+`delegate` tool turns that into a tool error the model sees."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+from uuid import UUID
+
+from personal_agent.governance.tiers import passes
+from personal_agent.runs.spec import Delegation, ModelRef, RunSpec, ToolRef
+
+DELEGATE_TOOL = "delegate"
+CHEAP = "cheap"
+Preset = Literal["explore"]
+
+SUBAGENT_INSTRUCTIONS = (
+    "You are a sub-agent of Personal Agent. Do the task you are given with the tools you have, then answer with "
+    "the result only, concisely; another agent reads your answer. Never invent tool results."
+)
+EXPLORE_INSTRUCTIONS = (
+    "You are an exploring sub-agent of Personal Agent: look things up with your read-only tools and report what "
+    "you found, concisely, with where it came from. You cannot act on anything."
+)
+
+
+class DelegationRefused(Exception):
+    """The `delegate` call asked for more than its run may give (a tool, a model tier, depth or fan-out)."""
+
+
+def child_run_id(parent_run_id: UUID, tool_call_id: str) -> UUID:
+    """The child's id, the same for every retry of the parent's step (a retried step finds its own child)."""
+    return uuid.uuid5(parent_run_id, f"delegate:{tool_call_id}")
+
+
+def read_only(tool: ToolRef) -> bool:
+    """An `explore` child's tools: nothing that acts, needs a person, or starts more runs."""
+    return not (tool.acts or tool.requires_approval) and tool.name != DELEGATE_TOOL
+
+
+def check_depth(parent: RunSpec) -> None:
+    if parent.depth >= parent.limits.max_depth:
+        raise DelegationRefused(
+            f"sub-agents may nest at most {parent.limits.max_depth} deep; this run is at depth {parent.depth}, "
+            "so it cannot delegate: do the task yourself"
+        )
+
+
+def child_tools(parent: RunSpec, requested: list[str] | None, preset: Preset | None) -> tuple[ToolRef, ...]:
+    """The child's toolset: what was requested, every tool of the parent's otherwise (`explore`: read-only)."""
+    own = {t.name: t for t in parent.tools}
+    if requested is not None:
+        outside = sorted(set(requested) - set(own))
+        if outside:
+            raise DelegationRefused(
+                f"a sub-agent can only get tools this run has; not available here: {', '.join(outside)}"
+            )
+        tools = tuple(own[name] for name in dict.fromkeys(requested))
+    else:
+        tools = tuple(own.values())
+    if preset == "explore":
+        acting = sorted(t.name for t in tools if not read_only(t) and requested is not None)
+        if acting:
+            raise DelegationRefused(
+                f"an explore sub-agent gets read-only tools only; not read-only: {', '.join(acting)}"
+            )
+        tools = tuple(t for t in tools if read_only(t))
+    return tools
+
+
+def child_models(parent: RunSpec, model: str | None, preset: Preset | None) -> tuple[ModelRef, ...]:
+    """The parent's model chain; `cheap` (and `explore` by default) the router's model; an explicit id only if
+    the parent may call it and it passes the parent's routing tier."""
+    if model is None and preset != "explore":
+        return parent.model_chain
+    if model is None or model == CHEAP:
+        return (parent.router_model,) if parent.router_model is not None else parent.model_chain
+    allowed = {ref.id: ref for ref in (*parent.model_chain, *([parent.router_model] if parent.router_model else []))}
+    ref = allowed.get(model)
+    if ref is None:
+        raise DelegationRefused(
+            f"a sub-agent can only use a model this run may use ({', '.join(allowed) or 'none'}, or `cheap`); "
+            f"{model!r} is not one"
+        )
+    if not passes(parent.routing_tier, ref.tier):
+        raise DelegationRefused(
+            f"{model} (tier {ref.tier}) may not receive this run's data (tier {parent.routing_tier})"
+        )
+    return (ref,)
+
+
+def child_spec(parent: RunSpec, tool_call_id: str, args: dict[str, Any]) -> RunSpec:
+    """The child run of one `delegate` call (validated again: a retried step builds the same child)."""
+    check_depth(parent)
+    preset: Preset | None = "explore" if args.get("preset") == "explore" else None
+    requested = args.get("tools")
+    tools = child_tools(parent, list(requested) if requested is not None else None, preset)
+    models = child_models(parent, args.get("model"), preset)
+    servers = {t.server_id for t in tools if t.server_id is not None}
+    return parent.model_copy(
+        update={
+            "run_id": child_run_id(parent.run_id, tool_call_id),
+            "model": models[0].id if models else parent.model,
+            "model_chain": models,
+            "router_model": None,  # the parent's routing classification is not re-run (nor paid) per child
+            "instructions": EXPLORE_INSTRUCTIONS if preset == "explore" else SUBAGENT_INSTRUCTIONS,
+            "tools": tools,
+            "mcp_servers": tuple(s for s in parent.mcp_servers if s.id in servers),
+            "gated_tools": (),
+            "trigger_source": "subagent",
+            "parent_run_id": parent.run_id,
+            "root_run_id": parent.root_run_id or parent.run_id,
+            "history": "none",
+            "depth": parent.depth + 1,
+            "delegation": Delegation(task=str(args.get("task", "")), tool_call_id=tool_call_id, preset=preset),
+        }
+    )

@@ -1,0 +1,57 @@
+"""The `delegate` tool: hand a task to a sub-agent, a child run of this one. The call is deferred
+(`CallDeferred`): the engine starts the children of one model response together when its tool round ends
+(`engine/delegation.py`), and each child's answer comes back as the call's result. What the run may not do —
+nest deeper, start more children, give a tool or a model it does not have itself — is refused here as a tool
+error the model sees (`ModelRetry`), never as a crash."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic_ai import CallDeferred, ModelRetry, RunContext
+from pydantic_ai.messages import ModelResponse
+
+from personal_agent.runs import store
+from personal_agent.subagents.specs import DELEGATE_TOOL, DelegationRefused, child_run_id, child_spec
+from personal_agent.tools.deps import RunDeps
+
+
+def _position(ctx: RunContext[RunDeps]) -> int:
+    """This call's place among the `delegate` calls of the model response being run (0 for the first)."""
+    response = next((m for m in reversed(ctx.messages) if isinstance(m, ModelResponse)), None)
+    ids = [c.tool_call_id for c in response.tool_calls if c.tool_name == DELEGATE_TOOL] if response else []
+    return ids.index(ctx.tool_call_id) if ctx.tool_call_id in ids else len(ids)
+
+
+async def delegate(
+    ctx: RunContext[RunDeps],
+    task: str,
+    tools: list[str] | None = None,
+    model: str | None = None,
+    preset: Literal["explore"] | None = None,
+) -> str:
+    """Hand a self-contained task to a sub-agent that works on it in parallel with other sub-agents started in
+    the same response, and get its final answer back. `tools`: a subset of your own tools (default: all of
+    them); `model`: `cheap` for the cheaper model (default: yours); `preset="explore"`: read-only tools and the
+    cheaper model, for looking things up."""
+    spec = ctx.deps.spec
+    limits = spec.limits
+    if not task.strip():
+        raise ModelRetry("give the sub-agent a task: `task` is empty")
+    position = _position(ctx)
+    if position >= limits.max_fanout:
+        raise ModelRetry(
+            f"one response may start at most {limits.max_fanout} sub-agents; this call was not started — "
+            "wait for the others' answers, then delegate again"
+        )
+    async with ctx.deps.db() as conn:
+        started = await store.count_children(conn, spec.run_id)
+    if started + position >= limits.max_children:
+        raise ModelRetry(f"this run may start at most {limits.max_children} sub-agents in all; do the rest yourself")
+    args = {"task": task, "tools": tools, "model": model, "preset": preset}
+    call_id = ctx.tool_call_id or ""
+    try:
+        child_spec(spec, call_id, args)
+    except DelegationRefused as exc:
+        raise ModelRetry(str(exc)) from exc
+    raise CallDeferred(metadata={"child_run_id": str(child_run_id(spec.run_id, call_id))})

@@ -1,0 +1,95 @@
+"""Sending one delivery to one output: a callback URL (a Standard Webhooks signed POST), a Slack or Teams
+incoming webhook (a text message), or an e-mail through SES. Every URL passes the same address checks as
+`web_fetch` (public internet only, unless an admin allow-lists the host) and is connected to at the checked
+address; redirects are not followed (a callback that moved is a failed delivery, with the reason)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from personal_agent.net.public_address import AddressRefused, checked_address, parse_allow_hosts, pinned_request
+from personal_agent.settings import get_settings
+
+TIMEOUT_SECONDS = 10.0
+_HEADERS = {"User-Agent": "PersonalAgent-outputs/1", "Content-Type": "application/json"}
+
+
+@dataclass(frozen=True)
+class Sent:
+    ok: bool
+    status_code: int | None = None
+    error: str | None = None
+
+
+def allow_hosts() -> frozenset[str]:
+    return parse_allow_hosts(get_settings().output_allow_hosts)
+
+
+async def check_url(url: str) -> httpx.URL:
+    """The URL, if an output may call it; raises `AddressRefused` with the reason otherwise."""
+    try:
+        parsed = httpx.URL(url.strip())
+    except httpx.InvalidURL:
+        raise AddressRefused("the URL is not valid") from None
+    await checked_address(parsed, allow_hosts(), verb="called")
+    return parsed
+
+
+async def _post(url: str, body: bytes, headers: dict[str, str]) -> Sent:
+    try:
+        parsed = httpx.URL(url)
+        address = await checked_address(parsed, allow_hosts(), verb="called")
+        async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=TIMEOUT_SECONDS) as client:
+            response = await client.send(pinned_request(client, "POST", parsed, address, {**_HEADERS, **headers}, body))
+    except AddressRefused as exc:
+        return Sent(False, None, str(exc))
+    except httpx.HTTPError as exc:
+        return Sent(False, None, f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": "))
+    if 200 <= response.status_code < 300:
+        return Sent(True, response.status_code)
+    return Sent(False, response.status_code, f"HTTP {response.status_code}: {response.text[:200]}".strip())
+
+
+async def post_signed(url: str, secret: str, message_id: str, body: dict[str, Any]) -> Sent:
+    """A Standard Webhooks delivery: `webhook-id` (the same on every retry), `webhook-timestamp`, signature."""
+    from standardwebhooks import Webhook
+
+    data = json.dumps(body, separators=(",", ":"), default=str)
+    now = datetime.now(UTC)
+    headers = {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(secret).sign(message_id, now, data),
+    }
+    return await _post(url, data.encode(), headers)
+
+
+async def post_text(url: str, text: str) -> Sent:
+    """A Slack or Teams incoming webhook: both take `{"text": ...}`."""
+    return await _post(url, json.dumps({"text": text}).encode(), {})
+
+
+def _send_email(to: str, subject: str, text: str) -> None:
+    import boto3
+
+    settings = get_settings()
+    ses = boto3.client("ses", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    ses.send_email(
+        Source=settings.output_email_from,
+        Destination={"ToAddresses": [to]},
+        Message={"Subject": {"Data": subject[:200]}, "Body": {"Text": {"Data": text}}},
+    )
+
+
+async def send_email(to: str, subject: str, text: str) -> Sent:
+    try:
+        await asyncio.to_thread(_send_email, to, subject, text)
+    except Exception as exc:  # botocore's ClientError and connection errors: the reason goes to the log row
+        return Sent(False, None, f"{type(exc).__name__}: {str(exc)[:200]}")
+    return Sent(True)

@@ -1,0 +1,116 @@
+"""Workflow outputs for the API: add (a callback URL gets a signing secret, returned once), list, switch on or
+off, remove; the delivery log and redelivery. Same visibility as the workflow: its owner and org admins;
+anyone else gets 404. A URL that fails the address checks is refused when it is saved (and again at send)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+from uuid import UUID
+
+import httpx
+
+from personal_agent.db import org_transaction
+from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
+from personal_agent.db.pool import Conn
+from personal_agent.errors import InvalidInput, NotFound, ServiceUnavailable
+from personal_agent.identity.principal import Principal
+from personal_agent.net.public_address import AddressRefused
+from personal_agent.settings import get_settings
+from personal_agent.workflows import output_log, output_queue, output_store, store
+from personal_agent.workflows.credentials import new_signing_secret, seal
+from personal_agent.workflows.output_senders import check_url
+
+EVENTS = ("run.finished", "approval.requested")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+async def _workflow(conn: Conn, principal: Principal, workflow_id: UUID) -> None:
+    row = await store.get_row(conn, workflow_id)
+    if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
+        raise NotFound("workflow not found", code="workflow_not_found")
+
+
+def _hint(url: httpx.URL) -> str:
+    """What the UI shows of a URL: its origin only (a Slack/Teams URL is its own credential)."""
+    return f"{url.scheme}://{url.netloc.decode('ascii')}/…"
+
+
+async def add_output(principal: Principal, workflow_id: UUID, fields: dict[str, Any]) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)  # someone else's workflow is 404 before any other answer
+    kind = fields["kind"]
+    events = list(dict.fromkeys(fields.get("events") or EVENTS))
+    email, sealed, secret, hint = None, None, None, ""
+    if kind == "email":
+        email = (fields.get("email") or "").strip()
+        if not _EMAIL.match(email):
+            raise InvalidInput("an e-mail output needs a valid `email`", code="invalid_email", field="email")
+        hint = email
+    else:
+        if not fields.get("url"):
+            raise InvalidInput(f"a {kind} output needs a `url`", code="field_required", field="url")
+        try:
+            url = await check_url(fields["url"])
+        except AddressRefused as exc:
+            raise InvalidInput(str(exc), code="address_not_allowed", field="url") from None
+        opened: dict[str, str] = {"url": str(url)}
+        if kind == "webhook":
+            secret = new_signing_secret()
+            opened["secret"] = secret
+        sealed = await asyncio.to_thread(seal, principal.org_id, workflow_id, json.dumps(opened))
+        hint = _hint(url)
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)
+        row = await output_store.insert(conn, principal.org_id, workflow_id, kind, hint, email, sealed, events)
+    return {**row, "signing_secret": secret}
+
+
+async def list_outputs(principal: Principal, workflow_id: UUID) -> list[dict[str, Any]]:
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)
+        return await output_store.list_for(conn, workflow_id)
+
+
+async def set_enabled(principal: Principal, workflow_id: UUID, output_id: UUID, enabled: bool) -> dict[str, Any]:
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)
+        row = await output_store.set_enabled(conn, workflow_id, output_id, enabled)
+    if row is None:
+        raise NotFound("output not found", code="output_not_found")
+    return row
+
+
+async def remove_output(principal: Principal, workflow_id: UUID, output_id: UUID) -> None:
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)
+        if not await output_store.delete(conn, workflow_id, output_id):
+            raise NotFound("output not found", code="output_not_found")
+
+
+async def delivery_log(principal: Principal, workflow_id: UUID, limit: int, cursor: str | None) -> dict[str, Any]:
+    before = decode_uuid_cursor(cursor) if cursor else None
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)
+        rows = await output_log.page(conn, workflow_id, before, limit + 1)
+    more = len(rows) > limit
+    return {
+        "items": rows[:limit],
+        "next_cursor": encode_cursor(rows[limit - 1]["created_at"], rows[limit - 1]["id"]) if more else None,
+    }
+
+
+async def redeliver(principal: Principal, workflow_id: UUID, delivery_id: UUID) -> dict[str, Any]:
+    """Send a delivery again (whatever its status), through the queue, with a fresh set of attempts."""
+    if not get_settings().output_queue_url:
+        raise ServiceUnavailable("the outputs queue is not configured (PA_OUTPUT_QUEUE_URL)", code="no_output_queue")
+    async with org_transaction(principal.org_id) as conn:
+        await _workflow(conn, principal, workflow_id)
+        if await output_log.restart(conn, workflow_id, delivery_id) is None:
+            raise NotFound("delivery not found", code="delivery_not_found")
+        row = await output_log.get(conn, workflow_id, delivery_id)
+    await output_queue.enqueue(output_queue.deliver_message(principal.org_id, delivery_id))
+    assert row is not None
+    return row

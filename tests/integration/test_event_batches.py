@@ -1,0 +1,89 @@
+"""Coalesced events on the real bus: text deltas are held for at most `event_batch_ms` and then appended in one
+round trip, in order, one entry id each; any other event takes what is held along with it, so nothing is held
+back when a message, a step or a run ends."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from ag_ui.core import TextMessageContentEvent, TextMessageEndEvent
+
+from personal_agent.bus import get_bus
+from personal_agent.engine.emitter import RunEmitter
+from personal_agent.runs.spec import RunSpec
+from personal_agent.settings import get_settings
+
+
+@pytest.fixture
+def batch_ms(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, stack: object) -> Iterator[None]:
+    monkeypatch.setenv("PA_EVENT_BATCH_MS", str(request.param))
+    get_settings.cache_clear()
+    yield
+    monkeypatch.delenv("PA_EVENT_BATCH_MS")
+    get_settings.cache_clear()
+
+
+def _emitter() -> RunEmitter:
+    spec = RunSpec(
+        run_id=uuid.uuid4(),
+        org_id=uuid.uuid4(),
+        user_id=None,
+        chat_id=uuid.uuid4(),
+        model="m",
+        instructions="",
+        mode="inline",
+    )
+    return RunEmitter(spec)
+
+
+def _delta(i: int) -> TextMessageContentEvent:
+    return TextMessageContentEvent(message_id="m1", delta=f"d{i} ")
+
+
+async def _stream(emitter: RunEmitter, block_ms: int = 0) -> list[dict[str, Any]]:
+    import json
+
+    entries = await get_bus().read(emitter.stream, "0", block_ms=block_ms, count=1000)
+    return [{"id": e.id, **json.loads(e.data)} for e in entries]
+
+
+@pytest.mark.parametrize("batch_ms", [100], indirect=True)
+async def test_deltas_wait_and_go_out_with_the_next_other_event_in_order(batch_ms: None) -> None:
+    emitter = _emitter()
+    for i in range(10):
+        await emitter.emit(_delta(i))
+    assert await _stream(emitter) == []  # held: no round trip per delta
+
+    await emitter.emit(TextMessageEndEvent(message_id="m1"))
+
+    events = await _stream(emitter)
+    assert [e.get("delta") for e in events] == [f"d{i} " for i in range(10)] + [None]
+    assert events[-1]["type"] == "TEXT_MESSAGE_END"
+    assert len({e["id"] for e in events}) == 11
+    assert emitter.last_id == events[-1]["id"]  # what a checkpoint stores as the stream position
+
+
+@pytest.mark.parametrize("batch_ms", [20], indirect=True)
+async def test_held_deltas_are_sent_within_the_window_with_no_further_event(batch_ms: None) -> None:
+    emitter = _emitter()
+    for i in range(5):
+        await emitter.emit(_delta(i))
+    events: list[dict[str, Any]] = []
+    while len(events) < 5:  # XREAD BLOCK: returns as soon as the timer's flush lands
+        events = await _stream(emitter, block_ms=5000)
+        assert events, "the held deltas never reached the stream"
+    assert [e["delta"] for e in events] == [f"d{i} " for i in range(5)]
+    await emitter.flush()  # waits for the background flush to take its reply (nothing is left to send)
+    assert emitter.last_id == events[-1]["id"]
+    assert len(await _stream(emitter)) == 5
+
+
+@pytest.mark.parametrize("batch_ms", [0], indirect=True)
+async def test_with_batching_off_every_event_is_on_the_stream_when_emit_returns(batch_ms: None) -> None:
+    emitter = _emitter()
+    for i in range(3):
+        await emitter.emit(_delta(i))
+        assert [e["delta"] for e in await _stream(emitter)] == [f"d{j} " for j in range(i + 1)]

@@ -1,0 +1,83 @@
+"""Knowledge feeds the classification gate: a run's `search_knowledge` returns passages with citations, and a
+restricted document's chunks retrieved into a run on a regulated-tier (1) model raise the run's tier to 2, so the
+gate refuses that model (`classification_blocked`) before the passage reaches it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+from personal_agent.models.catalog import register_model, unregister_model
+from tests.auth import auth_headers
+from tests.knowledge import make_pdf, upload_and_wait
+from tests.runs import start_run
+from tests.sse import read_events
+
+
+@contextmanager
+def searching_model(seen: list[Any]) -> Iterator[str]:
+    """A tier-1 (regulated provider) scripted model: searches the knowledge base, then answers with what it saw."""
+    model_id = f"test:{uuid.uuid4().hex[:8]}"
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        results = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not results:
+            args = json.dumps({"query": "launch date of project Falcon"})
+            yield {0: DeltaToolCall(name="search_knowledge", json_args=args, tool_call_id="kb_1")}
+            return
+        seen.append(results[0].content)
+        yield "Per " + results[0].content[0]["citation"]
+
+    register_model(model_id, lambda: FunctionModel(stream_function=stream, model_name="regulated"), tier=1)
+    try:
+        yield model_id
+    finally:
+        unregister_model(model_id)
+
+
+async def _run(http: httpx.AsyncClient, headers: dict[str, str], model: str) -> tuple[dict[str, Any], list[Any]]:
+    started = await start_run(http, headers, model, message="when does Falcon launch?")
+    frames = await read_events(http, f"/api/v1/runs/{started['run_id']}/events", headers)
+    run = (await http.get(f"/api/v1/runs/{started['run_id']}", headers=headers)).json()
+    return run, frames
+
+
+async def test_a_standard_passage_comes_back_with_its_citation(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    text = "Project Falcon launch date: the ninth of June, announced at the all-hands."
+    doc = await upload_and_wait(http, headers, tenant, "falcon.pdf", "application/pdf", make_pdf([text]))
+    seen: list[Any] = []
+    with searching_model(seen) as model:
+        run, frames = await _run(http, headers, model)
+    assert run["status"] == "succeeded", run
+    passage = seen[0][0]
+    assert passage["document"] == "falcon.pdf" and passage["page"] == 1 and passage["document_id"] == doc["id"]
+    assert passage["chunk_id"] in passage["citation"] and "ninth of June" in passage["text"]
+    assert any(f.type == "TEXT_MESSAGE_CONTENT" and "falcon.pdf, p. 1" in f.data["delta"] for f in frames)
+
+
+async def test_a_restricted_passage_raises_the_tier_and_the_gate_refuses_a_lower_tier_model(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    text = "Project Falcon launch date: the ninth of June (board only)."
+    doc = await upload_and_wait(
+        http, headers, tenant, "falcon-board.pdf", "application/pdf", make_pdf([text]), classification="restricted"
+    )
+    assert doc["status"] == "ready" and doc["classification"] == "restricted"
+    seen: list[Any] = []
+    with searching_model(seen) as model:
+        run, frames = await _run(http, headers, model)
+    assert run["status"] == "failed" and run["error"]["code"] == "classification_blocked", run
+    assert "needs tier 2" in run["error"]["message"]
+    assert seen == []  # the passage never reached the model
+    assert not any("ninth of June" in json.dumps(f.data) for f in frames)

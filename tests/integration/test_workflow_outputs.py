@@ -1,0 +1,252 @@
+"""Workflow outputs: each headless run's result goes to a callback URL signed with Standard Webhooks, retried with
+backoff through the outputs queue (moto SQS, the deliver function dispatched in-process), logged, redeliverable;
+to Slack/Teams incoming webhooks; by e-mail through SES (moto). Pending approvals of headless runs notify the
+owner the same way. Outbound URLs pass the web_fetch address checks unless an admin allow-lists the host."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+from standardwebhooks import Webhook
+
+from personal_agent.settings import get_settings
+from tests.auth import auth_headers
+from tests.email_tool import email_script
+from tests.scripted import scripted_model
+from tests.workflows import create_workflow, echo_prompt, sign
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@dataclass
+class Receiver:
+    """An HTTP endpoint on loopback that answers `status` and keeps every request it got."""
+
+    status: int = 204
+    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    def wait_for(self, count: int, timeout: float = 30) -> list[tuple[dict[str, str], bytes]]:
+        with self.arrived:
+            assert self.arrived.wait_for(lambda: len(self.requests) >= count, timeout), self.requests
+            return list(self.requests)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    got = Receiver()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            with got.arrived:
+                got.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                got.arrived.notify_all()
+            self.send_response(got.status)
+            self.end_headers()
+            self.wfile.write(b"receiver says no" if got.status >= 400 else b"")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    got.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield got
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def allow_receiver(receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Receiver:
+    """An admin allow-lists the test receiver (it is on loopback); retries come fast here."""
+    monkeypatch.setattr(get_settings(), "output_allow_hosts", f"127.0.0.1:{receiver.port}")
+    monkeypatch.setattr(get_settings(), "output_retry_base_seconds", 1)
+    monkeypatch.setattr(get_settings(), "output_max_attempts", 3)
+    return receiver
+
+
+async def _fire(http: httpx.AsyncClient, workflow: dict[str, Any], body: bytes = b'{"title": "build 7 failed"}') -> str:
+    answer = await http.post(
+        f"/api/v1/hooks/{workflow['id']}", content=body, headers=sign(workflow["signing_secret"], body)
+    )
+    assert answer.status_code == 202, answer.text
+    return str(answer.json()["run_id"])
+
+
+async def _log_until(
+    http: httpx.AsyncClient, headers: dict[str, str], workflow_id: str, done: Any, timeout: float = 30
+) -> list[dict[str, Any]]:
+    """The delivery log once `done(items)` holds (polled: the log is what a user looks at)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        items = (await http.get(f"/api/v1/workflows/{workflow_id}/output-deliveries", headers=headers)).json()["items"]
+        if done(items) or time.monotonic() > deadline:
+            return list(items)
+        await asyncio.sleep(0.2)
+
+
+async def test_a_callback_gets_the_result_signed_with_standard_webhooks_and_can_be_redelivered(
+    http: httpx.AsyncClient, make_tenant: Any, allow_receiver: Receiver
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(echo_prompt) as (model, _):
+        workflow = await create_workflow(http, headers, model=model, prompt_template="Report: {{body.title}}")
+        added = await http.post(
+            f"/api/v1/workflows/{workflow['id']}/outputs",
+            json={"kind": "webhook", "url": allow_receiver.url},
+            headers=headers,
+        )
+        assert added.status_code == 201, added.text
+        secret = added.json()["signing_secret"]
+        assert (
+            secret.startswith("whsec_") and added.json()["target_hint"] == f"http://127.0.0.1:{allow_receiver.port}/…"
+        )
+        listed = (await http.get(f"/api/v1/workflows/{workflow['id']}/outputs", headers=headers)).json()["items"]
+        assert [o["kind"] for o in listed] == ["webhook"] and "signing_secret" not in listed[0]
+
+        run_id = await _fire(http, workflow)
+        [(first_headers, first_body)] = allow_receiver.wait_for(1)
+
+    # The receiver verifies the delivery with the Standard Webhooks library and the secret it was given.
+    event = Webhook(secret).verify(first_body, first_headers)
+    assert event["type"] == "run.finished"
+    assert event["data"]["run_id"] == run_id and event["data"]["status"] == "succeeded"
+    assert event["data"]["output"] == "Echo: Report: build 7 failed"
+    assert event["data"]["workflow_name"] == "ci-report"
+    with pytest.raises(Exception):  # noqa: B017 - any verification error: a wrong secret never verifies
+        Webhook("whsec_" + "A" * 44).verify(first_body, first_headers)
+
+    items = await _log_until(http, headers, workflow["id"], lambda i: i and i[0]["status"] == "succeeded")
+    assert [(i["status"], i["attempts"], i["event"], i["last_status_code"]) for i in items] == [
+        ("succeeded", 1, "run.finished", 204)
+    ]
+
+    redone = await http.post(
+        f"/api/v1/workflows/{workflow['id']}/output-deliveries/{items[0]['id']}/redeliver", headers=headers
+    )
+    assert redone.status_code == 202, redone.text
+    requests = allow_receiver.wait_for(2)
+    again_headers, again_body = requests[1]
+    assert Webhook(secret).verify(again_body, again_headers)["data"]["run_id"] == run_id
+    assert again_headers["webhook-id"] == first_headers["webhook-id"]  # the same message: a receiver drops repeats
+
+
+async def test_a_failing_receiver_is_retried_with_backoff_then_shown_failed_with_its_last_error(
+    http: httpx.AsyncClient, make_tenant: Any, allow_receiver: Receiver
+) -> None:
+    allow_receiver.status = 500
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(echo_prompt) as (model, _):
+        workflow = await create_workflow(http, headers, model=model)
+        await http.post(
+            f"/api/v1/workflows/{workflow['id']}/outputs",
+            json={"kind": "webhook", "url": allow_receiver.url},
+            headers=headers,
+        )
+        await _fire(http, workflow)
+        requests = allow_receiver.wait_for(3)
+
+    items = await _log_until(http, headers, workflow["id"], lambda i: i and i[0]["status"] == "failed")
+    [failed] = items
+    assert failed["status"] == "failed" and failed["attempts"] == 3
+    assert failed["last_status_code"] == 500 and "HTTP 500" in failed["last_error"]
+    assert "receiver says no" in failed["last_error"]
+    assert len({h["webhook-id"] for h, _ in requests}) == 1
+    # Backoff: the second try came at least the base (1 s) after the first, the third at least 2 s after that.
+    stamps = [int(h["webhook-timestamp"]) for h, _ in requests[:3]]
+    assert stamps[1] - stamps[0] >= 1 and stamps[2] - stamps[1] >= 2, stamps
+    assert len(allow_receiver.requests) == 3  # no fourth try
+
+
+async def test_a_callback_to_loopback_or_metadata_is_refused_unless_allow_listed(
+    http: httpx.AsyncClient, make_tenant: Any, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    workflow = await create_workflow(http, headers)
+    url = f"/api/v1/workflows/{workflow['id']}/outputs"
+    for target in (receiver.url, "http://localhost:9/x", "http://10.0.0.8/hook", "http://169.254.169.254/latest"):
+        refused = await http.post(url, json={"kind": "webhook", "url": target}, headers=headers)
+        assert refused.status_code == 422, (target, refused.text)
+        assert (
+            refused.json()["code"] == "address_not_allowed"
+            and "not a public internet address" in refused.json()["message"]
+        )
+    for bad, code in (({"kind": "slack"}, "field_required"), ({"kind": "email", "email": "nope"}, "invalid_email")):
+        answer = await http.post(url, json=bad, headers=headers)
+        assert answer.status_code == 422 and answer.json()["code"] == code, answer.text
+    assert (
+        await http.post(url, json={"kind": "webhook", "url": "ftp://example.com/x"}, headers=headers)
+    ).status_code == 422
+
+    # Allow-listed by an admin: loopback is accepted; metadata never.
+    monkeypatch.setattr(get_settings(), "output_allow_hosts", f"127.0.0.1:{receiver.port},169.254.169.254")
+    allowed = await http.post(url, json={"kind": "webhook", "url": receiver.url}, headers=headers)
+    assert allowed.status_code == 201, allowed.text
+    metadata = await http.post(url, json={"kind": "webhook", "url": "http://169.254.169.254/x"}, headers=headers)
+    assert metadata.status_code == 422
+    assert [o["kind"] for o in (await http.get(url, headers=headers)).json()["items"]] == ["webhook"]
+
+    # The check runs again at send time: taken off the allow-list, the delivery fails with the reason, unsent.
+    monkeypatch.setattr(get_settings(), "output_allow_hosts", "")
+    monkeypatch.setattr(get_settings(), "output_max_attempts", 1)
+    with scripted_model(echo_prompt) as (model, _):
+        await http.patch(f"/api/v1/workflows/{workflow['id']}", json={"model": model}, headers=headers)
+        await _fire(http, workflow)
+        items = await _log_until(http, headers, workflow["id"], lambda i: i and i[0]["status"] == "failed")
+    assert items[0]["status"] == "failed" and "not a public internet address" in items[0]["last_error"]
+    assert receiver.requests == []
+
+
+async def test_slack_teams_and_email_outputs_and_headless_approvals_notify_the_owner(
+    http: httpx.AsyncClient, make_tenant: Any, allow_receiver: Receiver, email_tool: list[dict[str, Any]]
+) -> None:
+    from moto.ses.models import ses_backends
+
+    from personal_agent.local.aws import ACCOUNT_ID
+
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    inbox = f"owner-{tenant.slug}@example.com"
+    with scripted_model(email_script) as (model, _):
+        workflow = await create_workflow(http, headers, model=model, tools=["send_email"], approval_policy="wait")
+        outputs = f"/api/v1/workflows/{workflow['id']}/outputs"
+        for body in (
+            {"kind": "slack", "url": allow_receiver.url + "/slack", "events": ["approval.requested"]},
+            {"kind": "teams", "url": allow_receiver.url + "/teams", "events": ["approval.requested"]},
+            {"kind": "email", "email": inbox, "events": ["approval.requested"]},
+        ):
+            added = await http.post(outputs, json=body, headers=headers)
+            assert added.status_code == 201 and added.json()["signing_secret"] is None, added.text
+        await _fire(http, workflow)
+        requests = allow_receiver.wait_for(2)
+        items = await _log_until(
+            http, headers, workflow["id"], lambda i: len(i) == 3 and all(x["status"] == "succeeded" for x in i)
+        )
+
+    texts = sorted(json.loads(body)["text"] for _, body in requests)
+    assert all("ci-report: approval needed for send_email" in t and "bob@example.com" in t for t in texts), texts
+    assert {i["output_kind"] for i in items} == {"slack", "teams", "email"}
+    assert {i["event"] for i in items} == {"approval.requested"}
+    sent = [m for m in ses_backends[ACCOUNT_ID]["us-east-1"].sent_messages if inbox in m.destinations["ToAddresses"]]
+    assert len(sent) == 1 and sent[0].subject == "ci-report: approval needed for send_email"
+    assert sent[0].source == get_settings().output_email_from
+    assert email_tool == []  # nobody approved: the tool has not acted

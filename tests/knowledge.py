@@ -1,0 +1,139 @@
+"""Knowledge test helpers: documents made in the test (fpdf2, python-docx, pypdf), uploads through the presigned
+POST the API hands out, and waiting for a document's status on its uploader's feed (the real signal a page uses)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from typing import Any
+
+import httpx
+import redis
+
+from personal_agent.bus.keys import feed_stream
+from personal_agent.settings import get_settings
+
+PDF = "application/pdf"
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    return bytes(pdf.output())
+
+
+def encrypted_pdf(text: str) -> bytes:
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for page in PdfReader(io.BytesIO(make_pdf([text]))).pages:
+        writer.add_page(page)
+    writer.encrypt(user_password="secret", owner_password="owner")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def make_docx(sections: list[tuple[str, str]]) -> bytes:
+    import docx
+
+    document = docx.Document()
+    for heading, text in sections:
+        document.add_heading(heading, level=1)
+        document.add_paragraph(text)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+async def register(
+    http: httpx.AsyncClient,
+    headers: dict[str, str],
+    filename: str,
+    content_type: str,
+    size: int,
+    collection: str = "org",
+    classification: str = "standard",
+) -> dict[str, Any]:
+    body = {
+        "filename": filename,
+        "content_type": content_type,
+        "size": size,
+        "collection": collection,
+        "classification": classification,
+    }
+    created = await http.post("/api/v1/knowledge/documents", headers=headers, json=body)
+    assert created.status_code == 201, created.text
+    return dict(created.json())
+
+
+def post_file(upload: dict[str, Any], data: bytes, content_type: str | None = None) -> httpx.Response:
+    """The browser's multipart POST to S3: every signed field, then the file."""
+    fields = dict(upload["fields"])
+    if content_type is not None:
+        fields["Content-Type"] = content_type
+    return httpx.post(upload["url"], data=fields, files={"file": ("upload", data)}, timeout=30)
+
+
+def wait_for_status(
+    org_id: Any,
+    user_id: Any,
+    document_id: str,
+    timeout: float = 60,
+    embedding_model: str | None = None,
+    after: str = "0",
+) -> dict[str, Any]:
+    """The first `ready` or `failed` announcement of the document on its uploader's feed (XREAD blocks on it);
+    with `embedding_model`, the first that says the document's chunks are embedded by that model."""
+    stream = feed_stream(org_id, user_id)
+    deadline = time.monotonic() + timeout
+    last = after
+    with redis.from_url(str(get_settings().redis_url)) as r:
+        while time.monotonic() < deadline:
+            for _, entries in r.xread({stream: last}, block=1000) or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    event = json.loads(fields[b"d"])
+                    value = event.get("value") or {}
+                    if event.get("name") == "document_status" and value.get("document_id") == document_id:
+                        if embedding_model is not None and value.get("embedding_model") != embedding_model:
+                            continue
+                        if value["status"] in ("ready", "failed"):
+                            return dict(value)
+    raise AssertionError(f"document {document_id} did not finish within {timeout}s")
+
+
+def feed_position(org_id: Any, user_id: Any) -> str:
+    """The id of the newest entry on the user's feed (wait for what comes after it)."""
+    with redis.from_url(str(get_settings().redis_url)) as r:
+        entries = r.xrevrange(feed_stream(org_id, user_id), count=1)
+    return entries[0][0].decode() if entries else "0"
+
+
+async def upload_and_wait(
+    http: httpx.AsyncClient,
+    headers: dict[str, str],
+    tenant: Any,
+    filename: str,
+    content_type: str,
+    data: bytes,
+    **kwargs: Any,
+) -> dict[str, Any]:
+    """Register, upload, wait for the outcome; the document as the API then shows it."""
+    import asyncio
+
+    created = await register(http, headers, filename, content_type, len(data), **kwargs)
+    sent = await asyncio.to_thread(post_file, created["upload"], data)
+    assert sent.status_code in (200, 204), sent.text
+    document_id = created["document"]["id"]
+    await asyncio.to_thread(wait_for_status, tenant.org_id, tenant.user_id, document_id)
+    shown = await http.get(f"/api/v1/knowledge/documents/{document_id}", headers=headers)
+    assert shown.status_code == 200
+    return dict(shown.json())
