@@ -103,7 +103,13 @@ PYTHON312 = $(shell for p in "$$(command -v python3.12)" $(HOME)/.pyenv/versions
 LAYER_EXPORT := $(UV) export --frozen --no-dev --no-emit-project --no-hashes --no-header --no-annotate
 # Knowledge: the embedder (wordllama with numpy, tokenizers) and the parsers run in the ingest function (worker
 # layer); the API asks it to embed a search query. pgvector's Python package (numpy) is not used: vectors go as text.
-API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx
+# uvicorn with the event loop and HTTP parser in C (uvloop, httptools) serves only the SSE relay: they go in its
+# own small stream layer, beside the API layer. hiredis (redis-py's optional parser) is left to the workers.
+API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx uvicorn uvloop httptools hiredis
+STREAM_LAYER_ONLY := uvicorn|click|uvloop|httptools
+# wordllama (the offline embedder) has no Linux arm64 wheel, and on AWS embeddings go through Bedrock or OpenAI;
+# uvicorn and its C loop and parser serve only the relay.
+WORKER_LAYER_PRUNE := wordllama uvicorn uvloop httptools
 WORKER_LAYER_EXTRA := aws-xray-sdk|wrapt
 DEPLOY_ARGS ?= --guided
 
@@ -130,7 +136,8 @@ build: $(SAM_STAMP) $(VENV)/.installed
 			"or under ~/.pyenv/versions/3.12* (install one, e.g. 'pyenv install 3.12')" >&2; exit 1; fi; \
 	set -euo pipefail; \
 	$(LAYER_EXPORT) $(addprefix --prune ,$(API_LAYER_PRUNE)) > layers/api.requirements.txt; \
-	{ $(LAYER_EXPORT); $(UV) export --frozen --all-groups --no-emit-project --no-hashes --no-header --no-annotate \
+	$(LAYER_EXPORT) | grep -E '^($(STREAM_LAYER_ONLY))==' > layers/stream.requirements.txt; \
+	{ $(LAYER_EXPORT) $(addprefix --prune ,$(WORKER_LAYER_PRUNE)); $(UV) export --frozen --all-groups --no-emit-project --no-hashes --no-header --no-annotate \
 		| grep -E '^($(WORKER_LAYER_EXTRA))=='; } | awk -F'[=; ]' '!seen[$$1]++' \
 		> layers/worker.requirements.txt; \
 	echo "sam build with $$py"; \

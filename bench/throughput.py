@@ -54,7 +54,7 @@ KEEPALIVE_S = 2.0
 LIMITS = httpx.Limits(keepalive_expiry=KEEPALIVE_S)
 # The levers of issue 17, off and on: "baseline" is the code before them.
 DEFAULT_VARIANTS = [
-    "baseline:PA_EVENT_BATCH_MS=0,PA_AUTH_CACHE_SECONDS=0,PA_FAST_LOOP=0",
+    "baseline:PA_EVENT_BATCH_MS=0,PA_AUTH_CACHE_SECONDS=0,PA_FAST_LOOP=0,PA_SSE_FANOUT=0",
     "current:",
 ]
 USERS = CLIENTS + 2  # one per concurrent client, one for the sequential phases, one for resume

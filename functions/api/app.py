@@ -9,7 +9,7 @@ from mangum import Mangum
 from personal_agent.api.app import create_app
 from personal_agent.observability import instrument
 
-app = create_app()
+app = create_app(lazy_routers=True)  # a router's modules load with its first request
 _mangum = Mangum(app, lifespan="off")
 
 

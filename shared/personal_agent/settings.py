@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     auth_cache_seconds: float = Field(5.0, ge=0, le=60, validation_alias=_env("PA_AUTH_CACHE_SECONDS"))
     # uvloop as the event loop of the dev server and the stream function (0: asyncio's own loop).
     fast_loop: bool = Field(True, validation_alias=_env("PA_FAST_LOOP"))
+    # One XREAD per stream per process, shared by all its SSE clients (`stream.fanout`); 0: one per client.
+    sse_fanout: bool = Field(True, validation_alias=_env("PA_SSE_FANOUT"))
     # SSE and AG-UI connections one user may hold open at once (all tabs, all orgs); one more is a 429.
     sse_max_connections_per_user: int = Field(10, ge=1, validation_alias=_env("PA_SSE_MAX_CONNECTIONS_PER_USER"))
     # Origins the web chat may fetch from besides its own (the CSP's connect-src), e.g. a Cognito hosted domain.

@@ -308,8 +308,9 @@ def seed_messages(web: DevStack, chat_id: str, count: int, long_answer_at: int) 
             kind, part = "request", {"part_kind": "user-prompt", "content": f"Seeded message {n:03}"}
         rows.append((kind, json.dumps({"kind": kind, "parts": [part]}), chat_id))
     with psycopg.connect(web.admin_url(), autocommit=True) as conn, conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO messages (org_id, chat_id, kind, message) SELECT org_id, id, %s, %s FROM chats WHERE id = %s",
+        cur.executemany(  # one branch: each message continues from the one before (0021)
+            "INSERT INTO messages (org_id, chat_id, kind, message, parent_id) SELECT org_id, id, %s, %s,"
+            " (SELECT max(m.id) FROM messages m WHERE m.chat_id = chats.id) FROM chats WHERE id = %s",
             rows,
         )
 

@@ -124,8 +124,10 @@ def test_a_document_uploaded_on_the_knowledge_page_is_cited_in_a_chat(page: Any)
     expect(dialog).to_be_hidden()
 
     # Re-index goes through the pipeline again and comes back ready.
-    row.get_by_role("button", name="Re-index zephyr.md").click()
-    expect(row).to_have_attribute("data-status", "processing")
+    # (The pipeline may finish before the page shows `processing`: wait on the request, then on `ready`.)
+    with page.expect_response(lambda r: r.url.endswith("/reindex") and r.request.method == "POST") as reindexed:
+        row.get_by_role("button", name="Re-index zephyr.md").click()
+    assert reindexed.value.status == 202, reindexed.value.text()
     expect(row).to_have_attribute("data-status", "ready")
 
     # In a chat, the agent's search cites the passage under its answer; the citation opens the source.

@@ -45,7 +45,13 @@ async def test_an_admin_changes_a_model_and_switches_a_provider_off(
     reset = await client.patch(url, json={"input_price": None}, headers=headers)  # back to genai-prices
     assert reset.json()["input_price"] is None and reset.json()["output_price"] == 2.0
 
-    for bad, code in (({"quality": 99}, "invalid_input"), ({}, "empty_update"), ({"tags": ["nope"]}, None)):
+    bad_bodies = (
+        ({"quality": 99}, "invalid_input"),
+        ({}, "empty_update"),
+        ({"tags": ["nope"]}, None),
+        ({"enabled": None, "quality": 0}, "null_not_allowed"),  # found by the fuzz test: was a 500
+    )
+    for bad, code in bad_bodies:
         refused = await client.patch(url, json=bad, headers=headers)
         assert refused.status_code == 422, refused.text
         assert code is None or refused.json()["code"] == code

@@ -149,13 +149,15 @@ async def test_text_with_a_nul_character_is_422_and_nothing_is_stored(
 
 def _store_messages(admin_url: str, tenant: Any, chat_id: str, texts: list[str]) -> None:
     with psycopg.connect(admin_url, autocommit=True) as conn, conn.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO messages (org_id, chat_id, kind, message) VALUES (%s, %s, 'request', %s)",
+        cur.executemany(  # one branch: each message continues from the one before (0021)
+            "INSERT INTO messages (org_id, chat_id, kind, message, parent_id) VALUES (%s, %s, 'request', %s,"
+            " (SELECT max(m.id) FROM messages m WHERE m.chat_id = %s))",
             [
                 (
                     tenant.org_id,
                     chat_id,
                     json.dumps({"kind": "request", "parts": [{"part_kind": "user-prompt", "content": t}]}),
+                    chat_id,
                 )
                 for t in texts
             ],

@@ -12,7 +12,8 @@ import boto3
 
 from functions.ingest.app import handler
 from personal_agent.local.aws import LocalLambdaContext
-from personal_agent.local.knowledge_queue import IngestPoller, sqs_event
+from personal_agent.local.knowledge_queue import FUNCTION
+from personal_agent.local.sqs_event_source import SqsEventSource, sqs_event
 
 TEST_EVENT = json.dumps({"Service": "Amazon S3", "Event": "s3:TestEvent", "Bucket": "pa-documents"})
 
@@ -33,7 +34,9 @@ def test_the_local_event_source_mapping_deletes_only_what_succeeded(stack: Any) 
     url = sqs.create_queue(QueueName="pa-ingest-batch-test", Attributes={"VisibilityTimeout": "300"})["QueueUrl"]
     sqs.send_message(QueueUrl=url, MessageBody=TEST_EVENT)
     sqs.send_message(QueueUrl=url, MessageBody="{not json")
-    poller = IngestPoller(stack.aws.dispatcher, endpoint, "us-east-1", url)  # not started: one batch by hand
+    poller = SqsEventSource(
+        stack.aws.dispatcher, endpoint, "us-east-1", url, FUNCTION
+    )  # not started: one batch by hand
     received = 0
     while received < 2:
         got = poller.poll_once(wait_seconds=1)

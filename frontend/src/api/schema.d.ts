@@ -375,7 +375,7 @@ export interface paths {
         };
         /**
          * Chat Transcript
-         * @description The transcript, newest page first (each page stays well under Lambda's 6 MB response limit).
+         * @description One branch of the transcript, newest page first (each page stays well under Lambda's 6 MB limit).
          */
         get: operations["chat_transcript"];
         put?: never;
@@ -2470,6 +2470,11 @@ export interface components {
         /** ModelIn */
         ModelIn: {
             /**
+             * Context Window
+             * @description tokens it reads in one request (history is cut to fit); null: 128,000
+             */
+            context_window?: number | null;
+            /**
              * Input Price
              * @description USD per million input tokens
              */
@@ -2523,6 +2528,11 @@ export interface components {
         };
         /** ModelPatch */
         ModelPatch: {
+            /**
+             * Context Window
+             * @description tokens per request; null: 128,000
+             */
+            context_window?: number | null;
             /** Enabled */
             enabled?: boolean | null;
             /**
@@ -2870,6 +2880,11 @@ export interface components {
         /** ProviderModelOut */
         ProviderModelOut: {
             /**
+             * Context Window
+             * @description tokens it reads in one request; null: 128,000
+             */
+            context_window?: number | null;
+            /**
              * Created At
              * Format: date-time
              */
@@ -3098,9 +3113,10 @@ export interface components {
             attachments?: string[];
             /**
              * Message
-             * @description the user's turn (at most 32,000 characters: 413 `message_too_long`)
+             * @description the user's turn (at most 32,000 characters: 413 `message_too_long`); none with `regenerate`
+             * @default
              */
-            message: string;
+            message?: string;
             /**
              * Mode
              * @default auto
@@ -3109,6 +3125,17 @@ export interface components {
             mode?: "inline" | "durable" | "auto";
             /** Model */
             model?: string | null;
+            /**
+             * Parent Message Id
+             * @description the message the turn continues from (`message_id` of a transcript item): an answer, to branch there; null to start the chat over (editing its first message); omitted: the chat's latest message. With `regenerate`, the user message whose answer is written again (a sibling of the old one). 404 `message_not_found`, 422 `invalid_parent`
+             */
+            parent_message_id?: number | null;
+            /**
+             * Regenerate
+             * @description answer the user message `parent_message_id` again
+             * @default false
+             */
+            regenerate?: boolean;
             /**
              * Tools
              * @description tool names from `GET /api/v1/tools`; null: the default tools
@@ -3509,10 +3536,20 @@ export interface components {
              */
             items: components["schemas"]["TranscriptItem"][];
             /**
+             * Leaf Id
+             * @description the newest message of the branch shown (null: an empty chat)
+             */
+            leaf_id?: number | null;
+            /**
              * Next Cursor
              * @description the older items before this page; null at the chat's start
              */
             next_cursor: string | null;
+            /**
+             * Summarised Upto
+             * @description the model no longer reads this branch's turns up to this message whole: they are summarised
+             */
+            summarised_upto?: number | null;
         };
         /** TranscriptAttachment */
         TranscriptAttachment: {
@@ -3546,8 +3583,18 @@ export interface components {
              * @description `<message>:<part>`; also the cursor for the items before it
              */
             id: string;
+            /**
+             * Message Id
+             * @description the stored message the item is part of
+             */
+            message_id?: number | null;
             /** Name */
             name?: string | null;
+            /**
+             * Parent Id
+             * @description the message it continues from (null: a first turn)
+             */
+            parent_id?: number | null;
             /**
              * Role
              * @enum {string}
@@ -3555,6 +3602,11 @@ export interface components {
             role: "user" | "assistant" | "tool";
             /** Run Id */
             run_id: string | null;
+            /**
+             * Sibling Ids
+             * @description the messages continuing from the same parent, this one included, oldest first (branches)
+             */
+            sibling_ids?: number[] | null;
             /** Text */
             text?: string | null;
             /** Tool Call Id */
@@ -5241,6 +5293,8 @@ export interface operations {
                 limit?: number;
                 /** @description `next_cursor` of the newer page */
                 cursor?: string | null;
+                /** @description a message id: show the branch through it, down to its newest message (404 `message_not_found`); omitted: the chat's latest branch. Pass the same `leaf` with `cursor` */
+                leaf?: number | null;
             };
             header?: never;
             path: {

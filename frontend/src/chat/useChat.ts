@@ -15,8 +15,17 @@ import { onFeed, onFeedReconnect } from "../state/feed";
 import type { StreamState } from "../stream/eventStream";
 import { clearRun, type Following, followRun, loadRun, saveRun } from "../stream/runSession";
 import { type ApprovalStatus, type LiveItem, newRunView, type RunView } from "../stream/runView";
+import { cutAt } from "./branches";
 import { EMPTY, fromNewest, type LoadedTranscript, withNewest, withOlder } from "./paging";
 import { buildTranscript, isActiveStatus } from "./transcript";
+
+/** A message that starts a new branch: an edit (a new user turn after `parent`) or a regenerate of `parent`'s
+ * answer; `itemId` is the transcript item edited or answered again (the view is cut there while the run goes). */
+export interface BranchRequest {
+  parent: number | null;
+  regenerate: boolean;
+  itemId: string;
+}
 
 function storage(): Storage | null {
   try {
@@ -41,6 +50,9 @@ export function useChat(chatId: Ref<string>) {
   const streamState = ref<StreamState | null>(null);
   const streamError = ref<string | null>(null);
   const runMode = ref<string | null>(null);
+  /** The branch shown: a message on it (null: the chat's latest branch); and where the model's summary ends. */
+  const leaf = ref<number | null>(null);
+  const summarisedUpto = ref<number | null>(null);
   let following: Following | null = null;
   let generation = 0;
 
@@ -63,8 +75,23 @@ export function useChat(chatId: Ref<string>) {
   }
 
   async function reloadMessages(): Promise<void> {
-    const page = await api.listMessages(chatId.value);
+    const page = await api.listMessages(chatId.value, leaf.value !== null ? { leaf: leaf.value } : {});
     transcript.value = withNewest(transcript.value, page);
+    summarisedUpto.value = page.summarised_upto ?? null;
+  }
+
+  /** Show the branch through message `id` (‹ / › between versions of a turn or an answer). */
+  async function showBranch(id: number): Promise<void> {
+    const mine = generation;
+    try {
+      const page = await api.listMessages(chatId.value, { leaf: id });
+      if (mine !== generation) return;
+      leaf.value = page.leaf_id ?? id; // the branch's newest message: a new turn continues from there
+      transcript.value = fromNewest(page);
+      summarisedUpto.value = page.summarised_upto ?? null;
+    } catch (err) {
+      if (mine === generation) error.value = describeError(err);
+    }
   }
 
   /** The page before the oldest item loaded, put in front. */
@@ -74,7 +101,7 @@ export function useChat(chatId: Ref<string>) {
     const mine = generation;
     loadingEarlier.value = true;
     try {
-      const page = await api.listMessages(chatId.value, { cursor });
+      const page = await api.listMessages(chatId.value, { cursor, ...(leaf.value !== null ? { leaf: leaf.value } : {}) });
       // Another chat, or a reload that started again from the newest page: this page no longer fits.
       if (mine !== generation || transcript.value.older !== cursor) return;
       transcript.value = withOlder(transcript.value, page);
@@ -193,6 +220,8 @@ export function useChat(chatId: Ref<string>) {
     live.value = null;
     notices.clear();
     transcript.value = EMPTY;
+    leaf.value = null;
+    summarisedUpto.value = null;
     loadingEarlier.value = false;
     chat.value = null;
     error.value = null;
@@ -205,6 +234,7 @@ export function useChat(chatId: Ref<string>) {
       if (mine !== generation) return;
       chat.value = c;
       transcript.value = fromNewest(page);
+      summarisedUpto.value = page.summarised_upto ?? null;
       void loadApprovals();
       await resumeIfRunning();
     } catch (err) {
@@ -230,11 +260,20 @@ export function useChat(chatId: Ref<string>) {
   }
 
   /** `tools`: the chat's tool choice (null: the server's defaults). */
-  async function send(text: string, model: string, mode: RunMode, attachments: string[] = [], tools: string[] | null = null): Promise<boolean> {
-    const message = text.trim();
-    if (!message || sending.value !== null || running.value) return false;
-    titleFromFirstMessage(message);
-    sending.value = message;
+  /** `branch`: an edit or a regenerate (`chat/branches.ts`); otherwise the turn continues the branch shown. */
+  async function send(
+    text: string,
+    model: string,
+    mode: RunMode,
+    attachments: string[] = [],
+    tools: string[] | null = null,
+    branch: BranchRequest | null = null,
+  ): Promise<boolean> {
+    const message = branch?.regenerate ? "" : text.trim();
+    if ((!message && !branch?.regenerate) || sending.value !== null || running.value) return false;
+    if (!branch) titleFromFirstMessage(message);
+    const parent = branch ? { parent_message_id: branch.parent, regenerate: branch.regenerate } : leaf.value !== null ? { parent_message_id: leaf.value } : {};
+    sending.value = branch?.regenerate ? null : message;
     error.value = null;
     const mine = generation;
     try {
@@ -244,9 +283,12 @@ export function useChat(chatId: Ref<string>) {
         mode,
         ...(attachments.length ? { attachments } : {}),
         ...(tools ? { tools } : {}),
+        ...parent,
       });
       if (mine !== generation) return true;
       sending.value = null;
+      if (branch) transcript.value = { ...transcript.value, messages: cutAt(transcript.value.messages, branch.itemId, branch.regenerate) };
+      leaf.value = null; // the new run's branch is now the chat's latest
       follow(
         newRunView({
           runId: started.run_id,
@@ -326,5 +368,5 @@ export function useChat(chatId: Ref<string>) {
 
   watch(chatId, load, { immediate: true });
 
-  return { chat, items, live, running, sending, loading, error, streamState, streamError, runMode, hasEarlier, loadingEarlier, send, stop, retryStream, approvalDecided, loadEarlier, reload: load };
+  return { chat, items, messages, live, running, sending, loading, error, streamState, streamError, runMode, hasEarlier, loadingEarlier, summarisedUpto, send, stop, retryStream, approvalDecided, loadEarlier, showBranch, reload: load };
 }

@@ -193,6 +193,10 @@ function applyCustom(view: RunView, name: string, value: unknown, id: string | n
     view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
   } else if (name === "resume_expired") {
     view.phase = "expired";
+  } else if (name === "history_summarised") {
+    // Long chats fit the model: its older turns now reach it as a summary (the transcript marks where it ends).
+    const text = "This chat is longer than the model's context: its older turns were summarised for the model.";
+    view.items.push({ kind: "notice", id: `summarised-${id ?? view.items.length}`, text });
   }
 }
 

@@ -25,6 +25,7 @@ class ModelPatch(BaseModel):
     quality: int | None = Field(None, ge=0, le=20)
     input_price: Decimal | None = Field(None, ge=0, description="USD per million input tokens; null: genai-prices")
     output_price: Decimal | None = Field(None, ge=0, description="USD per million output tokens; null: genai-prices")
+    context_window: int | None = Field(None, ge=512, le=10_000_000, description="tokens per request; null: 128,000")
 
 
 class ProviderPatch(BaseModel):

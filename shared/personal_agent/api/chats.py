@@ -107,11 +107,21 @@ class TranscriptItem(BaseModel):
         None, description="sent (true) only for a part longer than 256 Ki characters, cut there"
     )
     attachments: list[TranscriptAttachment] | None = Field(None, description="the files a user turn carried")
+    message_id: int | None = Field(None, description="the stored message the item is part of")
+    parent_id: int | None = Field(None, description="the message it continues from (null: a first turn)")
+    sibling_ids: list[int] | None = Field(
+        None, description="the messages continuing from the same parent, this one included, oldest first (branches)"
+    )
 
 
 class Transcript(BaseModel):
     items: list[TranscriptItem] = Field(description="oldest first within the page")
     next_cursor: str | None = Field(description="the older items before this page; null at the chat's start")
+    leaf_id: int | None = Field(None, description="the newest message of the branch shown (null: an empty chat)")
+    summarised_upto: int | None = Field(
+        None,
+        description="the model no longer reads this branch's turns up to this message whole: they are summarised",
+    )
 
 
 @router.get(
@@ -125,6 +135,14 @@ async def chat_transcript(
     principal: CurrentPrincipal,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
     cursor: Annotated[str | None, Query(max_length=40, description="`next_cursor` of the newer page")] = None,
+    leaf: Annotated[
+        int | None,
+        Query(
+            ge=1,
+            description="a message id: show the branch through it, down to its newest message (404"
+            " `message_not_found`); omitted: the chat's latest branch. Pass the same `leaf` with `cursor`",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
-    """The transcript, newest page first (each page stays well under Lambda's 6 MB response limit)."""
-    return await service.transcript_page(principal, chat_id, limit, cursor)
+    """One branch of the transcript, newest page first (each page stays well under Lambda's 6 MB limit)."""
+    return await service.transcript_page(principal, chat_id, limit, cursor, leaf)

@@ -34,6 +34,7 @@ class ProviderModelOut(BaseModel):
     quality: int
     input_price: float | None = Field(description="USD per million input tokens; null: from genai-prices")
     output_price: float | None = Field(description="USD per million output tokens; null: from genai-prices")
+    context_window: int | None = Field(None, description="tokens it reads in one request; null: 128,000")
     enabled: bool
     created_at: datetime
 
@@ -102,6 +103,9 @@ class ModelIn(BaseModel):
     quality: int = Field(10, ge=0, le=20)
     input_price: Decimal | None = Field(None, ge=0, description="USD per million input tokens")
     output_price: Decimal | None = Field(None, ge=0, description="USD per million output tokens")
+    context_window: int | None = Field(
+        None, ge=512, le=10_000_000, description="tokens it reads in one request (history is cut to fit); null: 128,000"
+    )
 
 
 class BudgetIn(BaseModel):

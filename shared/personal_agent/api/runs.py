@@ -7,7 +7,7 @@ from uuid import UUID
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.runs import service
@@ -21,7 +21,9 @@ class RunCreate(BaseModel):
         json_schema_extra={"examples": [{"message": "Hello!"}, {"message": "Summarise this chat", "mode": "inline"}]}
     )
 
-    message: str = Field(description="the user's turn (at most 32,000 characters: 413 `message_too_long`)")
+    message: str = Field(
+        "", description="the user's turn (at most 32,000 characters: 413 `message_too_long`); none with `regenerate`"
+    )
     model: str | None = None
     mode: Literal["inline", "durable", "auto"] = "auto"
     tools: list[str] | None = Field(
@@ -33,6 +35,20 @@ class RunCreate(BaseModel):
         description="ids from `POST /api/v1/chats/{chat_id}/attachments`, uploaded; an image needs a `vision` model"
         " (422 `model_lacks_vision` / `no_vision_model`)",
     )
+    parent_message_id: int | None = Field(
+        None,
+        description="the message the turn continues from (`message_id` of a transcript item): an answer, to branch"
+        " there; null to start the chat over (editing its first message); omitted: the chat's latest message."
+        " With `regenerate`, the user message whose answer is written again (a sibling of the old one)."
+        " 404 `message_not_found`, 422 `invalid_parent`",
+    )
+    regenerate: bool = Field(False, description="answer the user message `parent_message_id` again")
+
+    @model_validator(mode="after")
+    def _message_unless_regenerating(self) -> RunCreate:
+        if not self.regenerate and "message" not in self.model_fields_set:
+            raise ValueError("`message` is required (only a regenerate sends none)")
+        return self
 
 
 class RunAccepted(BaseModel):
@@ -112,6 +128,8 @@ async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal)
             mode=body.mode,
             tools=tuple(body.tools) if body.tools is not None else None,
             attachments=tuple(body.attachments),
+            parent_message_id=body.parent_message_id if "parent_message_id" in body.model_fields_set else "latest",
+            regenerate=body.regenerate,
         )
     )
     body_out = {

@@ -124,8 +124,9 @@ async def delete(principal: Principal, attachment_id: UUID) -> None:
         await asyncio.to_thread(objects.delete, row["object_key"])
 
 
-async def for_message(org_id: UUID, user_id: UUID | None, chat_id: UUID, ids: tuple[UUID, ...]) -> list[dict[str, Any]]:
-    """The attachments a new message names, checked: the caller's, of this chat, not sent before, uploaded whole."""
+async def for_message(conn: Conn, user_id: UUID | None, chat_id: UUID, ids: tuple[UUID, ...]) -> list[dict[str, Any]]:
+    """The attachments a new message names, checked: the caller's, of this chat, not sent before, uploaded whole
+    (in the launch's org transaction)."""
     if not ids:
         return []
     wanted = list(dict.fromkeys(ids))
@@ -133,8 +134,7 @@ async def for_message(org_id: UUID, user_id: UUID | None, chat_id: UUID, ids: tu
         raise InvalidInput(f"a message carries at most {kinds.MAX_PER_MESSAGE} files", code="too_many_attachments")
     if user_id is None:
         raise InvalidInput("only a person's message carries files", code="attachments_need_user")
-    async with org_transaction(org_id) as conn:
-        rows = await store.owned_in_chat(conn, wanted, user_id, chat_id)
+    rows = await store.owned_in_chat(conn, wanted, user_id, chat_id)
     found = {r["id"]: r for r in rows}
     missing = [str(i) for i in wanted if i not in found]
     if missing:

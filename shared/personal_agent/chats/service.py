@@ -6,6 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.chats import store
+from personal_agent.chats.branches import branch_leaf
 from personal_agent.chats.transcript import TranscriptPage, parse_cursor
 from personal_agent.db import org_transaction
 from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
@@ -68,18 +69,24 @@ async def delete_chat(principal: Principal, chat_id: UUID) -> None:
             raise NotFound("chat not found", code="chat_not_found")
 
 
-async def transcript_page(principal: Principal, chat_id: UUID, limit: int, cursor: str | None) -> dict[str, Any]:
-    """A page of the chat's transcript, newest first across pages (`chats.transcript` says how it is cut)."""
+async def transcript_page(
+    principal: Principal, chat_id: UUID, limit: int, cursor: str | None, leaf: int | None = None
+) -> dict[str, Any]:
+    """A page of one branch of the chat's transcript (the branch through `leaf` down to its newest message; without
+    `leaf`, the chat's latest branch), newest first across pages (`chats.transcript` says how it is cut)."""
     page = TranscriptPage(limit, parse_cursor(cursor) if cursor else None)
     await get_chat(principal, chat_id)
     upper = page.before[0] if page.before else None
     async with org_transaction(principal.org_id) as conn:
-        while not page.full:
-            rows = await store.message_rows_before(conn, chat_id, upper, TRANSCRIPT_BATCH)
+        tip = await branch_leaf(conn, chat_id, leaf)
+        while tip is not None and not page.full:
+            rows = await store.message_rows_before(conn, chat_id, tip, upper, TRANSCRIPT_BATCH)
             for row in rows:
                 if not page.add_row(row):
                     break
             if len(rows) < TRANSCRIPT_BATCH:
                 break
             upper = rows[-1]["id"] - 1
-    return page.body()
+        summary = await store.latest_summary(conn, chat_id, await store.branch_ids(conn, chat_id, tip)) if tip else None
+    marker = {"summarised_upto": summary["parent_id"]} if summary else {}
+    return {**page.body(), "leaf_id": tip, **marker}

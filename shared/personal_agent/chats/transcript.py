@@ -86,6 +86,8 @@ def row_items(row: dict[str, Any]) -> list[dict[str, Any]]:
         if not isinstance(part, dict):
             continue
         base = {"id": f"{row['id']}:{index}", "run_id": run_id, "created_at": row["created_at"].isoformat()}
+        if "sibling_ids" in row:  # its place in the chat's message tree (0021)
+            base |= {"message_id": row["id"], "parent_id": row["parent_id"], "sibling_ids": row["sibling_ids"]}
         item = _item(part.get("part_kind"), part, base)
         if item is not None:
             _cut(item, "text")

@@ -47,7 +47,9 @@ async def end_run(
     async with org_transaction(spec.org_id) as conn:
         # A sub-agent's messages stay in its checkpoints (its answer reaches the chat through its parent).
         if await store.finish_run(conn, spec.run_id, status, error) and spec.parent_run_id is None:
-            await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new)
+            tip = await chat_store.run_tip(conn, spec.run_id)  # its user turn (none for a regenerate)
+            parent = tip if tip is not None else spec.parent_message_id
+            await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:
         observability.record_run_failed(error["code"])

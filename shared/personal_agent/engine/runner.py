@@ -57,15 +57,15 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         existing = await store.latest_checkpoint(conn, spec.run_id)
         if existing is not None:
             return existing
-        with_chat = spec.history == "chat"
-        prior, upto = await chat_store.chat_history(conn, spec.chat_id, spec.run_id) if with_chat else ([], None)
+        upto = await _branch_tip(conn, spec) if spec.history == "chat" else None
+        prior = await chat_store.branch_messages(conn, spec.chat_id, upto)
         own = (
             [_task_request(spec.delegation.task)]
             if spec.delegation
             else await chat_store.run_messages(conn, spec.run_id)
         )
         messages = prior + own
-    routing = await _route(spec, own)
+    routing = await _route(spec, own or prior[-1:])  # a regenerate's request is the user turn it answers again
     async with org_transaction(spec.org_id) as conn:
         state: dict[str, Any] = {"history_len": len(messages), "request_index": 0, "routing": routing}
         if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
@@ -91,6 +91,13 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         },
     )
     return store.Checkpoint(0, "start", messages, state)
+
+
+async def _branch_tip(conn: Any, spec: RunSpec) -> int | None:
+    """The last chat message before the run: the run sees the branch from the chat's first turn down to it."""
+    if spec.parent_message_id is not None or spec.regenerate:
+        return spec.parent_message_id
+    return await chat_store.run_parent(conn, spec.run_id)  # a run launched before branches (0021)
 
 
 def _task_request(task: str) -> Any:
@@ -156,7 +163,7 @@ async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToo
     handed the run back first. The cancel flag is checked before every node."""
     spec = drive.spec
     routing = drive.state.get("routing")
-    agent = await build_agent(spec)  # the classification gate runs here, every step
+    agent = await build_agent(spec, drive.emitter)  # the classification gate runs here, every step
     async with agent.iter(
         None,
         message_history=history,

@@ -10,7 +10,7 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 
 PROVIDER_COLUMNS = "id, name, kind, base_url, trust_tier, locality, key_id, enabled, created_at"
-MODEL_COLUMNS = "id, provider_id, name, tags, quality, input_price, output_price, enabled, created_at"
+MODEL_COLUMNS = "id, provider_id, name, tags, quality, input_price, output_price, context_window, enabled, created_at"
 
 
 async def get_settings_row(org_id: UUID) -> dict[str, Any]:
@@ -104,8 +104,8 @@ async def add_model(org_id: UUID, provider_id: UUID, values: dict[str, Any]) -> 
             if await cur.fetchone() is None:
                 raise NotFound("provider not found", code="provider_not_found")
             cur = await conn.execute(
-                "INSERT INTO provider_models (org_id, provider_id, name, tags, quality, input_price, output_price)"
-                f" VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING {MODEL_COLUMNS}",
+                "INSERT INTO provider_models (org_id, provider_id, name, tags, quality, input_price, output_price,"
+                f" context_window) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING {MODEL_COLUMNS}",
                 [
                     org_id,
                     provider_id,
@@ -114,6 +114,7 @@ async def add_model(org_id: UUID, provider_id: UUID, values: dict[str, Any]) -> 
                     values["quality"],
                     values.get("input_price"),
                     values.get("output_price"),
+                    values.get("context_window"),
                 ],
             )
             row = await cur.fetchone()
@@ -134,7 +135,10 @@ async def delete_model(org_id: UUID, provider_id: UUID, model_id: UUID) -> None:
 
 async def update_model(org_id: UUID, provider_id: UUID, model_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
     """Change what is given of a model (enabled, tags, quality, prices; a null price goes back to genai-prices)."""
-    allowed = ("enabled", "tags", "quality", "input_price", "output_price")
+    allowed = ("enabled", "tags", "quality", "input_price", "output_price", "context_window")
+    cleared = [k for k in ("enabled", "tags", "quality") if k in values and values[k] is None]
+    if cleared:  # a price or window of null means "the default"; these have no default to go back to
+        raise InvalidInput(f"{', '.join(cleared)} cannot be null", code="null_not_allowed")
     sets = {k: (list(v) if k == "tags" else v) for k, v in values.items() if k in allowed}
     assignments = ", ".join(f"{k} = %s" for k in sets) or "id = id"  # nothing sent: 404 first, then 422
     async with org_transaction(org_id) as conn:

@@ -109,9 +109,9 @@ def _raise(cap: Cap) -> None:
     )
 
 
-async def check_launch_budget(org_id: UUID, user_id: UUID | None) -> None:
-    """Before a run starts: 429 `budget_exceeded` naming the cap."""
-    cap = await applicable_cap(org_id, user_id)
+async def check_launch_budget(conn: Conn, user_id: UUID | None) -> None:
+    """Before a run starts (in the launch's org transaction): 429 `budget_exceeded` naming the cap."""
+    cap = most_restrictive(await _caps(conn, await _cap_rows(conn, user_id), user_id))
     if cap is not None and cap.exceeded:
         _raise(cap)
 

@@ -6,6 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
 from personal_agent.models.catalog import ModelInfo, platform_models, platform_price, registered_models
 
 PLATFORM_KEY_KINDS = ("openai", "anthropic")
@@ -38,33 +39,49 @@ def _org_model(row: dict[str, Any]) -> ModelInfo:
         base_url=base_url,
         key_id=key_id,
         platform_key=platform_key,
+        **({"context_window": row["context_window"]} if row.get("context_window") else {}),
     )
+
+
+async def read_org_models(conn: Conn) -> list[ModelInfo]:
+    """The org's own models, in the caller's org transaction."""
+    cur = await conn.execute(
+        "SELECT p.name AS provider_name, p.kind, p.base_url, p.trust_tier, p.locality, p.key_id,"
+        " m.name, m.tags, m.quality, m.input_price, m.output_price, m.context_window"
+        " FROM provider_models m JOIN providers p ON p.id = m.provider_id"
+        " WHERE m.enabled AND p.enabled ORDER BY p.name, m.name"
+    )
+    return [_org_model(r) for r in await cur.fetchall()]
 
 
 async def org_models(org_id: UUID) -> list[ModelInfo]:
     async with org_transaction(org_id) as conn:
-        cur = await conn.execute(
-            "SELECT p.name AS provider_name, p.kind, p.base_url, p.trust_tier, p.locality, p.key_id,"
-            " m.name, m.tags, m.quality, m.input_price, m.output_price"
-            " FROM provider_models m JOIN providers p ON p.id = m.provider_id"
-            " WHERE m.enabled AND p.enabled ORDER BY p.name, m.name"
-        )
-        return [_org_model(r) for r in await cur.fetchall()]
+        return await read_org_models(conn)
 
 
-async def candidates(org_id: UUID) -> list[ModelInfo]:
+def merge_candidates(own: list[ModelInfo]) -> list[ModelInfo]:
     """Every model this org may name; an org's own entry wins over a platform one with the same id."""
     merged: dict[str, ModelInfo] = {}
-    for info in [*platform_models(), *registered_models(), *await org_models(org_id)]:
+    for info in [*platform_models(), *registered_models(), *own]:
         merged[info.id] = info
     return list(merged.values())
 
 
+async def candidates(org_id: UUID) -> list[ModelInfo]:
+    """Every model this org may name; an org's own entry wins over a platform one with the same id."""
+    return merge_candidates(await org_models(org_id))
+
+
+async def read_org_settings(conn: Conn, org_id: UUID) -> dict[str, Any]:
+    """The org's routing settings (defaults when it has none), in the caller's org transaction."""
+    cur = await conn.execute(
+        "SELECT tier_floor, confidence_threshold, routing_model, default_model FROM org_settings WHERE org_id = %s",
+        [org_id],
+    )
+    row = await cur.fetchone()
+    return row or {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
+
+
 async def org_settings(org_id: UUID) -> dict[str, Any]:
     async with org_transaction(org_id) as conn:
-        cur = await conn.execute(
-            "SELECT tier_floor, confidence_threshold, routing_model, default_model FROM org_settings WHERE org_id = %s",
-            [org_id],
-        )
-        row = await cur.fetchone()
-    return row or {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
+        return await read_org_settings(conn, org_id)

@@ -137,7 +137,12 @@ async def ensure_member_active(org_id: UUID, user_id: UUID) -> None:
     """403 unless `user_id` is an active member of the org with an enabled account: what a run started on a
     person's behalf by a webhook or a schedule checks, so an offboarded owner's workflows stop with them."""
     async with org_transaction(org_id) as conn:
-        row = await _member(conn, user_id)
+        await check_member_active(conn, user_id)
+
+
+async def check_member_active(conn: Conn, user_id: UUID) -> None:
+    """`ensure_member_active` in the caller's org transaction."""
+    row = await _member(conn, user_id)
     if row is None:
         raise membership_refusal("removed")
     if row["user_disabled"]:

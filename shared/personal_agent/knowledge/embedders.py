@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from personal_agent.governance.tiers import classification_tier, enforce_classification
-from personal_agent.knowledge.embedding_catalog import OFFLINE_MODEL, EmbeddingModelInfo, registered_factory
+from personal_agent.knowledge.embedding_catalog import OFFLINE_MODEL, EmbeddingModelInfo, registered_embedder
 
 if TYPE_CHECKING:
     from pydantic_ai.embeddings import Embedder
@@ -22,7 +22,7 @@ def embedder(model_id: str) -> Embedder:
     """The `Embedder` of a catalog model id (built once per process)."""
     from pydantic_ai.embeddings import Embedder
 
-    factory = registered_factory(model_id)
+    factory = registered_embedder(model_id)
     if factory is not None:
         return Embedder(factory())
     return _catalog_embedder(model_id)

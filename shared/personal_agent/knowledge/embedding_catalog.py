@@ -40,18 +40,20 @@ def unregister_embedding_model(model_id: str) -> None:
     _registered.pop(model_id, None)
 
 
-def registered_factory(model_id: str) -> Callable[[], Any] | None:
+def registered_embedder(model_id: str) -> Callable[[], Any] | None:
     entry = _registered.get(model_id)
     return entry[1] if entry else None
 
 
 def available_models(settings: Settings | None = None) -> list[EmbeddingModelInfo]:
-    """What this deployment offers: the offline model always, OpenAI with the platform key, Bedrock on AWS."""
+    """What this deployment offers: the offline model locally (wordllama has no Linux arm64 wheel, so the Lambda
+    layers leave it out), OpenAI with the platform key, Bedrock on AWS."""
     settings = settings or get_settings()
-    models = [OFFLINE, *(info for info, _ in _registered.values())]
+    on_aws = settings.environment == "aws"
+    models = [*([] if on_aws else [OFFLINE]), *(info for info, _ in _registered.values())]
     if settings.openai_api_key:
         models.append(OPENAI_SMALL)
-    if settings.environment == "aws":
+    if on_aws:
         models.append(BEDROCK_TITAN)
     return models
 

@@ -23,11 +23,10 @@ class DemoLog:
     sent: list[dict[str, str]] = field(default_factory=list)
 
 
-def demo_mcp_app(log: DemoLog | None = None) -> ASGIApp:
-    """The ASGI app serving the demo server at `/mcp` (`log` records what it saw)."""
+def demo_server(seen: DemoLog) -> Any:
+    """The demo `MCPServer` with its two tools (`seen` records the notes it "sent")."""
     from mcp.server.mcpserver import MCPServer
 
-    seen = log if log is not None else DemoLog()
     server = MCPServer("pa-demo", instructions="Demo tools of Personal Agent (offline).")
 
     @server.tool(description="Today's weather in a city (demo data; read-only).")
@@ -39,7 +38,13 @@ def demo_mcp_app(log: DemoLog | None = None) -> ASGIApp:
         seen.sent.append({"team": team, "text": text})
         return f"posted to {team}"
 
-    inner = server.streamable_http_app(json_response=True, stateless_http=True)
+    return server
+
+
+def demo_mcp_app(log: DemoLog | None = None) -> ASGIApp:
+    """The ASGI app serving the demo server at `/mcp` (`log` records what it saw)."""
+    seen = log if log is not None else DemoLog()
+    inner = demo_server(seen).streamable_http_app(json_response=True, stateless_http=True)
 
     async def app(scope: Scope, receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]) -> None:
         if scope["type"] == "http":
@@ -101,3 +106,7 @@ async def register_demo_server(url: str, org_slug: str = DEMO_ORG) -> dict[str, 
         return await service.update(org_id, existing[0]["id"], values)
     values.update(name=DEMO_SERVER_NAME, transport="http", headers=None, allowed_tools=None)
     return await service.create(org_id, values)
+
+
+if __name__ == "__main__":  # `python -m personal_agent.local.demo_mcp`: the demo server over stdio (local mode)
+    demo_server(DemoLog()).run("stdio")

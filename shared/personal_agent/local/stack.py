@@ -140,7 +140,8 @@ class LocalStack:
     def _start_knowledge(self, endpoint: str) -> None:
         """The documents bucket, the ingest queue and its DLQ; on moto or LocalStack, the queue's poller too."""
         from personal_agent.local.aws import LambdaDispatcher
-        from personal_agent.local.knowledge_queue import IngestPoller, provision_knowledge
+        from personal_agent.local.knowledge_queue import FUNCTION, provision_knowledge
+        from personal_agent.local.sqs_event_source import SqsEventSource
 
         s = self.settings
         if not s.documents_bucket:
@@ -150,18 +151,21 @@ class LocalStack:
         if queue_url and (self.aws is not None or self.localstack is not None):
             assert self.registry is not None  # LocalStack runs no Lambda here: the handler runs in this process too
             dispatcher = self.aws.dispatcher if self.aws is not None else LambdaDispatcher(self.registry, s.aws_region)
-            self.ingest_poller = IngestPoller(dispatcher, endpoint, s.aws_region, queue_url).start()
+            self.ingest_poller = SqsEventSource(dispatcher, endpoint, s.aws_region, queue_url, FUNCTION).start()
 
     def _start_outputs(self, endpoint: str) -> None:
         """The workflow outputs queue and SES sender; with moto in-process, the queue's poller (`pa-deliver`) too."""
-        from personal_agent.local.output_queue import OutputPoller, provision_outputs
+        from personal_agent.local.output_queue import FUNCTION, provision_outputs
+        from personal_agent.local.sqs_event_source import SqsEventSource
 
         s = self.settings
         if not s.output_queue_url:
             self.env.update(provision_outputs(endpoint, s.aws_region, s.output_email_from))
         queue_url = self.env.get("PA_OUTPUT_QUEUE_URL") or s.output_queue_url
         if self.aws is not None and queue_url:
-            self.output_poller = OutputPoller(self.aws.dispatcher, endpoint, s.aws_region, queue_url).start()
+            self.output_poller = SqsEventSource(
+                self.aws.dispatcher, endpoint, s.aws_region, queue_url, FUNCTION
+            ).start()
 
     def provision_state_machines(self, endpoint: str, activities: bool = False) -> dict[str, str]:
         """Create every `infra/statemachines/*.asl.json` with local substitutions; return name -> ARN. With

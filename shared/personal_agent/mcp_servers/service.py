@@ -30,7 +30,8 @@ def public(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check_transport(transport: str) -> None:
+def check_transport(transport: str) -> None:
+    """stdio servers are local commands: refused (422 `stdio_local_only`) outside local mode."""
     if transport == "stdio" and not get_settings().is_local:
         raise InvalidInput("stdio MCP servers run only in local mode", code="stdio_local_only")
 
@@ -42,7 +43,7 @@ async def _seal_headers(org_id: UUID, server_id: UUID, headers: dict[str, str]) 
 
 
 async def create(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
-    _check_transport(values["transport"])
+    check_transport(values["transport"])
     headers: dict[str, str] = values.pop("headers") or {}
     server_id = uuid.uuid4()
     sealed = await _seal_headers(org_id, server_id, headers) if headers else None

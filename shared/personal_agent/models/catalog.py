@@ -37,6 +37,8 @@ class ModelInfo:
     base_url: str | None = field(default=None, repr=False)
     key_id: UUID | None = None
     platform_key: bool = False  # the platform's key, at the platform's endpoint, at the platform's price
+    context_window: int = 128_000
+    """Tokens the model reads in one request (history, instructions, tools and its answer together)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ def register_model(
     locality: str = "local",
     input_price: float | None = None,
     output_price: float | None = None,
+    context_window: int = 128_000,
 ) -> None:
     """Offer an extra model by id (tests register scripted `FunctionModel`s; never reaches the network).
     Prices (USD per million tokens) apply to responses whose model name is `model_id`."""
@@ -75,6 +78,7 @@ def register_model(
         quality=quality,
         input_price=input_price,
         output_price=output_price,
+        context_window=context_window,
     )
     _registered[model_id] = _Registered(info, factory)
 
@@ -130,6 +134,7 @@ ANTHROPIC_PLATFORM_MODELS = (
         input_price=3.0,
         output_price=15.0,
         platform_key=True,
+        context_window=200_000,
     ),
 )
 OFFLINE_DEMO_MODEL = ModelInfo(
@@ -169,6 +174,7 @@ def platform_models(settings: Settings | None = None) -> list[ModelInfo]:
                 locality="local",
                 quality=8,
                 base_url=settings.openai_compatible_base_url,
+                context_window=32_000,  # local servers often serve small windows: assume one
             )
         )
     if settings.is_local:

@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:  # httpx is imported by the callers that send (kept off the API function's cold start)
+    import httpx
 
 METADATA_ADDRESSES = frozenset(
     ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200", "169.254.170.2")

@@ -11,13 +11,15 @@ from uuid import UUID
 from personal_agent.attachments import service as attachments
 from personal_agent.attachments.vision import plan_for_images
 from personal_agent.chats import store as chat_store
+from personal_agent.chats.branches import Parent, resolve_parent
 from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
 from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
-from personal_agent.governance.candidates import candidates, org_settings
+from personal_agent.governance.candidates import merge_candidates, read_org_models, read_org_settings
 from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import routing_tier, tool_tier_passes
-from personal_agent.identity.members import ensure_member_active
+from personal_agent.identity.members import check_member_active
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
@@ -59,6 +61,11 @@ class LaunchRequest:
     approval_policy: Literal["wait", "deny"] = "wait"
     attachments: tuple[UUID, ...] = ()
     """Files the user attached to the message (`POST /chats/{id}/attachments`); images need a vision model."""
+    parent_message_id: Parent = "latest"
+    """The chat message the run continues from (`chats.branches`): `latest`, an answer's id, or None (a new first
+    turn: editing the chat's first message)."""
+    regenerate: bool = False
+    """Answer the user message `parent_message_id` again: no new user turn, the new answer a sibling of the old."""
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -141,87 +148,112 @@ def _ref(info: ModelInfo) -> ModelRef:
         input_price=info.input_price,
         output_price=info.output_price,
         platform_key=info.platform_key,
+        context_window=info.context_window,
     )
 
 
-async def _chat_classification(org_id: UUID, chat_id: UUID) -> str:
-    async with org_transaction(org_id) as conn:
-        classification = await chat_store.classification(conn, chat_id)
+async def _chat_classification(conn: Conn, chat_id: UUID) -> str:
+    classification = await chat_store.classification(conn, chat_id)
     if classification is None:
         raise NotFound("chat not found", code="chat_not_found")
     return classification
 
 
-async def _user_default_model(request: LaunchRequest) -> str | None:
+async def _user_default_model(conn: Conn, request: LaunchRequest) -> str | None:
     if request.user_id is None:
         return None
-    async with org_transaction(request.org_id) as conn:
-        cur = await conn.execute("SELECT default_model FROM user_settings WHERE user_id = %s", [request.user_id])
-        row = await cur.fetchone()
+    cur = await conn.execute("SELECT default_model FROM user_settings WHERE user_id = %s", [request.user_id])
+    row = await cur.fetchone()
     return row["default_model"] if row else None
 
 
-async def _plan(request: LaunchRequest, tier: int, org: dict[str, Any]) -> tuple[ModelPlan, list[dict[str, Any]]]:
+async def _plan(
+    conn: Conn, request: LaunchRequest, tier: int, org: dict[str, Any]
+) -> tuple[ModelPlan, list[dict[str, Any]]]:
     """The run's models (the one asked for, else the user's, the org's or the deployment's default) and the files
     of its message: with an image, only models that see (the `vision` tag)."""
-    attached = await attachments.for_message(request.org_id, request.user_id, request.chat_id, request.attachments)
-    requested = request.model or await _user_default_model(request) or org["default_model"]
+    attached = await attachments.for_message(conn, request.user_id, request.chat_id, request.attachments)
+    requested = request.model or await _user_default_model(conn, request) or org["default_model"]
     requested = requested or get_settings().default_model
-    choose = plan_for_images if any(a["kind"] == "image" for a in attached) else plan_models
-    return choose(await candidates(request.org_id), requested, tier, org["routing_model"]), attached
+    candidates = merge_candidates(await read_org_models(conn))
+    if any(a["kind"] == "image" for a in attached):  # plan_for_images narrows to vision models, then plan_models
+        return plan_for_images(candidates, requested, tier, org["routing_model"]), attached
+    return plan_models(candidates, requested, tier, org["routing_model"]), attached
 
 
 async def launch_run(request: LaunchRequest) -> RunSpec:
     """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
     over budget, or when no model may receive the chat's data."""
-    message = validate_message(request.message)
+    if request.regenerate and (request.message.strip() or request.attachments):
+        raise InvalidInput("a regenerate sends no message of its own", code="regenerate_with_message")
+    message = request.message if request.regenerate else validate_message(request.message)
     remote = tuple(n for n in request.tools or () if get_tool(n) is None)  # not first-party: an MCP tool
     local = tuple(n for n in request.tools if n not in remote) if request.tools is not None else None
     tools = snapshot_tools(local)
     mcp_tools, mcp_servers = await mcp_service.snapshot(request.org_id, remote)
     mode = choose_mode(request.mode, tools + mcp_tools, request.trigger_source)
     ensure_driver_available(mode)
-    if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
-        await ensure_member_active(request.org_id, request.user_id)  # an offboarded owner's workflows stop too
-    classification = await _chat_classification(request.org_id, request.chat_id)
-    await check_launch_budget(request.org_id, request.user_id)
-    org = await org_settings(request.org_id)
-    tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
-    mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
-    plan, attached = await _plan(request, tier, org)
-    spec = RunSpec(
-        run_id=request.run_id or uuid.uuid4(),
-        org_id=request.org_id,
-        user_id=request.user_id,
-        chat_id=request.chat_id,
-        model=plan.primary.id,
-        model_chain=tuple(_ref(m) for m in (plan.primary, *plan.fallbacks)),
-        router_model=_ref(plan.router) if plan.router else None,
-        routing_tier=tier,
-        classification=classification,
-        confidence_threshold=float(org["confidence_threshold"]),
-        instructions=request.instructions or DEFAULT_INSTRUCTIONS,
-        tools=tools + mcp_tools,
-        mcp_servers=tuple(s for s in mcp_servers if any(t.server_id == s.id for t in mcp_tools)),
-        gated_tools=gated,
-        mode=mode,
-        trigger_source=request.trigger_source,
-        approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
-        approval_policy=request.approval_policy,
-        history=request.history,
-    )
+    # One transaction for the checks, the reads the run is built from, the run and the user's turn (nothing is
+    # stored when a check refuses). Only MCP tool discovery (it may call the servers) runs before, in its own.
     async with org_transaction(request.org_id) as conn:
-        if not await chat_store.lock_chat(conn, request.chat_id):
-            raise NotFound("chat not found", code="chat_not_found")
-        await store.insert_run(conn, spec)
+        if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
+            await check_member_active(conn, request.user_id)  # an offboarded owner's workflows stop too
+        classification = await _chat_classification(conn, request.chat_id)
+        await check_launch_budget(conn, request.user_id)
+        org = await read_org_settings(conn, request.org_id)
+        tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
+        mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
+        plan, attached = await _plan(conn, request, tier, org)
+        spec = RunSpec(
+            run_id=request.run_id or uuid.uuid4(),
+            org_id=request.org_id,
+            user_id=request.user_id,
+            chat_id=request.chat_id,
+            model=plan.primary.id,
+            model_chain=tuple(_ref(m) for m in (plan.primary, *plan.fallbacks)),
+            router_model=_ref(plan.router) if plan.router else None,
+            routing_tier=tier,
+            classification=classification,
+            confidence_threshold=float(org["confidence_threshold"]),
+            instructions=request.instructions or DEFAULT_INSTRUCTIONS,
+            tools=tools + mcp_tools,
+            mcp_servers=tuple(s for s in mcp_servers if any(t.server_id == s.id for t in mcp_tools)),
+            gated_tools=gated,
+            mode=mode,
+            trigger_source=request.trigger_source,
+            approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
+            approval_policy=request.approval_policy,
+            history=request.history,
+        )
+        spec = await _store_turn(conn, request, spec, attached, message)
+    await _start_or_fail(spec)
+    return spec
+
+
+async def _store_turn(
+    conn: Conn, request: LaunchRequest, spec: RunSpec, attached: list[dict[str, Any]], message: str
+) -> RunSpec:
+    """Insert the run and the user's turn (a regenerate adds none) on the branch it continues."""
+    if not await chat_store.lock_chat(conn, request.chat_id):
+        raise NotFound("chat not found", code="chat_not_found")
+    parent = await resolve_parent(conn, request.chat_id, request.parent_message_id, request.regenerate)
+    spec = spec.model_copy(update={"parent_message_id": parent, "regenerate": request.regenerate})
+    await store.insert_run(conn, spec)
+    if not request.regenerate:
         turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))
-        await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn])
+        await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn], parent)
+    return spec
+
+
+async def _start_or_fail(spec: RunSpec) -> None:
+    """Hand the run to its driver; when that fails the run ends failed (never queued forever) and the caller gets
+    a 503 to retry."""
     try:
         await start_run(spec)
     except Exception as exc:
         # The driver could not take the run (Step Functions or Lambda unreachable): record why, never
         # leave it queued forever, and tell the caller to retry.
-        async with org_transaction(request.org_id) as conn:
+        async with org_transaction(spec.org_id) as conn:
             await store.finish_run(
                 conn,
                 spec.run_id,
@@ -229,4 +261,3 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
                 {"code": "driver_unavailable", "message": f"the run could not start: {type(exc).__name__}"},
             )
         raise ServiceUnavailable("the run could not be started; try again", code="driver_unavailable") from exc
-    return spec

@@ -103,6 +103,8 @@ class ModelRef(BaseModel):
     never together with a `base_url` or a BYOK `key_id`, and priced at the platform's price."""
     max_output_tokens: int = Field(16_384, ge=1, le=1_000_000)
     """The output token limit of each request (sent as `max_tokens`); budgets reserve a request's cost from it."""
+    context_window: int = Field(128_000, ge=512, le=10_000_000)
+    """Tokens the model reads in one request: the history sent is trimmed (older turns summarised) to fit."""
 
     @model_validator(mode="after")
     def _platform_key_stays_home(self) -> ModelRef:
@@ -154,3 +156,7 @@ class RunSpec(BaseModel):
     root_run_id: UUID | None = None
     """The run at the top of a sub-agent's tree (None for that run itself)."""
     delegation: Delegation | None = None
+    parent_message_id: int | None = None
+    """The chat message the run continues from: its user turn's parent, or for a regenerate the user turn whose
+    answer it rewrites (the run stores no user turn then). None: from the run's own first message's parent."""
+    regenerate: bool = False

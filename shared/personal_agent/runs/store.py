@@ -170,8 +170,9 @@ async def cancel_requested(conn: Conn, run_id: UUID) -> bool:
 
 
 def chat_prefix(chat_id: UUID, upto: int, count: int) -> dict[str, Any]:
-    """The state entry saying a run's history starts with the chat's `count` messages up to message `upto`:
-    its checkpoints then store only what comes after (flat bytes per turn however long the chat)."""
+    """The state entry saying a run's history starts with the `count` messages of the chat's branch that ends at
+    message `upto`: its checkpoints then store only what comes after (flat bytes per turn however long the chat),
+    and a resume rebuilds the same branch (a message's ancestors never change)."""
     return {"chat_id": str(chat_id), "upto": upto, "count": count}
 
 
@@ -186,9 +187,9 @@ async def latest_checkpoint(conn: Conn, run_id: UUID) -> Checkpoint | None:
     messages = row["messages"]
     prefix = row["state"].get("chat_prefix")
     if prefix:
-        from personal_agent.chats.store import chat_history_upto
+        from personal_agent.chats.store import branch_messages
 
-        prior = await chat_history_upto(conn, UUID(prefix["chat_id"]), run_id, int(prefix["upto"]))
+        prior = await branch_messages(conn, UUID(prefix["chat_id"]), int(prefix["upto"]))
         messages = prior + messages
     return Checkpoint(row["seq"], row["kind"], messages, row["state"])
 

@@ -7,12 +7,15 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 from ag_ui.core import CustomEvent
 
-from personal_agent.bus import get_bus
+from personal_agent.bus import BusEntry, get_bus
 from personal_agent.engine.emitter import encode
 from personal_agent.errors import InvalidInput
+from personal_agent.settings import get_settings
+from personal_agent.stream import fanout
 
 _ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
@@ -78,11 +81,34 @@ async def relay(
     cursor = after or "0"
     deadline = time.monotonic() + max_lifetime
     yield ": connected\n\n"
+    async with _reader(stream) as read:
+        async for frames in _frames(read, cursor, deadline, heartbeat, stop_on_terminal):
+            yield frames
+
+
+@asynccontextmanager
+async def _reader(stream: str) -> AsyncIterator[Callable[[str, int], Awaitable[list[BusEntry]]]]:
+    """`read(after, block_ms)` of `stream`: the process's shared tail of it (`fanout`), or an XREAD of its own."""
+    if not get_settings().sse_fanout:
+        bus = get_bus()
+        yield lambda after, block_ms: bus.read(stream, after, block_ms=block_ms)
+        return
+    async with fanout.follow(stream) as tail:
+        yield lambda after, block_ms: tail.read(after, block_ms=block_ms)
+
+
+async def _frames(
+    read: Callable[[str, int], Awaitable[list[BusEntry]]],
+    cursor: str,
+    deadline: float,
+    heartbeat: float,
+    stop_on_terminal: bool,
+) -> AsyncIterator[str]:
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return
-        entries = await bus.read(stream, cursor, block_ms=int(min(heartbeat, remaining) * 1000))
+        entries = await read(cursor, int(min(heartbeat, remaining) * 1000))
         if not entries:
             yield ": ping\n\n"
             continue

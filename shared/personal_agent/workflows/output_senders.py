@@ -9,12 +9,13 @@ import asyncio
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from personal_agent.net.public_address import AddressRefused, checked_address, parse_allow_hosts, pinned_request
 from personal_agent.settings import get_settings
+
+if TYPE_CHECKING:  # imported where a URL is parsed or sent (off the API function's cold start)
+    import httpx
 
 TIMEOUT_SECONDS = 10.0
 _HEADERS = {"User-Agent": "PersonalAgent-outputs/1", "Content-Type": "application/json"}
@@ -33,6 +34,8 @@ def allow_hosts() -> frozenset[str]:
 
 async def check_url(url: str) -> httpx.URL:
     """The URL, if an output may call it; raises `AddressRefused` with the reason otherwise."""
+    import httpx
+
     try:
         parsed = httpx.URL(url.strip())
     except httpx.InvalidURL:
@@ -42,6 +45,8 @@ async def check_url(url: str) -> httpx.URL:
 
 
 async def _post(url: str, body: bytes, headers: dict[str, str]) -> Sent:
+    import httpx
+
     try:
         parsed = httpx.URL(url)
         address = await checked_address(parsed, allow_hosts(), verb="called")

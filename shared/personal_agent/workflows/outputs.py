@@ -7,10 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
-
-import httpx
 
 from personal_agent.db import org_transaction
 from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
@@ -22,6 +20,9 @@ from personal_agent.settings import get_settings
 from personal_agent.workflows import output_log, output_queue, output_store, store
 from personal_agent.workflows.credentials import new_signing_secret, seal
 from personal_agent.workflows.output_senders import check_url
+
+if TYPE_CHECKING:  # httpx loads only when a URL is checked (off the API function's cold start)
+    import httpx
 
 EVENTS = ("run.finished", "approval.requested")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from cronsim import CronSim, CronSimError
-
 from personal_agent.errors import InvalidInput
 
 _RATE = re.compile(r"^rate\(([0-9]{1,12}) (minute|minutes|hour|hours|day|days)\)$")
@@ -99,6 +97,8 @@ class Schedule:
             start = anchor or moment
             steps = max(0, int((moment - start).total_seconds() // self.rate_seconds) + 1)
             return start + timedelta(seconds=steps * self.rate_seconds)
+        from cronsim import CronSim  # ~20 ms to import: only when a cron schedule is computed (API cold start)
+
         zone = ZoneInfo(self.timezone)
         search_from = moment.astimezone(zone)
         while True:
@@ -150,6 +150,8 @@ def _parse_cron(expression: str, timezone: str) -> Schedule:
         nearest, day_of_month = _number(day_of_month[:-1], 1, 31, expression), "*"
     day_of_month = "*" if day_of_month == "?" else day_of_month
     cron = f"0 {minutes} {hours} {day_of_month} {month} {_cron_day_of_week(day_of_week, expression)}"
+    from cronsim import CronSim, CronSimError
+
     try:
         CronSim(cron, datetime.now(UTC))  # validates the fields it reads
     except CronSimError as exc:

@@ -1,0 +1,130 @@
+"""One XREAD per stream per process, fanned out in memory to every SSE client of that stream.
+
+A stream's `Tail` reads it from the bus, blocking, from its newest entry when the first client arrived, and keeps
+what it read (the last `KEEP` entries) for all of them. It reads only while a client waits for more than it
+holds, so one client costs the reads it would make on its own, and what arrives meanwhile comes in one read.
+A client's `read(after)` answers exactly what `bus.read` would: every entry after `after`, in order, none
+skipped. A client behind what the tail holds (resuming from an older `Last-Event-ID`, or so slow the tail
+dropped what it still needs) reads those entries itself, without blocking, until it has caught up. When the
+last client leaves, the tail stops after its current read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from personal_agent.bus import BusEntry, EventBus, get_bus
+
+KEEP = 5_000
+READ_BLOCK_MS = 20_000
+READ_COUNT = 500
+
+
+def _key(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+class Tail:
+    """The entries of one stream after `base`, read once for every client of this process."""
+
+    def __init__(self, bus: EventBus, stream: str, base: str) -> None:
+        self.bus = bus
+        self.stream = stream
+        self.base = _key(base)  # the entries held are every entry after this id
+        self.entries: list[BusEntry] = []
+        self.keys: list[tuple[int, int]] = []
+        self.cursor = base
+        self.clients = 0
+        self.error: BaseException | None = None
+        self.arrived = asyncio.Event()
+        self.wanted = asyncio.Event()  # a client waits for entries the tail does not hold yet
+        self.loop = asyncio.get_running_loop()
+        self.task: asyncio.Task[None] | None = None
+
+    async def _follow(self) -> None:
+        try:
+            while True:
+                await self.wanted.wait()
+                if self.clients <= 0:
+                    break
+                self.wanted.clear()
+                got = await self.bus.read(self.stream, self.cursor, block_ms=READ_BLOCK_MS, count=READ_COUNT)
+                if got:
+                    self._hold(got)
+                else:
+                    self.wanted.set()  # the block ran out: the clients still wait
+        except Exception as exc:  # the clients raise it, as their own XREAD would have
+            self.error = exc
+        finally:
+            if _TAILS.get(self.stream) is self:
+                del _TAILS[self.stream]
+            self._wake()
+
+    def _hold(self, got: list[BusEntry]) -> None:
+        self.entries.extend(got)
+        self.keys.extend(_key(e.id) for e in got)
+        self.cursor = got[-1].id
+        if len(self.entries) > KEEP:
+            drop = len(self.entries) - KEEP
+            self.base = self.keys[drop - 1]
+            del self.entries[:drop], self.keys[:drop]
+        self._wake()
+
+    def _wake(self) -> None:
+        arrived, self.arrived = self.arrived, asyncio.Event()
+        arrived.set()
+
+    async def read(self, after: str, *, block_ms: int) -> list[BusEntry]:
+        """The entries after `after` (at most `READ_COUNT`), waiting up to `block_ms` when there are none."""
+        deadline = self.loop.time() + block_ms / 1000
+        key = _key(after)
+        while True:
+            if self.error is not None:
+                raise self.error
+            if key < self.base:  # behind what is held: catch up with reads of its own
+                own = await self.bus.read(self.stream, after, block_ms=0, count=READ_COUNT)
+                if own:
+                    return own
+            start = bisect.bisect_right(self.keys, key)
+            if start < len(self.entries):
+                return self.entries[start : start + READ_COUNT]
+            remaining = deadline - self.loop.time()
+            if remaining <= 0:
+                return []
+            self.wanted.set()
+            try:
+                async with asyncio.timeout(remaining):  # no task per wait, unlike `wait_for` on 3.11
+                    await self.arrived.wait()
+            except TimeoutError:
+                return []
+
+
+_TAILS: dict[str, Tail] = {}
+
+
+@asynccontextmanager
+async def follow(stream: str) -> AsyncIterator[Tail]:
+    """The process's tail of `stream` (started by its first client), held while the block runs."""
+    bus = get_bus()
+    loop = asyncio.get_running_loop()
+    tail = _TAILS.get(stream)
+    if tail is None or tail.bus is not bus or tail.loop is not loop or tail.error is not None:
+        tail = Tail(bus, stream, await bus.last_id(stream) or "0-0")
+        existing = _TAILS.get(stream)  # another client may have started one while we asked for the newest id
+        if existing is not None and existing.bus is bus and existing.loop is loop and existing.error is None:
+            tail = existing
+        else:
+            _TAILS[stream] = tail
+    tail.clients += 1
+    if tail.task is None or tail.task.done():
+        tail.task = asyncio.create_task(tail._follow())
+    try:
+        yield tail
+    finally:
+        tail.clients -= 1
+        if tail.clients <= 0:
+            tail.wanted.set()  # its reader ends (after the read it may be in)

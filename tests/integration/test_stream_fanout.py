@@ -1,0 +1,95 @@
+"""Many SSE clients of one stream in one process share one XREAD (`stream.fanout`), and each still gets exactly
+the entries after its own resume point: from the start, from the middle, from the newest entry, from an entry
+older than what the shared tail holds, while the stream is being written."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from personal_agent.bus import get_bus
+from personal_agent.stream import fanout
+from personal_agent.stream.relay import relay
+
+EVENT = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x"}
+
+
+async def _never_gone() -> bool:
+    return False
+
+
+async def _ids(stream: str, after: str | None) -> list[str]:
+    ids = []
+    async for chunk in relay(stream, after, heartbeat=1.0, max_lifetime=30.0, is_gone=_never_gone):
+        ids.extend(line[4:] for line in chunk.splitlines() if line.startswith("id: "))
+    return ids
+
+
+async def _xreads() -> int:
+    import redis.asyncio as aioredis
+
+    from personal_agent.settings import get_settings
+
+    client: Any = aioredis.from_url(get_settings().redis_url, decode_responses=True)
+    try:
+        return int((await client.info("commandstats")).get("cmdstat_xread", {}).get("calls", 0))
+    finally:
+        await client.aclose()
+
+
+async def _publish(stream: str, items: list[dict[str, Any]]) -> list[str]:
+    data = [json.dumps(item) for item in items]
+    return await get_bus().publish_batch(stream, data, retention_seconds=600, maxlen=10_000)
+
+
+async def test_clients_of_one_stream_share_its_reads_and_each_gets_exactly_its_rest(
+    stack: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fanout, "KEEP", 40)  # so the tail drops entries a slow or old resume point still needs
+    stream = f"test:fanout:{uuid.uuid4().hex}"
+    early = await _publish(stream, [EVENT] * 30)
+    points: list[str | None] = [None, early[0], early[14], early[29]]
+    clients = [asyncio.create_task(_ids(stream, after)) for after in points for _ in range(3)]
+    await asyncio.sleep(0)  # the clients connect (their tail starts at early[-1]) while the stream goes on
+    late: list[str] = []
+    for _ in range(20):
+        late += await _publish(stream, [EVENT] * 5)
+        await asyncio.sleep(0.01)
+    late += await _publish(stream, [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
+    every = early + late
+    old = early[2]  # a resume point the tail no longer holds (it keeps 40): this client catches up on its own
+    clients.append(asyncio.create_task(_ids(stream, old)))
+    points.append(old)
+    got = await asyncio.wait_for(asyncio.gather(*clients), 30)
+    for after, ids in zip([p for p in points[:-1] for _ in range(3)] + [old], got, strict=True):
+        start = 0 if after is None else every.index(after) + 1
+        assert ids == every[start:], after
+    assert stream not in fanout._TAILS or fanout._TAILS[stream].clients == 0
+
+
+async def _xreads_of_twelve_clients() -> int:
+    """XREADs while 12 clients follow one stream written in 11 batches, every client getting all 32 entries."""
+    stream = f"test:fanout:{uuid.uuid4().hex}"
+    await _publish(stream, [EVENT])
+    before = await _xreads()
+    clients = [asyncio.create_task(_ids(stream, None)) for _ in range(12)]
+    for _ in range(10):
+        await _publish(stream, [EVENT] * 3)
+        await asyncio.sleep(0.02)  # pacing: the stream is written over time, as a run writes it
+    await _publish(stream, [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
+    got = await asyncio.wait_for(asyncio.gather(*clients), 30)
+    assert all(len(ids) == 32 for ids in got)
+    return await _xreads() - before
+
+
+async def test_twelve_clients_of_one_stream_share_its_xreads(stack: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    from personal_agent.settings import get_settings
+
+    shared = await _xreads_of_twelve_clients()
+    monkeypatch.setattr(get_settings(), "sse_fanout", False)
+    own = await _xreads_of_twelve_clients()
+    assert shared * 3 <= own, (shared, own)
