@@ -4,10 +4,6 @@ Step Functions Activities that the dev server polls. Driven over HTTP and the AW
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,54 +12,14 @@ import boto3
 import httpx
 import pytest
 
-from personal_agent.local.ports import free_port
+from tests.e2e.pa_dev import running_pa_dev
 from tests.sfn import wait_for_execution
-
-ROOT = Path(__file__).resolve().parents[2]
-PA = Path(sys.executable).parent / "pa"
 
 
 @pytest.fixture(scope="module")
 def localstack_dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
-    env.pop("PYTHONPATH", None)
-    env.update(
-        PA_DATA_DIR=str(tmp_path_factory.mktemp("pa-dev-localstack")),
-        PA_PORT=str(free_port()),
-        PA_LOCALSTACK_PORT=str(free_port()),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-        PA_DEMO_DELAY_MS="0",
-    )
-    proc = subprocess.Popen(
-        [str(PA), "dev", "--aws", "localstack"],
-        cwd=ROOT / "docs",
-        env=env,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    assert proc.stdout is not None
-    seen = []
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            if "running at" in line:
-                break
-        else:
-            raise AssertionError(f"pa dev --aws localstack exited with {proc.wait()}: {''.join(seen)[-3000:]}")
-        token = subprocess.run(
-            [str(PA), "token", "--org", "e2e", "--user", "alice"],
-            cwd=ROOT / "docs",
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        yield env | {"token": token.splitlines()[-1]}
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+    with running_pa_dev(tmp_path_factory.mktemp("pa-dev-localstack"), args=("--aws", "localstack")) as server:
+        yield server.env | {"token": server.token}
 
 
 def _stream(url: str, run_id: str, auth: dict[str, str]) -> list[dict[str, Any]]:

@@ -5,76 +5,24 @@ folder inside the repo, driven over HTTP only. A durable chat turn, a webhook-tr
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
 import httpx
 import pytest
 
-from personal_agent.local.ports import free_port
+from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.workflows import sign
-
-ROOT = Path(__file__).resolve().parents[2]
-PA = Path(sys.executable).parent / "pa"  # the console script `make dev` runs
-
-
-@dataclass(frozen=True)
-class DevServer:
-    url: str
-    aws_url: str
-    env: dict[str, str]
-    token: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
 
 
 @pytest.fixture(scope="module")
 def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
-    env.pop("PYTHONPATH", None)
-    env.update(
-        PA_DATA_DIR=str(tmp_path_factory.mktemp("pa-dev-runs")),
-        PA_PORT=str(free_port()),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-        PA_DEMO_DELAY_MS="0",
-    )
-    # Started from a folder inside the repo, not its root: nothing may depend on the working directory.
-    proc = subprocess.Popen(
-        [str(PA), "dev"], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:  # blocks on the next line; ends when the process exits
-            if "running at" in line:
-                break
-        else:
-            raise AssertionError(f"pa dev exited with {proc.wait()}")
-        token = subprocess.run(
-            [str(PA), "token", "--org", "e2e", "--user", "alice"],
-            cwd=ROOT / "docs",
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        yield DevServer(
-            f"http://127.0.0.1:{env['PA_PORT']}", f"http://127.0.0.1:{env['PA_MOTO_PORT']}", env, token.splitlines()[-1]
-        )
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+    with running_pa_dev(tmp_path_factory.mktemp("pa-dev-runs")) as server:
+        yield server
 
 
 def _events(server: DevServer, run_id: str, auth: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

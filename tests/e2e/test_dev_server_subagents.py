@@ -5,56 +5,19 @@ sub-agent's events, the child's own stream ends, and the run view lists the chil
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from personal_agent.local.ports import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-PA = Path(sys.executable).parent / "pa"
+from tests.e2e.pa_dev import running_pa_dev
 
 
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
-    env.pop("PYTHONPATH", None)
-    env.update(
-        PA_DATA_DIR=str(tmp_path_factory.mktemp("pa-dev-subagents")),
-        PA_PORT=str(free_port()),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-        PA_DEMO_DELAY_MS="0",
-    )
-    proc = subprocess.Popen(
-        [str(PA), "dev"], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:
-            if "running at" in line:
-                break
-        else:
-            raise AssertionError(f"pa dev exited with {proc.wait()}")
-        token = subprocess.run(
-            [str(PA), "token", "--org", "e2e", "--user", "alice"],
-            cwd=ROOT / "docs",
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        yield f"http://127.0.0.1:{env['PA_PORT']}", {"Authorization": f"Bearer {token.splitlines()[-1]}"}
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+    with running_pa_dev(tmp_path_factory.mktemp("pa-dev-subagents")) as server:
+        yield server.url, server.auth
 
 
 def _follow(http: httpx.Client, url: str) -> list[dict[str, Any]]:

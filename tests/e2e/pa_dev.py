@@ -1,0 +1,72 @@
+"""`pa dev` started as a user starts it, for the end-to-end tests: the `pa` console script (so the repo root is not
+on `sys.path`), from a folder inside the repo (nothing may depend on the working directory), on free ports and a
+data directory of its own, with a token minted by `pa token`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from personal_agent.local.ports import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+PA = Path(sys.executable).parent / "pa"  # the console script `make dev` runs
+
+
+@dataclass(frozen=True)
+class DevServer:
+    url: str
+    aws_url: str
+    env: dict[str, str]
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@contextmanager
+def running_pa_dev(data_dir: Path, *, org: str = "e2e", args: tuple[str, ...] = ()) -> Iterator[DevServer]:
+    """`pa dev [args]` until the block ends (then stopped with Ctrl-C, as a user would)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
+    env.pop("PYTHONPATH", None)
+    env.update(
+        PA_DATA_DIR=str(data_dir),
+        PA_PORT=str(free_port()),
+        PA_LOCALSTACK_PORT=str(free_port()),
+        PA_MOTO_PORT=str(free_port()),
+        PA_VALKEY_PORT=str(free_port()),
+        PA_DEMO_DELAY_MS="0",
+    )
+    proc = subprocess.Popen(
+        [str(PA), "dev", *args], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    assert proc.stdout is not None
+    seen: list[str] = []
+    try:
+        for line in proc.stdout:  # blocks on the next line; ends when the process exits
+            seen.append(line)
+            if "running at" in line:
+                break
+        else:
+            raise AssertionError(f"pa dev {' '.join(args)} exited with {proc.wait()}: {''.join(seen)[-3000:]}")
+        token = subprocess.run(
+            [str(PA), "token", "--org", org, "--user", "alice"],
+            cwd=ROOT / "docs",
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        yield DevServer(
+            f"http://127.0.0.1:{env['PA_PORT']}", f"http://127.0.0.1:{env['PA_MOTO_PORT']}", env, token.splitlines()[-1]
+        )
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
