@@ -96,6 +96,7 @@ async def test_the_csp_lets_the_app_reach_its_identity_provider(tmp_path: Path) 
     settings = Settings(
         oidc_issuer="https://idp.example.test/realms/acme",
         web_connect_sources="https://auth.example.test, https://auth2.example.test:8443",
+        aws_endpoint_url=None,  # not whatever endpoint an earlier test left in the environment
     )
     app = FastAPI()
     app.router.default = WebChat(_dist(tmp_path), app.router.default, web_chat_headers(settings))
@@ -106,6 +107,9 @@ async def test_the_csp_lets_the_app_reach_its_identity_provider(tmp_path: Path) 
         "https://auth.example.test",
         "https://auth2.example.test:8443",
     ]
+    # Locally, presigned uploads go from the browser straight to the emulator's S3.
+    local = web_chat_headers(Settings(environment="local", aws_endpoint_url="http://127.0.0.1:5055/"))
+    assert "http://127.0.0.1:5055" in local["Content-Security-Policy"].split("connect-src", 1)[1].split(";")[0].split()
     for bad in ("https://x.test; script-src *", "*", "'unsafe-inline'", "https://x.test/path"):
         with pytest.raises(ConfigurationError, match="PA_WEB_CONNECT_SOURCES"):
             web_chat_headers(Settings(web_connect_sources=bad))
