@@ -104,8 +104,10 @@ async def reindex_document(org_id: UUID, user_id: UUID, document_id: UUID) -> di
             raise NotFound("document not found", code="document_not_found")
         if row["status"] == "uploading":
             raise InvalidInput("the document has not been uploaded yet", code="not_uploaded", status=409)
-        await asyncio.to_thread(jobs.send_jobs, "reindex", org_id, [document_id])
         updated = await store.set_status(conn, document_id, "processing")
     assert updated is not None
+    # After the commit and the announcement: a job run before them could finish first and then be overwritten
+    # (in the table or on the feed) by this `processing`.
     await announce_status(updated)
+    await asyncio.to_thread(jobs.send_jobs, "reindex", org_id, [document_id])
     return updated

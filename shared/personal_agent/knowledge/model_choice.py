@@ -43,8 +43,8 @@ async def choose_model(org_id: UUID, model_id: str) -> tuple[EmbeddingModelInfo,
         previous = await org_model(conn)
         await settings_store.set_embedding_model(conn, org_id, info.id)
         queued = await store.ready_document_ids(conn) if previous.id != info.id else []
-        if queued:
-            await asyncio.to_thread(jobs.send_jobs, "reembed", org_id, queued)
+    if queued:  # after the commit: a job read before it would still see the old model and re-embed nothing
+        await asyncio.to_thread(jobs.send_jobs, "reembed", org_id, queued)
     return info, len(queued)
 
 
