@@ -5,6 +5,7 @@ before anything is stored; bad files are refused with clear codes."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -23,6 +24,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from personal_agent.models.catalog import register_model, unregister_model
 from tests.auth import auth_headers
+from tests.knowledge import wait_for_status
 from tests.sfn import wait_for_execution
 from tests.sse import read_events
 
@@ -233,24 +235,12 @@ async def test_bad_attachments_are_refused_with_clear_codes(
     assert (await http.get(f"/api/v1/attachments/{pending['id']}", headers=headers)).status_code == 404
 
 
-async def wait_for_document(http: httpx.AsyncClient, headers: dict[str, str], document_id: str) -> dict[str, Any]:
-    """Poll the document's status (the ingest queue processes it in the background) until it settles."""
-    import asyncio
-    import time
-
-    deadline = time.monotonic() + 60
-    while True:
-        document = (await http.get(f"/api/v1/knowledge/documents/{document_id}", headers=headers)).json()
-        if document.get("status") in ("ready", "failed") or time.monotonic() > deadline:
-            return dict(document)
-        await asyncio.sleep(0.1)
-
-
 async def test_a_document_attached_in_a_chat_is_searchable_in_that_chat(
     http: httpx.AsyncClient, make_tenant: Any, vision_model: tuple[str, Seen]
 ) -> None:
     model, seen = vision_model
-    headers = auth_headers(make_tenant())
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
     chat_id = await new_chat(http, headers)
     text = b"# Travel policy\n\nTrain journeys under four hours are booked in second class, never by plane.\n"
     body = {"filename": "policy.md", "content_type": "text/markdown", "size": len(text)}
@@ -262,7 +252,9 @@ async def test_a_document_attached_in_a_chat_is_searchable_in_that_chat(
     async with httpx.AsyncClient() as s3:
         posted = await s3.post(form["url"], data=form["fields"], files={"file": ("policy.md", text, "text/markdown")})
     assert posted.status_code in (200, 201, 204), posted.text
-    document = await wait_for_document(http, headers, attachment["document_id"])
+    # The uploader's feed announces the document's status (XREAD blocks on it); then the API shows it.
+    await asyncio.to_thread(wait_for_status, tenant.org_id, tenant.user_id, attachment["document_id"])
+    document = (await http.get(f"/api/v1/knowledge/documents/{attachment['document_id']}", headers=headers)).json()
     assert (document["status"], document["collection"]) == ("ready", f"chat:{chat_id}"), document
 
     found = await http.get(

@@ -5,14 +5,15 @@ resource types LocalStack cannot create here are listed with the reason, never s
 
 from __future__ import annotations
 
+import contextlib
 import json
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import WaiterError
 
 from tests.deploy_rehearsal import ROOT, STAND_INS, rehearsal_template, sam_transform, upload_artifacts
 from tests.emulators import Emulator
@@ -38,10 +39,13 @@ def _deploy(emulator: Emulator, transformed: dict[str, Any], bucket: str, mode: 
         Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
         DisableRollback=True,
     )
-    deadline = time.monotonic() + 240
-    while (stack := cfn.describe_stacks(StackName=f"pa-{tenant}")["Stacks"][0])["StackStatus"].endswith("PROGRESS"):
-        assert time.monotonic() < deadline, f"the {mode} stack is still {stack['StackStatus']}"
-        time.sleep(0.5)
+    # CloudFormation's own waiter, as `sam deploy` waits; a failed create ends it too, and the test's assertions
+    # then name the resources that failed.
+    with contextlib.suppress(WaiterError):
+        cfn.get_waiter("stack_create_complete").wait(
+            StackName=f"pa-{tenant}", WaiterConfig={"Delay": 1, "MaxAttempts": 240}
+        )
+    stack = cfn.describe_stacks(StackName=f"pa-{tenant}")["Stacks"][0]
     resources = cfn.describe_stack_resources(StackName=f"pa-{tenant}")["StackResources"]
     return {"stack": stack, "resources": resources, "template": template, "gone": gone, "mode": mode}
 
