@@ -37,3 +37,8 @@ def test_what_run_sh_names_is_in_the_stream_layer_and_left_out_of_the_api_layer(
 def test_the_arm64_layers_leave_out_wordllama_which_has_no_arm64_wheel() -> None:
     assert "wordllama" in _variable("API_LAYER_PRUNE").split()
     assert "wordllama" in _variable("WORKER_LAYER_PRUNE").split()
+
+
+def test_the_lambda_relay_reads_each_stream_itself_since_one_invocation_serves_one_stream() -> None:
+    env = RESOURCES["StreamFunction"]["Properties"]["Environment"]["Variables"]
+    assert str(env["PA_SSE_FANOUT"]) == "0"
