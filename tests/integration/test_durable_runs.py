@@ -3,6 +3,7 @@ steps handler in-process either way (`durable_aws`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import uuid
@@ -244,21 +245,64 @@ async def test_cancel_stops_a_waiting_durable_run(
     with scripted_model(email_script) as (model, _):
         spec = await _launch_email_run(http, tenant, model)
         await _wait_for_approval(http, headers, spec.run_id)
+        arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
+        # The approval is on the stream a moment before the execution's WaitForApproval Task stores its token.
+        await _stored_task_token(admin_url, spec.run_id, take=False)
         cancelled = await http.post(f"/api/v1/runs/{spec.run_id}/cancel", headers=headers)
         assert cancelled.status_code == 202
         frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
     assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "cancelled"}
-    arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
-    # AWS aborts the execution, and so does LocalStack. moto ignores StopExecution while a Task waits for its
-    # token, so the wait is also failed with the token (error "Cancelled"); moto then ends the stopped execution there.
-    final = wait_for_execution(sfn(), arn)
-    if durable_aws.name == "localstack":
-        assert final["status"] == "ABORTED"
-    else:
-        assert final["status"] == "ABORTED" or (final["status"] == "FAILED" and final.get("error") == "Cancelled")
-    entered = {e.get("stateEnteredEventDetails", {}).get("name") for e in history(arn)}
-    assert "RecordFailure" not in entered
+    # The waiting Task fails with `Cancelled`, which its Catch sends to Done: the same ending on every platform.
+    assert wait_for_execution(sfn(), arn)["status"] == "SUCCEEDED"
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history(arn) if "stateEnteredEventDetails" in e]
+    assert entered[-2:] == ["WaitForApproval", "Done"]
     assert (await http.get(f"/api/v1/runs/{spec.run_id}", headers=headers)).json()["status"] == "cancelled"
+
+
+async def _stored_task_token(admin_url: str, run_id: uuid.UUID, take: bool = True, timeout: float = 30.0) -> str:
+    """The token the WaitForApproval Task stored for the run, once it is stored; `take` removes it from the
+    database as a cancel does."""
+    take_it = (
+        "UPDATE approvals a SET task_token = NULL FROM (SELECT id, task_token FROM approvals"
+        " WHERE run_id = %s AND task_token IS NOT NULL FOR UPDATE) old WHERE a.id = old.id RETURNING old.task_token"
+    )
+    read_it = "SELECT task_token FROM approvals WHERE run_id = %s AND task_token IS NOT NULL"
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        with psycopg.connect(admin_url) as conn:
+            row = conn.execute(take_it if take else read_it, [run_id]).fetchone()
+        if row and row[0]:
+            return str(row[0])
+        assert asyncio.get_running_loop().time() < deadline, "the WaitForApproval Task never stored its token"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_wait_that_begins_after_the_cancel_ends_at_once(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]], durable_aws: Emulator
+) -> None:
+    """A cancel takes the tokens of the Tasks already waiting; a Task whose step stores its token only after the
+    cancel (the step was still running) must not wait out the approval timeout: it fails itself (`Cancelled`)."""
+    from personal_agent.approvals.service import store_task_token
+
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(email_script) as (model, _):
+        spec = await _launch_email_run(http, tenant, model)
+        await _wait_for_approval(http, headers, spec.run_id)
+        arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
+        token = await _stored_task_token(admin_url, spec.run_id)  # as if the step had not stored it yet
+        with psycopg.connect(admin_url) as conn:
+            conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [spec.run_id])
+        await store_task_token(spec.org_id, spec.run_id, token)  # the late step
+        final = wait_for_execution(sfn(), arn)
+    assert final["status"] == "SUCCEEDED"  # the Catch of `Cancelled` goes to Done
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history(arn) if "stateEnteredEventDetails" in e]
+    assert entered[-1] == "Done" and "RecordFailure" not in entered
+    with psycopg.connect(admin_url) as conn:
+        stored = conn.execute(
+            "SELECT count(*) FROM approvals WHERE run_id = %s AND task_token IS NOT NULL", [spec.run_id]
+        ).fetchone()
+    assert stored == (0,)
 
 
 @pytest.mark.parametrize("rounds", [0, 1, 3])

@@ -1,7 +1,7 @@
 """What moto could not show, on LocalStack: the same durable run gives the same events and checkpoints on both
 emulators (moto's lambda:invoke Tasks, LocalStack's activity Tasks), and a step's error follows the ASL's Retry and
-Catch as written. Cancel during an approval wait (ABORTED) and the approval timeout path are the parametrized
-`test_durable_runs.py` tests on LocalStack."""
+Catch as written. Cancel during an approval wait (the token fails, Catch to Done) and the approval timeout path
+are the parametrized `test_durable_runs.py` tests on LocalStack."""
 
 from __future__ import annotations
 

@@ -74,11 +74,19 @@ async def expire_pending(org_id: UUID, run_id: UUID) -> int:
 
 
 async def store_task_token(org_id: UUID, run_id: UUID, token: str) -> None:
-    """Remember the durable Task waiting on the run; if every approval was already decided, resume right away."""
+    """Remember the durable Task waiting on the run; if every approval was already decided, resume right away. A
+    run cancelled before its Task began to wait releases the Task at once (nothing would fail its token)."""
     async with org_transaction(org_id) as conn:
-        await run_store.lock_run(conn, run_id)
-        seq = await store.attach_task_token(conn, run_id, token)
-    if seq is not None:
+        run = await run_store.lock_run(conn, run_id)
+        if run_store.cancelled_or_ended(run):
+            seq, cancelled = None, True
+        else:
+            seq, cancelled = await store.attach_task_token(conn, run_id, token), False
+    if cancelled:
+        from personal_agent.durable import executions  # boto3: only a durable step gets here
+
+        await executions.release_cancelled_wait(token)
+    elif seq is not None:
         await resume_if_decided(org_id, run_id, seq)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from typing import Any
 from uuid import UUID
 
@@ -57,10 +56,12 @@ async def start_execution(spec: RunSpec) -> str:
 
 
 async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None:
-    """Stop the execution; the engine (or the cancel path for a waiting run) emits the cancelled outcome.
+    """End the run's execution; the engine (or the cancel path for a waiting run) emits the cancelled outcome.
 
-    A Task waiting for an approval (or for its sub-agents) is also failed with its token, so the wait ends at once
-    (AWS ignores that after StopExecution; some emulators need it to leave the wait)."""
+    A Task waiting for an approval (or for its sub-agents) is failed with its token (error `Cancelled`), which its
+    Catch sends to `Done`: the same ending on AWS, LocalStack and moto (moto ignores StopExecution during a callback
+    wait; LocalStack applies it only once the wait is over, and then ends the execution FAILED). An execution with
+    no waiting Task (an engine step runs, or it is between states) is stopped: it ends ABORTED."""
     async with org_transaction(org_id) as conn:
         tokens = await approval_store.take_task_tokens(conn, run_id)
         children_token = await run_store.take_children_token(conn, run_id)  # a parent waiting on sub-agents
@@ -69,32 +70,32 @@ async def stop_execution(org_id: UUID, run_id: UUID, execution_arn: str) -> None
 
     def _stop() -> None:
         client = sfn_client()
+        if _fail_tokens(client, tokens):
+            return
         try:
             client.stop_execution(executionArn=execution_arn, error="Cancelled", cause="cancelled by the user")
         except client.exceptions.ExecutionDoesNotExist:
             pass
-        if tokens and _stopped_soon(client, execution_arn):
-            return  # AWS and LocalStack abort it: failing the tokens now could end it FAILED instead of ABORTED
-        for token in tokens:
-            try:
-                client.send_task_failure(taskToken=token, error="Cancelled", cause="cancelled by the user")
-            except (client.exceptions.TaskTimedOut, client.exceptions.InvalidToken, client.exceptions.TaskDoesNotExist):
-                pass
 
     await asyncio.to_thread(_stop)
 
 
-def _stopped_soon(client: Any, execution_arn: str, checks: int = 10, interval: float = 0.05) -> bool:
-    """Whether the execution left RUNNING within about half a second of StopExecution (LocalStack applies it a
-    moment later; moto never does while a Task waits for its token)."""
-    for _ in range(checks):
+async def release_cancelled_wait(token: str) -> None:
+    """A Task that began waiting on a run already cancelled fails at once (error `Cancelled`): the cancel took
+    the tokens stored before it, and this one was not stored yet."""
+    await asyncio.to_thread(lambda: _fail_tokens(sfn_client(), {token}))
+
+
+def _fail_tokens(client: Any, tokens: set[str]) -> bool:
+    """Fail each waiting Task with `Cancelled`; whether any of them was still waiting."""
+    failed = False
+    for token in tokens:
         try:
-            if client.describe_execution(executionArn=execution_arn)["status"] != "RUNNING":
-                return True
-        except client.exceptions.ExecutionDoesNotExist:
-            return True
-        time.sleep(interval)
-    return False
+            client.send_task_failure(taskToken=token, error="Cancelled", cause="cancelled by the user")
+            failed = True
+        except (client.exceptions.TaskTimedOut, client.exceptions.InvalidToken, client.exceptions.TaskDoesNotExist):
+            pass
+    return failed
 
 
 async def send_task_success(token: str, run_id: UUID, org_id: UUID) -> None:

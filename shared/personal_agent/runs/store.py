@@ -67,6 +67,11 @@ async def get_run(conn: Conn, run_id: UUID | str) -> dict[str, Any] | None:
     return await cur.fetchone()
 
 
+def cancelled_or_ended(run: dict[str, Any] | None) -> bool:
+    """Whether a (locked) run row is gone, ended, or has a cancel requested: nothing should wait on it."""
+    return run is None or run["status"] in TERMINAL or bool(run["cancel_requested"])
+
+
 async def lock_run(conn: Conn, run_id: UUID) -> dict[str, Any] | None:
     """The run row, locked until the transaction ends (one decision resumes a waiting run once)."""
     cur = await conn.execute("SELECT * FROM runs WHERE id = %s FOR UPDATE", [run_id])

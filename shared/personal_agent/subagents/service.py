@@ -73,12 +73,17 @@ async def resume_parent_if_done(org_id: UUID, parent_id: UUID, start: StartRun |
 async def await_children(org_id: UUID, run_id: UUID, token: str) -> None:
     """The durable parent's `WaitForChildren` Task: store its token, start the children's executions (named
     after the runs: a retried Task starts none twice), and resume at once if they all ended already."""
+    rows: list[Any] = []
     async with org_transaction(org_id) as conn:
-        await store.lock_run(conn, run_id)
-        await store.set_children_token(conn, run_id, token)
-        cp = await store.latest_checkpoint(conn, run_id)
-        ids = [str(c) for c in cp.state.get("children", [])] if cp and cp.kind == "awaiting_children" else []
-        rows = [await store.get_run(conn, c) for c in ids]
+        cancelled = store.cancelled_or_ended(await store.lock_run(conn, run_id))
+        if not cancelled:
+            await store.set_children_token(conn, run_id, token)
+            cp = await store.latest_checkpoint(conn, run_id)
+            ids = [str(c) for c in cp.state.get("children", [])] if cp and cp.kind == "awaiting_children" else []
+            rows = [await store.get_run(conn, c) for c in ids]
+    if cancelled:  # the cancel took the tokens stored before it; this one was not stored yet
+        await executions.release_cancelled_wait(token)
+        return
     for row in rows:
         if row is not None and row["status"] == "queued" and not row["execution_arn"]:
             await executions.start_execution(RunSpec.model_validate(row["spec"]))
