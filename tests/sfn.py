@@ -18,4 +18,3 @@ def wait_for_execution(sfn: Any, arn: str, timeout: float = 60.0, statuses: set[
         if time.monotonic() > deadline:
             raise AssertionError(f"execution {arn} still {described['status']} after {timeout}s")
         time.sleep(0.05)
-
