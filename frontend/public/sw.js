@@ -84,3 +84,63 @@ self.addEventListener("fetch", (event) => {
     event.respondWith(cacheFirst(request));
   }
 });
+
+/*
+ * Web Push: a message from our server (an approval is waiting) becomes a notification; a click opens the page it
+ * names. Any other payload (not JSON, no title) still shows a plain notification: a push must always show one.
+ */
+const ICON = "/icon-192.png";
+const GENERIC = { title: "Personal Agent", body: "Something may need your attention.", url: "/approvals" };
+
+// Only a path on this site: a push message never sends the click anywhere else.
+const localPath = (url) => (typeof url === "string" && url.startsWith("/") && !url.startsWith("//") ? url : GENERIC.url);
+
+function readPush(data) {
+  let message = null;
+  try {
+    message = data ? data.json() : null;
+  } catch {
+    message = null;
+  }
+  if (!message || typeof message !== "object" || typeof message.title !== "string" || !message.title.trim()) return GENERIC;
+  return {
+    title: message.title,
+    body: typeof message.body === "string" ? message.body : "",
+    url: localPath(message.url),
+    tag: typeof message.tag === "string" && message.tag ? message.tag : undefined,
+  };
+}
+
+self.addEventListener("push", (event) => {
+  let shown;
+  try {
+    const message = readPush(event.data);
+    const options = { body: message.body, icon: ICON, data: { url: message.url }, renotify: false };
+    if (message.tag) options.tag = message.tag;
+    shown = self.registration.showNotification(message.title, options);
+  } catch {
+    shown = self.registration.showNotification(GENERIC.title, { body: GENERIC.body, icon: ICON, data: { url: GENERIC.url } });
+  }
+  event.waitUntil(shown.catch(() => undefined));
+});
+
+async function openPage(path) {
+  const url = new URL(path, self.location.origin).href;
+  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  const open = windows.find((client) => new URL(client.url).origin === self.location.origin);
+  if (open) {
+    try {
+      const focused = await open.focus();
+      if (focused.url !== url) await focused.navigate(url);
+      return;
+    } catch {
+      // not ours to steer (not controlled by this worker): open a new window instead
+    }
+  }
+  await self.clients.openWindow(url);
+}
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  event.waitUntil(openPage(localPath(event.notification.data && event.notification.data.url)));
+});

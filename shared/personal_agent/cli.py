@@ -56,6 +56,15 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _push_keys(_: argparse.Namespace) -> int:
+    from personal_agent.push.vapid import new_key_pair
+
+    private, public = new_key_pair()
+    print(f"PA_VAPID_PUBLIC_KEY={public}")
+    print(f"PA_VAPID_PRIVATE_KEY={private}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `pa` script."""
     parser = argparse.ArgumentParser(prog="pa", description="Personal Agent command line")
@@ -79,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     token.add_argument("--email", help="the user's e-mail claim")
     token.add_argument("--ttl", type=int, help="lifetime in seconds (default PA_DEV_TOKEN_TTL_SECONDS)")
     token.set_defaults(func=_token)
+    sub.add_parser(
+        "push-keys",
+        help="print a new VAPID key pair for web push",
+        description="Print a new VAPID key pair: the deploy's WebPushPublicKey and WebPushPrivateKey parameters.",
+    ).set_defaults(func=_push_keys)
     from personal_agent.tenants.command import add_tenants_parser
 
     add_tenants_parser(sub)

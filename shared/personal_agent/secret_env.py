@@ -1,6 +1,7 @@
 """Secrets into the environment. On AWS the functions get Secrets Manager ARNs, never secret values.
 
-template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN` and `PA_PROVIDER_KEYS_SECRET_ARN`.
+template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN`, `PA_PROVIDER_KEYS_SECRET_ARN` and
+(deliver only) `PA_VAPID_SECRET_ARN`.
 The code that needs a secret-derived setting calls `ensure_secrets_loaded()` first (the DB pool, the bus,
 the model catalog and builder): each named secret is fetched once per container and becomes the plain
 variable the settings read (`DATABASE_URL`, `UPSTASH_REDIS_REST_TOKEN`, `OPENAI_API_KEY`, ...), and the
@@ -23,6 +24,7 @@ from personal_agent.errors import ConfigurationError
 DATABASE_SECRET = "PA_DATABASE_SECRET_ARN"
 UPSTASH_TOKEN_SECRET = "PA_UPSTASH_TOKEN_SECRET_ARN"
 PROVIDER_KEYS_SECRET = "PA_PROVIDER_KEYS_SECRET_ARN"
+VAPID_SECRET = "PA_VAPID_SECRET_ARN"  # the deliver function's web push signing key (`pa push-keys`)
 
 # Only provider credentials may come from the provider-keys secret: it must not be a way to set PYTHONPATH.
 _PROVIDER_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
@@ -108,6 +110,12 @@ def load_secrets_into_environ(environ: MutableMapping[str, str] | None = None, f
         if not token:
             raise ConfigurationError(f"the Upstash token secret {arn} is empty")
         updates["UPSTASH_REDIS_REST_TOKEN"] = token
+    arn = env.get(VAPID_SECRET)
+    if arn and not env.get("PA_VAPID_PRIVATE_KEY"):
+        key = get(arn).strip()
+        if not key:
+            raise ConfigurationError(f"the VAPID key secret {arn} is empty")
+        updates["PA_VAPID_PRIVATE_KEY"] = key
     arn = env.get(PROVIDER_KEYS_SECRET)
     if arn and (env is not os.environ or arn not in _applied_to_process):
         for name, value in provider_keys_from_secret(get(arn)).items():

@@ -164,6 +164,12 @@ class Settings(BaseSettings):
     output_retry_base_seconds: int = Field(30, ge=0, le=900, validation_alias=_env("PA_OUTPUT_RETRY_BASE_SECONDS"))
     output_email_from: str = Field("agent@personal-agent.local", validation_alias=_env("PA_OUTPUT_EMAIL_FROM"))
     output_allow_hosts: str = Field("", validation_alias=_env("PA_OUTPUT_ALLOW_HOSTS"))
+    # Web Push for approvals (docs/push.md): the VAPID key pair (`pa push-keys` makes one; base64url) and the
+    # contact the push services see. No public key: push is off (`GET /api/v1/push/config` says so). The private
+    # key is read by the deliver function only.
+    vapid_public_key: str = Field("", validation_alias=_env("PA_VAPID_PUBLIC_KEY"))
+    vapid_private_key: str = Field("", validation_alias=_env("PA_VAPID_PRIVATE_KEY"))
+    vapid_subject: str = Field("mailto:admin@personal-agent.local", validation_alias=_env("PA_VAPID_SUBJECT"))
     # The web chat's address, for links in notifications (unset: links are relative paths).
     public_url: str = Field("", validation_alias=_env("PA_PUBLIC_URL"))
 

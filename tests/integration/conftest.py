@@ -12,6 +12,7 @@ from personal_agent.tools.registry import ToolDef, register_tool, unregister_too
 from tests.emulators import durable_aws, localstack_aws  # noqa: F401 - fixtures: durable tests on moto and LocalStack
 from tests.live_server import LiveServer
 from tests.mcp_demo import serve_demo
+from tests.receiver import receiver  # noqa: F401 - fixture: an HTTP endpoint on loopback
 from tests.scripted import scripted_model
 from tests.workflows import echo_prompt
 

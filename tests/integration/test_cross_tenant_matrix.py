@@ -27,6 +27,7 @@ import pytest
 
 from personal_agent.local.dev_app import create_dev_app
 from tests.auth import bearer, dev_issuer
+from tests.push_browser import BrowserKeys
 
 API_PREFIX = "/api/v1/"
 # Operations anyone may call: they authenticate the caller some other way (signed webhooks verify
@@ -370,6 +371,11 @@ async def _memory(world: World) -> str:
     return await _post(world, "/api/v1/me/memories", {"text": "matrix memory"}, "id")
 
 
+async def _push_subscription(world: World) -> str:
+    body = BrowserKeys().subscription(f"https://push.example.com/matrix/{uuid.uuid4().hex}")
+    return await _post(world, "/api/v1/push/subscriptions", body, "id")
+
+
 async def _attachment(world: World) -> str:
     chat_id = await resource(world, "chat_id")
     body = {"filename": "matrix.png", "content_type": "image/png", "size": 10}
@@ -391,6 +397,7 @@ FACTORIES: dict[str, Factory] = {
     "output_delivery_id": _output_delivery,
     "user_id": _member,
     "memory_id": _memory,
+    "subscription_id": _push_subscription,
     "attachment_id": _attachment,
     "document_id": _document,
     "chunk_id": _chunk,

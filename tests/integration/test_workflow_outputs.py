@@ -6,12 +6,8 @@ owner the same way. Outbound URLs pass the web_fetch address checks unless an ad
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
-import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -21,55 +17,11 @@ from standardwebhooks import Webhook
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers
 from tests.email_tool import email_script
+from tests.receiver import Receiver
 from tests.scripted import scripted_model
 from tests.workflows import create_workflow, echo_prompt, sign
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@dataclass
-class Receiver:
-    """An HTTP endpoint on loopback that answers `status` and keeps every request it got."""
-
-    status: int = 204
-    requests: list[tuple[dict[str, str], bytes]] = field(default_factory=list)
-    arrived: threading.Condition = field(default_factory=threading.Condition)
-    port: int = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
-
-    def wait_for(self, count: int, timeout: float = 30) -> list[tuple[dict[str, str], bytes]]:
-        with self.arrived:
-            assert self.arrived.wait_for(lambda: len(self.requests) >= count, timeout), self.requests
-            return list(self.requests)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    got = Receiver()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
-            body = self.rfile.read(int(self.headers.get("content-length", 0)))
-            with got.arrived:
-                got.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
-                got.arrived.notify_all()
-            self.send_response(got.status)
-            self.end_headers()
-            self.wfile.write(b"receiver says no" if got.status >= 400 else b"")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    got.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield got
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture

@@ -52,6 +52,7 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("mcp_servers", ("/api/v1/admin/mcp-servers",)),
     RouterGroup("tools", ("/api/v1/tools",)),
     RouterGroup("memories", ("/api/v1/me/memories",)),
+    RouterGroup("push", ("/api/v1/push",)),
     RouterGroup("attachments", ("/api/v1/attachments", "/api/v1/chats")),
     RouterGroup("knowledge", ("/api/v1/knowledge",)),
 )

@@ -167,3 +167,13 @@ async def audit_page(conn: Conn, before: int | None, limit: int) -> list[dict[st
         [*([before] if before is not None else []), limit],
     )
     return list(await cur.fetchall())
+
+
+async def pending_of(conn: Conn, run_id: UUID, approval_ids: list[str]) -> list[dict[str, Any]]:
+    """The run's approvals among `approval_ids` still waiting for a decision (what a notification names)."""
+    cur = await conn.execute(
+        "SELECT id, tool_name, chat_id, run_id FROM approvals WHERE run_id = %s AND id = ANY(%s::uuid[])"
+        " AND status = 'pending' ORDER BY created_at, id",
+        [run_id, approval_ids],
+    )
+    return await cur.fetchall()

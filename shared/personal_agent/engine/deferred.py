@@ -16,6 +16,7 @@ from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import subagent_events
 from personal_agent.engine.emitter import RunEmitter
+from personal_agent.push import notify as push_notify
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
 from personal_agent.workflows import output_queue
@@ -54,6 +55,7 @@ async def pause_for_approval(
     await _announce(spec, emitter, rows)
     ids = [str(row["id"]) for row in rows]
     await output_queue.approvals_requested(spec, ids)  # a headless run's owner hears of it through its outputs
+    await push_notify.approvals_requested(spec, ids)  # and every owner on the browsers they subscribed
     return ids
 
 

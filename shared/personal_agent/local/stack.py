@@ -161,6 +161,10 @@ class LocalStack:
         s = self.settings
         if not s.output_queue_url:
             self.env.update(provision_outputs(endpoint, s.aws_region, s.output_email_from))
+        if not s.vapid_public_key:  # web push for approvals: the data dir keeps one key pair, so subscriptions last
+            from personal_agent.local.vapid_keys import local_vapid_keys
+
+            self.env.update(local_vapid_keys(Path(s.data_dir).resolve()))
         queue_url = self.env.get("PA_OUTPUT_QUEUE_URL") or s.output_queue_url
         if self.aws is not None and queue_url:
             self.output_poller = SqsEventSource(

@@ -15,6 +15,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
+from personal_agent.push import notify as push_notify
 from personal_agent.settings import get_settings
 from personal_agent.workflows import deliveries, output_log, output_queue, output_store
 from personal_agent.workflows.output_payloads import approval_payloads, run_payload
@@ -32,6 +33,8 @@ async def handle_message(body: str) -> None:
         await attempt(org_id, UUID(message["delivery_id"]))
     elif kind in ("run_finished", "approval_requested"):
         await fan_out(org_id, message)
+    elif kind == push_notify.MESSAGE_TYPE:
+        await push_notify.deliver(org_id, message)
     else:
         log.warning("an outputs message of an unknown type was dropped: %r", kind)
 

@@ -44,7 +44,8 @@ async def check_url(url: str) -> httpx.URL:
     return parsed
 
 
-async def _post(url: str, body: bytes, headers: dict[str, str]) -> Sent:
+async def post_checked(url: str, body: bytes, headers: dict[str, str]) -> Sent:
+    """POST to `url` at its checked address (no redirects); a refusal or a transport error is a failed `Sent`."""
     import httpx
 
     try:
@@ -72,12 +73,12 @@ async def post_signed(url: str, secret: str, message_id: str, body: dict[str, An
         "webhook-timestamp": str(int(now.timestamp())),
         "webhook-signature": Webhook(secret).sign(message_id, now, data),
     }
-    return await _post(url, data.encode(), headers)
+    return await post_checked(url, data.encode(), headers)
 
 
 async def post_text(url: str, text: str) -> Sent:
     """A Slack or Teams incoming webhook: both take `{"text": ...}`."""
-    return await _post(url, json.dumps({"text": text}).encode(), {})
+    return await post_checked(url, json.dumps({"text": text}).encode(), {})
 
 
 def _send_email(to: str, subject: str, text: str) -> None:

@@ -1,0 +1,89 @@
+"""Telling a run's owner, on every browser they subscribed, that an approval waits. The engine queues a pointer
+(`push_approvals`: org, run, approval ids) on the outputs queue; the deliver function reads the owner, the
+approvals still pending and the owner's subscriptions, and sends one message per approval and browser. The
+message names the tool and links to the chat: never the call's arguments. A push is a nudge, not the record
+(the approval is in the web chat either way): a failed send is logged, not retried; a gone browser is forgotten."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import UUID
+
+from personal_agent.approvals import store as approval_store
+from personal_agent.db import org_transaction
+from personal_agent.push import store
+from personal_agent.runs import store as run_store
+from personal_agent.runs.spec import RunSpec
+from personal_agent.settings import get_settings
+
+log = logging.getLogger("personal_agent.push")
+MESSAGE_TYPE = "push_approvals"
+
+
+async def approvals_requested(spec: RunSpec, approval_ids: list[str]) -> None:
+    """Queue the owner's push notification of the run's new approvals (when push and the queue are set up)."""
+    settings = get_settings()
+    if not approval_ids or not settings.vapid_public_key or not settings.output_queue_url:
+        return
+    from personal_agent.workflows import output_queue
+
+    message = {
+        "type": MESSAGE_TYPE,
+        "org_id": str(spec.org_id),
+        "run_id": str(spec.run_id),
+        "approval_ids": approval_ids,
+    }
+    try:
+        await output_queue.enqueue(message)
+    except Exception:
+        log.warning("a push notification could not be queued", extra={"run_id": str(spec.run_id)}, exc_info=True)
+
+
+def payload(approval: dict[str, Any]) -> dict[str, Any]:
+    base = get_settings().public_url.rstrip("/")
+    return {
+        "type": "approval_requested",
+        "title": "Approval needed",
+        "body": f"{approval['tool_name']} is waiting for your approval",
+        "url": f"{base}/chats/{approval['chat_id']}",
+        "tag": f"approval-{approval['id']}",
+        "approval_id": str(approval["id"]),
+        "run_id": str(approval["run_id"]),
+        "chat_id": str(approval["chat_id"]),
+    }
+
+
+async def deliver(org_id: UUID, message: dict[str, Any]) -> int:
+    """Send the message's pending approvals to the run owner's browsers; returns how many pushes were accepted."""
+    from personal_agent.push import sender
+    from personal_agent.push.vapid import Vapid, load_private_key
+    from personal_agent.secret_env import ensure_secrets_loaded
+
+    ensure_secrets_loaded()
+    settings = get_settings()
+    if not settings.vapid_private_key:
+        log.warning("a push notification was dropped: PA_VAPID_PRIVATE_KEY is not set here")
+        return 0
+    vapid = Vapid(load_private_key(settings.vapid_private_key), settings.vapid_subject)
+    run_id = UUID(message["run_id"])
+    async with org_transaction(org_id) as conn:
+        run = await run_store.get_run(conn, run_id)
+        if run is None:
+            return 0
+        approvals = await approval_store.pending_of(conn, run_id, list(message.get("approval_ids", [])))
+        await store.as_user(conn, run["user_id"])
+        subscriptions = await store.list_own(conn, run["user_id"])
+    accepted = 0
+    for approval in approvals:
+        for subscription in subscriptions:
+            sent = await sender.send(vapid, subscription, payload(approval))
+            if sent.ok:
+                accepted += 1
+            elif sent.status_code in sender.GONE:
+                async with org_transaction(org_id) as conn:
+                    await store.as_user(conn, run["user_id"])
+                    await store.delete_endpoint(conn, run["user_id"], subscription["endpoint"])
+            else:
+                log.warning("a push notification was not accepted", extra={"error": sent.error, "run_id": str(run_id)})
+    return accepted

@@ -1,0 +1,43 @@
+"""Sending one push message to one browser: the payload encrypted to the subscription's keys (RFC 8291,
+`aes128gcm`), signed for the push service with the server's VAPID key (RFC 8292), POSTed to the endpoint at its
+checked address (the same address checks as every outbound URL). A push service answering 404 or 410 says the
+subscription is gone."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from personal_agent.push.vapid import Vapid, b64url_decode
+from personal_agent.workflows.output_senders import Sent, post_checked
+
+TTL_SECONDS = 24 * 3600  # an approval waits a day by default: a phone that was off still hears of it
+GONE = (404, 410)
+
+
+def encrypt(payload: dict[str, Any], p256dh: str, auth: str) -> bytes:
+    import http_ece
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    return bytes(
+        http_ece.encrypt(
+            json.dumps(payload, separators=(",", ":")).encode(),
+            private_key=ec.generate_private_key(ec.SECP256R1()),  # a new sender key per message
+            dh=b64url_decode(p256dh),
+            auth_secret=b64url_decode(auth),
+            version="aes128gcm",
+        )
+    )
+
+
+async def send(vapid: Vapid, subscription: dict[str, Any], payload: dict[str, Any]) -> Sent:
+    endpoint = str(subscription["endpoint"])
+    headers = {
+        "Authorization": vapid.authorization(endpoint),
+        "Content-Encoding": "aes128gcm",
+        "Content-Type": "application/octet-stream",
+        "TTL": str(TTL_SECONDS),
+        "Urgency": "high",
+    }
+    body = encrypt(payload, str(subscription["p256dh"]), str(subscription["auth"]))
+    return await post_checked(endpoint, body, headers)
