@@ -21,7 +21,7 @@ from personal_agent.durable.steps import RetryableStepError
 from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
-from tests.email_tool import email_script
+from tests.email_tool import email_script, launch_email_run
 from tests.emulators import Emulator
 from tests.runs import start_run
 from tests.scripted import scripted_model, text_then_tool
@@ -130,21 +130,6 @@ async def test_a_retried_step_resumes_from_its_checkpoint(
     assert usage == [(0,), (1,)]
 
 
-async def _launch_email_run(http: httpx.AsyncClient, tenant: Any, model: str, **extra: Any) -> Any:
-    chat = (await http.post("/api/v1/chats", json={}, headers=auth_headers(tenant))).json()
-    return await launch_run(
-        LaunchRequest(
-            org_id=tenant.org_id,
-            user_id=tenant.user_id,
-            chat_id=chat["id"],
-            message="email bob",
-            model=model,
-            tools=("send_email",),
-            **extra,
-        )
-    )
-
-
 async def _wait_for_approval(
     http: httpx.AsyncClient, headers: dict[str, str], run_id: uuid.UUID, nth: int = 1
 ) -> Frame:
@@ -161,7 +146,7 @@ async def test_approve_runs_the_tool_and_completes(
     tenant, stranger = make_tenant(), make_tenant(roles=("admin",))
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model)
+        spec = await launch_email_run(http, tenant, model)
         assert spec.mode == "durable"  # auto: a tool that needs approval makes the run durable
         requested = await _wait_for_approval(http, headers, spec.run_id)
         approval_id = requested.data["value"]["approval_id"]
@@ -203,7 +188,7 @@ async def test_deny_returns_the_denial_to_the_model(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model)
+        spec = await launch_email_run(http, tenant, model)
         requested = await _wait_for_approval(http, headers, spec.run_id)
         approval_id = requested.data["value"]["approval_id"]
         denied = await http.post(
@@ -223,7 +208,7 @@ async def test_an_expired_approval_resolves_as_denied(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model, approval_timeout_seconds=1)
+        spec = await launch_email_run(http, tenant, model, approval_timeout_seconds=1)
         requested = await _wait_for_approval(http, headers, spec.run_id)
         frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
     assert email_tool == []
@@ -243,7 +228,7 @@ async def test_cancel_stops_a_waiting_durable_run(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model)
+        spec = await launch_email_run(http, tenant, model)
         await _wait_for_approval(http, headers, spec.run_id)
         arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
         # The approval is on the stream a moment before the execution's WaitForApproval Task stores its token.
@@ -287,7 +272,7 @@ async def test_a_wait_that_begins_after_the_cancel_ends_at_once(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model)
+        spec = await launch_email_run(http, tenant, model)
         await _wait_for_approval(http, headers, spec.run_id)
         arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
         token = await _stored_task_token(admin_url, spec.run_id)  # as if the step had not stored it yet
@@ -338,7 +323,7 @@ async def test_a_deny_policy_denies_without_waiting(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model, approval_policy="deny")
+        spec = await launch_email_run(http, tenant, model, approval_policy="deny")
         frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
     assert email_tool == []
     text = "".join(f.data.get("delta", "") for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
@@ -352,7 +337,7 @@ async def test_an_expired_inline_approval_resolves_when_someone_answers_late(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
-        spec = await _launch_email_run(http, tenant, model, mode="inline")
+        spec = await launch_email_run(http, tenant, model, mode="inline")
         requested = await _wait_for_approval(http, headers, spec.run_id)
         with psycopg.connect(admin_url, autocommit=True) as conn:  # the wait runs out
             conn.execute(
@@ -464,7 +449,7 @@ async def test_a_tool_call_id_reused_in_the_next_round_gets_its_own_approval(
     tenant = make_tenant()
     headers = auth_headers(tenant)
     with scripted_model(reused_ids) as (model, _):
-        spec = await _launch_email_run(http, tenant, model, mode="inline")
+        spec = await launch_email_run(http, tenant, model, mode="inline")
         for round_no in range(2):
             requested = (await _wait_for_approval(http, headers, spec.run_id, nth=round_no + 1)).data["value"]
             assert requested["args"]["to"] == f"person{round_no}@example.com"

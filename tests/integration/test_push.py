@@ -13,10 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers, bearer, dev_issuer
-from tests.email_tool import email_script
+from tests.email_tool import email_script, launch_email_run
 from tests.push_browser import BrowserKeys, verified_vapid_claims
 from tests.receiver import Receiver
 from tests.scripted import scripted_model
@@ -41,17 +40,7 @@ async def _subscriptions(http: httpx.AsyncClient, headers: dict[str, str]) -> li
 
 
 async def _run_waiting_for_approval(http: httpx.AsyncClient, tenant: Any, model: str) -> tuple[Any, str]:
-    chat = (await http.post("/api/v1/chats", json={}, headers=auth_headers(tenant))).json()
-    spec = await launch_run(
-        LaunchRequest(
-            org_id=tenant.org_id,
-            user_id=tenant.user_id,
-            chat_id=chat["id"],
-            message="email bob",
-            model=model,
-            tools=("send_email",),
-        )
-    )
+    spec = await launch_email_run(http, tenant, model)
     frames: list[Any] = []
     while not any(f.data.get("name") == "approval_requested" for f in frames):  # the run waits, its stream stays open
         frames = await read_events(
