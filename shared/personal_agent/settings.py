@@ -46,8 +46,9 @@ class Settings(BaseSettings):
     sse_heartbeat_seconds: float = Field(15.0, validation_alias=_env("PA_SSE_HEARTBEAT_SECONDS"))
     sse_max_lifetime_seconds: float = Field(840.0, validation_alias=_env("PA_SSE_MAX_LIFETIME_SECONDS"))
     event_stream_maxlen: int = Field(10_000, validation_alias=_env("PA_EVENT_STREAM_MAXLEN"))
-    # Text and tool-argument deltas are appended in batches, one round trip each, at most this late (every
-    # other event sends the batch with it at once); 0 appends every event on its own.
+    # Text and tool-argument deltas are appended in batches, one round trip each, this late (later while many runs
+    # of the process stream: `engine.batch_window`; every other event sends the batch with it at once); 0 appends
+    # every event on its own.
     event_batch_ms: float = Field(5.0, ge=0, le=100, validation_alias=_env("PA_EVENT_BATCH_MS"))
     # How long a verified bearer token's principal is reused without asking the database again; a revocation
     # (PAT revoked, membership removed, account disabled) in this process ends it at once. 0: no cache.

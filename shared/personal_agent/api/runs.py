@@ -117,8 +117,7 @@ class CancelOut(BaseModel):
 
 @router.post("/chats/{chat_id}/runs", status_code=202, operation_id="start_run", response_model=RunAccepted)
 async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal) -> JSONResponse:
-    await service.ensure_own_chat(principal, chat_id)
-    spec = await launch_run(
+    spec = await launch_run(  # the chat must be the caller's: checked in the launch's one transaction
         LaunchRequest(
             org_id=principal.org_id,
             user_id=principal.user_id,
@@ -130,6 +129,7 @@ async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal)
             attachments=tuple(body.attachments),
             parent_message_id=body.parent_message_id if "parent_message_id" in body.model_fields_set else "latest",
             regenerate=body.regenerate,
+            owned_chat=True,
         )
     )
     body_out = {

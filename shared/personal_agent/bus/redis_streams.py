@@ -40,7 +40,10 @@ class RedisStreamsBus:
         if not data:
             return []
         # One connection, one write, one round trip: Redis runs the commands in order, so the ids are in order.
-        async with self._client.pipeline(transaction=False) as pipe:
+        # In MULTI/EXEC: a client blocked in XREAD is served after each command of a plain pipeline, so a relay
+        # woke for the batch's first entry and read again for the rest (two reads and two SSE writes per batch);
+        # after EXEC it wakes once, for all of them.
+        async with self._client.pipeline(transaction=len(data) > 1) as pipe:
             for item in data:
                 pipe.xadd(stream, {"d": item}, maxlen=maxlen, approximate=True)
             pipe.expire(stream, retention_seconds)

@@ -1,8 +1,13 @@
 """Publishing a run's AG-UI events to its Redis stream, and run announcements to the owner's feed.
 
-Text and tool-argument deltas are coalesced: they wait at most `event_batch_ms` and then go in one pipelined
-round trip, in order. Every other event (a message's start and end, a step's end, a run's end) sends what
-waits together with itself before `emit` returns, so a step never ends with events still held back, and
+Text and tool-argument deltas are coalesced: a timer sends what waits one batch window after the first one
+(`event_batch_ms`, wider while many runs of this process stream: `engine.batch_window`), in one pipelined round
+trip, in order; while that batch is on its way the next one gathers. So batches grow with load instead of
+shrinking: a busy event loop runs the timer late, and flushing at once whenever the window had passed (as this
+did) sent one or two events per round trip under load, with an XREAD for each on the relay's side. A producer
+that never lets the timer run still sends once `INLINE_BATCH` events waited a window. Every other event (a
+message's start and end, a step's end, a run's end)
+sends what waits together with itself before `emit` returns, so a step never ends with events still held back, and
 `last_id` is the id of the newest event at every checkpoint. Entry ids stay one per event: a batch is many
 XADDs in a row, so `Last-Event-ID` resumes between any two events exactly as before.
 """
@@ -18,6 +23,7 @@ from ag_ui.core import BaseEvent, CustomEvent, EventType
 
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.keys import feed_stream, run_stream
+from personal_agent.engine import batch_window
 from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
 
@@ -32,6 +38,7 @@ DELTAS = frozenset(
     }
 )
 MAX_BATCH = 256
+INLINE_BATCH = 64
 
 
 def encode(event: BaseEvent) -> str:
@@ -59,24 +66,27 @@ class RunEmitter:
         self._failure: BaseException | None = None
 
     async def emit(self, *events: BaseEvent) -> None:
-        """Publish `events` in order: deltas within `event_batch_ms`, anything else (and what waits) at once."""
+        """Publish `events` in order: deltas by the batch timer (`event_batch_ms`, later under load), anything else
+        (and what waits) at once."""
         urgent = False
         for event in events:
             if event.timestamp is None:
                 event.timestamp = int(time.time() * 1000)
             if not self._pending:
                 self._first_at = time.monotonic()
+                batch_window.gathering(self)
             self._pending.append(encode(event))
             urgent = urgent or event.type not in DELTAS
-        if (
-            urgent
-            or not self.batch_seconds
-            or len(self._pending) >= MAX_BATCH
-            or time.monotonic() - self._first_at >= self.batch_seconds
-        ):
-            await self.flush()
-        elif self._timer is None and self._background is None:
-            self._timer = asyncio.get_running_loop().call_later(self.batch_seconds, self._flush_later)
+        if urgent or not self.batch_seconds or len(self._pending) >= MAX_BATCH or self._failure is not None:
+            await self.flush()  # (a background flush that failed raises here, where the engine fails the run)
+        elif self._background is not None:
+            return  # a batch is on its way; when it lands, the timer starts for what gathered meanwhile
+        elif len(self._pending) >= INLINE_BATCH and time.monotonic() - self._first_at >= self.batch_seconds:
+            await self.flush()  # the timer could not run (this producer never waits): send what it made
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(
+                batch_window.window(self.batch_seconds), self._flush_later
+            )
 
     async def flush(self) -> None:
         """Publish every waiting event now (one round trip); re-raise a failure of a background flush."""
@@ -90,6 +100,7 @@ class RunEmitter:
             batch, self._pending = self._pending, []
             if not batch:
                 return
+            batch_window.sent(self)
             if len(batch) == 1:
                 self.last_id = await self.bus.publish(
                     self.stream, batch[0], retention_seconds=self.retention, maxlen=self.maxlen
@@ -113,7 +124,11 @@ class RunEmitter:
         finally:
             self._background = None
             if self._pending and self._timer is None and self._failure is None:
-                self._timer = asyncio.get_running_loop().call_later(self.batch_seconds, self._flush_later)
+                # What gathered while this batch was on its way goes one window after its first event, so the
+                # round trip counts towards its wait (a fast stream is not held a round trip longer per batch).
+                waited = time.monotonic() - self._first_at
+                wait = max(0.0, batch_window.window(self.batch_seconds) - waited)
+                self._timer = asyncio.get_running_loop().call_later(wait, self._flush_later)
 
     async def announce(self, name: str, value: dict[str, Any]) -> None:
         """Tell the chat owner's feed (other tabs, runs started by webhooks) about this run."""

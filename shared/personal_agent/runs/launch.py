@@ -66,6 +66,8 @@ class LaunchRequest:
     turn: editing the chat's first message)."""
     regenerate: bool = False
     """Answer the user message `parent_message_id` again: no new user turn, the new answer a sibling of the old."""
+    owned_chat: bool = False
+    """The chat must be `user_id`'s (404 `chat_not_found` otherwise), checked in the launch's transaction."""
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -152,8 +154,12 @@ def _ref(info: ModelInfo) -> ModelRef:
     )
 
 
-async def _chat_classification(conn: Conn, chat_id: UUID) -> str:
-    classification = await chat_store.classification(conn, chat_id)
+async def _chat_classification(conn: Conn, request: LaunchRequest) -> str:
+    if request.owned_chat:
+        chat = await chat_store.get_owned(conn, request.chat_id, request.user_id)
+        classification = str(chat["classification"]) if chat is not None else None
+    else:
+        classification = await chat_store.classification(conn, request.chat_id)
     if classification is None:
         raise NotFound("chat not found", code="chat_not_found")
     return classification
@@ -198,7 +204,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     async with org_transaction(request.org_id) as conn:
         if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
             await check_member_active(conn, request.user_id)  # an offboarded owner's workflows stop too
-        classification = await _chat_classification(conn, request.chat_id)
+        classification = await _chat_classification(conn, request)
         await check_launch_budget(conn, request.user_id)
         org = await read_org_settings(conn, request.org_id)
         tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])

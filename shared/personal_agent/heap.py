@@ -1,0 +1,24 @@
+"""The objects a long-lived process makes at startup, kept out of the garbage collector's way.
+
+Modules, classes, the app, pydantic's schemas and the engine's libraries live as long as the process (~500K
+objects in `pa dev`). Left in the collector's generations, every full collection walks all of them: under
+load that was a pause of ~270 ms every few seconds, and ~10 % of the server's CPU. `gc.freeze()` moves them
+to the permanent generation, so a collection walks only what was made since; garbage is still collected.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+
+
+def freeze_startup_heap(*, preload: tuple[str, ...] = (), collect: bool = True) -> int:
+    """Import `preload` (modules the process will import on first use anyway), collect what startup left
+    behind (unless `collect` is False: a Lambda's init pays for every millisecond), and freeze the rest.
+    Returns how many objects are frozen."""
+    for module in preload:
+        importlib.import_module(module)
+    if collect:
+        gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()

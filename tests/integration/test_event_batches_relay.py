@@ -1,0 +1,80 @@
+"""What a batch of events costs the relay, on the real Valkey: a relay blocked in XREAD wakes once for a whole
+batch (not for its first entry and again for the rest), and while many runs of one process stream at once their
+batches gather over a wider window (one run alone keeps `event_batch_ms`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from ag_ui.core import TextMessageContentEvent
+from redis.asyncio import Redis
+
+from personal_agent.bus.keys import run_stream
+from personal_agent.bus.redis_streams import RedisStreamsBus
+from personal_agent.engine import batch_window
+from personal_agent.engine.emitter import RunEmitter
+from personal_agent.runs.spec import RunSpec
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+async def bus(stack: object) -> AsyncIterator[RedisStreamsBus]:
+    backend = RedisStreamsBus(os.environ["REDIS_URL"])
+    try:
+        yield backend
+    finally:
+        await backend.close()
+
+
+async def _blocked_clients(raw: Redis) -> int:
+    return int((await raw.info("clients"))["blocked_clients"])
+
+
+async def test_a_relay_blocked_in_xread_wakes_once_for_a_whole_batch(bus: RedisStreamsBus) -> None:
+    stream = run_stream(uuid.uuid4(), uuid.uuid4())
+    start = await bus.publish(stream, "start", retention_seconds=600, maxlen=1000)
+    raw = Redis.from_url(os.environ["REDIS_URL"])
+    try:
+        before = await _blocked_clients(raw)
+        reader = asyncio.create_task(bus.read(stream, start, block_ms=20_000))
+        while await _blocked_clients(raw) <= before:  # the relay's XREAD BLOCK is waiting in Valkey
+            await asyncio.sleep(0.005)
+        ids = await bus.publish_batch(stream, [f"e{i}" for i in range(10)], retention_seconds=600, maxlen=1000)
+        woke_with = await reader
+    finally:
+        await raw.aclose()
+    assert [e.data for e in woke_with] == [f"e{i}" for i in range(10)]
+    assert [e.id for e in woke_with] == ids
+
+
+def _emitter() -> RunEmitter:
+    spec = RunSpec(
+        run_id=uuid.uuid4(),
+        org_id=uuid.uuid4(),
+        user_id=None,
+        chat_id=uuid.uuid4(),
+        model="m",
+        instructions="",
+        mode="inline",
+    )
+    return RunEmitter(spec)
+
+
+async def test_the_batch_window_widens_while_many_runs_stream_and_narrows_after(stack: object) -> None:
+    base = 0.005
+    alone = batch_window.window(base)
+    runs = [_emitter() for _ in range(20)]
+    for emitter in runs:
+        await emitter.emit(TextMessageContentEvent(message_id="m1", delta="hi "))
+    assert batch_window.window(base) >= alone + 15 * base / batch_window.SHARE  # 20 more runs gathering
+    assert batch_window.window(base) <= max(base, batch_window.MAX_WINDOW_SECONDS)
+
+    for emitter in runs:
+        await emitter.flush()
+    assert batch_window.window(base) == alone
+    assert all(emitter.last_id for emitter in runs)  # every held delta reached the bus
