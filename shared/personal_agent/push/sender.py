@@ -16,18 +16,10 @@ GONE = (404, 410)
 
 
 def encrypt(payload: dict[str, Any], p256dh: str, auth: str) -> bytes:
-    import http_ece
-    from cryptography.hazmat.primitives.asymmetric import ec
+    from personal_agent.push import ece
 
-    return bytes(
-        http_ece.encrypt(
-            json.dumps(payload, separators=(",", ":")).encode(),
-            private_key=ec.generate_private_key(ec.SECP256R1()),  # a new sender key per message
-            dh=b64url_decode(p256dh),
-            auth_secret=b64url_decode(auth),
-            version="aes128gcm",
-        )
-    )
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    return ece.encrypt(body, b64url_decode(p256dh), b64url_decode(auth))
 
 
 async def send(vapid: Vapid, subscription: dict[str, Any], payload: dict[str, Any]) -> Sent:
