@@ -69,7 +69,7 @@ async def deliver(org_id: UUID, message: dict[str, Any]) -> int:
     run_id = UUID(message["run_id"])
     async with org_transaction(org_id) as conn:
         run = await run_store.get_run(conn, run_id)
-        if run is None:
+        if run is None or run["user_id"] is None:  # a run nobody owns has nobody to tell
             return 0
         approvals = await approval_store.pending_of(conn, run_id, list(message.get("approval_ids", [])))
         await store.as_user(conn, run["user_id"])
