@@ -5,7 +5,8 @@ KMS key's tags as the KMS API spells them, and its update of a Lambda function w
 layer object where the ARN belongs), and an update adds the resources whose condition is false. `for_moto` adapts
 a transformed template to that, and nothing else: for the parameters the tenants use, resources and outputs
 whose condition is false are left out, outputs that name a resource moto does not model are dropped, KMS tags
-are renamed and functions' layers dropped.
+are renamed, functions' layers dropped, and a role's conditional policy whose branch is `AWS::NoValue` left
+out (moto keeps it as None and fails).
 """
 
 from __future__ import annotations
@@ -98,12 +99,24 @@ def for_moto(template: dict[str, Any], parameters: dict[str, str]) -> dict[str, 
     unmodelled = {name for name, r in resources.items() if resource_class_from_type(r["Type"]) is None}
     adapted["Outputs"] = {k: o for k, o in adapted.get("Outputs", {}).items() if not _names(o["Value"]) & unmodelled}
     for resource in resources.values():
+        if resource["Type"] == "AWS::IAM::Role" and "Policies" in resource.get("Properties", {}):
+            resource["Properties"]["Policies"] = [
+                item for item in resource["Properties"]["Policies"] if not _no_value(item, conditions)
+            ]
         if resource["Type"] == "AWS::Lambda::Function":
             resource["Properties"].pop("Layers", None)
         if resource["Type"] == "AWS::KMS::Key" and "Tags" in resource.get("Properties", {}):
             tags = resource["Properties"]["Tags"]
             resource["Properties"]["Tags"] = [{"TagKey": t["Key"], "TagValue": t["Value"]} for t in tags]
     return adapted
+
+
+def _no_value(item: Any, conditions: dict[str, bool]) -> bool:
+    """An `Fn::If` list item whose chosen branch is `AWS::NoValue` (moto keeps it, as None, and then fails)."""
+    if not (isinstance(item, dict) and list(item) == ["Fn::If"]):
+        return False
+    condition, when_true, when_false = item["Fn::If"]
+    return (when_true if conditions[condition] else when_false) == {"Ref": "AWS::NoValue"}
 
 
 def upload_code(s3: Any, template: dict[str, Any], bucket: str, asl: Path) -> None:
