@@ -4,15 +4,11 @@ POST the API hands out, and waiting for a document's status on its uploader's fe
 from __future__ import annotations
 
 import io
-import json
-import time
 from typing import Any
 
 import httpx
-import redis
 
-from personal_agent.bus.keys import feed_stream
-from personal_agent.settings import get_settings
+from tests.feed import FeedCursor
 
 PDF = "application/pdf"
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -92,29 +88,27 @@ def wait_for_status(
 ) -> dict[str, Any]:
     """The first `ready` or `failed` announcement of the document on its uploader's feed (XREAD blocks on it);
     with `embedding_model`, the first that says the document's chunks are embedded by that model."""
-    stream = feed_stream(org_id, user_id)
-    deadline = time.monotonic() + timeout
-    last = after
-    with redis.from_url(str(get_settings().redis_url)) as r:
-        while time.monotonic() < deadline:
-            for _, entries in r.xread({stream: last}, block=1000) or []:
-                for entry_id, fields in entries:
-                    last = entry_id
-                    event = json.loads(fields[b"d"])
-                    value = event.get("value") or {}
-                    if event.get("name") == "document_status" and value.get("document_id") == document_id:
-                        if embedding_model is not None and value.get("embedding_model") != embedding_model:
-                            continue
-                        if value["status"] in ("ready", "failed"):
-                            return dict(value)
-    raise AssertionError(f"document {document_id} did not finish within {timeout}s")
+
+    def finished(value: dict[str, Any]) -> bool:
+        if value.get("document_id") != document_id or value.get("status") not in ("ready", "failed"):
+            return False
+        return embedding_model is None or value.get("embedding_model") == embedding_model
+
+    cursor = FeedCursor(org_id, user_id, after=after)
+    try:
+        found = cursor.next("document_status", finished, timeout)
+    finally:
+        cursor.close()
+    if found is None:
+        raise AssertionError(f"document {document_id} did not finish within {timeout}s")
+    return found
 
 
 def feed_position(org_id: Any, user_id: Any) -> str:
     """The id of the newest entry on the user's feed (wait for what comes after it)."""
-    with redis.from_url(str(get_settings().redis_url)) as r:
-        entries = r.xrevrange(feed_stream(org_id, user_id), count=1)
-    return entries[0][0].decode() if entries else "0"
+    cursor = FeedCursor(org_id, user_id)
+    cursor.close()
+    return cursor.last
 
 
 async def upload_and_wait(

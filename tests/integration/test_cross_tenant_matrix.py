@@ -27,6 +27,7 @@ import pytest
 
 from personal_agent.local.dev_app import create_dev_app
 from tests.auth import bearer, dev_issuer
+from tests.feed import my_feed
 from tests.push_browser import BrowserKeys
 
 API_PREFIX = "/api/v1/"
@@ -357,14 +358,15 @@ async def _output_delivery(world: World) -> str:
     # A delivery is logged when a run of the workflow ends: test-fire it and wait for the log's row.
     workflow_id = await resource(world, "workflow_id")
     await resource(world, "output_id")
-    fired = await world.http.post(f"/api/v1/workflows/{workflow_id}/test-fire", json={}, headers=world.a.headers)
-    assert fired.status_code == 202, f"factory test-fire: {fired.status_code} {fired.text}"
-    for _ in range(300):
-        log = await world.http.get(f"/api/v1/workflows/{workflow_id}/output-deliveries", headers=world.a.headers)
-        if log.json()["items"]:
-            return str(log.json()["items"][0]["id"])
-        await asyncio.sleep(0.1)
-    raise AssertionError("no output delivery was logged for the test-fired run")
+    feed = await my_feed(world.http, world.a.headers)
+    try:
+        fired = await world.http.post(f"/api/v1/workflows/{workflow_id}/test-fire", json={}, headers=world.a.headers)
+        assert fired.status_code == 202, f"factory test-fire: {fired.status_code} {fired.text}"
+        attempted = await asyncio.to_thread(feed.next, "output_delivery", lambda v: v["workflow_id"] == workflow_id)
+    finally:
+        feed.close()
+    assert attempted is not None, "no output delivery was attempted for the test-fired run"
+    return str(attempted["delivery_id"])
 
 
 async def _memory(world: World) -> str:

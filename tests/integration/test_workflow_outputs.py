@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import httpx
@@ -17,6 +16,7 @@ from standardwebhooks import Webhook
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers
 from tests.email_tool import email_script
+from tests.feed import my_feed
 from tests.receiver import Receiver
 from tests.scripted import scripted_model
 from tests.workflows import create_workflow, echo_prompt, sign
@@ -44,13 +44,20 @@ async def _fire(http: httpx.AsyncClient, workflow: dict[str, Any], body: bytes =
 async def _log_until(
     http: httpx.AsyncClient, headers: dict[str, str], workflow_id: str, done: Any, timeout: float = 30
 ) -> list[dict[str, Any]]:
-    """The delivery log once `done(items)` holds (polled: the log is what a user looks at)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        items = (await http.get(f"/api/v1/workflows/{workflow_id}/output-deliveries", headers=headers)).json()["items"]
-        if done(items) or time.monotonic() > deadline:
-            return list(items)
-        await asyncio.sleep(0.2)
+    """The delivery log once `done(items)` holds: read again after each attempt the owner's feed announces."""
+    feed = await my_feed(http, headers)  # before the first read: no attempt falls between the read and the wait
+    try:
+        while True:
+            items = (await http.get(f"/api/v1/workflows/{workflow_id}/output-deliveries", headers=headers)).json()
+            if done(items["items"]):
+                return list(items["items"])
+            attempted = await asyncio.to_thread(
+                feed.next, "output_delivery", lambda v: v["workflow_id"] == workflow_id, timeout
+            )
+            if attempted is None:
+                return list(items["items"])
+    finally:
+        feed.close()
 
 
 async def test_a_callback_gets_the_result_signed_with_standard_webhooks_and_can_be_redelivered(

@@ -14,10 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from personal_agent.bus import feed
 from personal_agent.db import org_transaction
 from personal_agent.push import notify as push_notify
 from personal_agent.settings import get_settings
 from personal_agent.workflows import deliveries, output_log, output_queue, output_store
+from personal_agent.workflows import store as workflow_store
 from personal_agent.workflows.output_payloads import approval_payloads, run_payload
 from personal_agent.workflows.output_targets import send_to
 
@@ -88,7 +90,8 @@ async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
         if row is None or row["status"] in ("succeeded", "failed"):
             return None
         target = await output_store.sealed_target(conn, row["output_id"])
-    if target is None:
+        workflow = await workflow_store.get_row(conn, row["workflow_id"])
+    if target is None or workflow is None:
         return None
     output, sealed = target
     sent = await send_to(org_id, row, output, sealed)
@@ -102,6 +105,9 @@ async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
         status, next_at = "retrying", datetime.now(UTC) + timedelta(seconds=delay)
     async with org_transaction(org_id) as conn:
         await output_log.record_attempt(conn, delivery_id, status, sent.error, sent.status_code, next_at)
+    # The workflow's owner hears of every attempt on their feed (the delivery log's page follows it).
+    value = {"delivery_id": str(delivery_id), "workflow_id": str(row["workflow_id"]), "status": status}
+    await feed.announce(org_id, workflow["owner_id"], "output_delivery", value)
     if status == "retrying":
         await output_queue.enqueue(output_queue.deliver_message(org_id, delivery_id), delay_seconds=delay)
     return status
