@@ -4,7 +4,6 @@ back when a message, a step or a run ends."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,8 +12,8 @@ from ag_ui.core import TextMessageContentEvent, TextMessageEndEvent
 
 from personal_agent.bus import get_bus
 from personal_agent.engine.emitter import RunEmitter
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from tests.emitters import scratch_emitter
 
 
 @pytest.fixture
@@ -24,19 +23,6 @@ def batch_ms(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest, st
     yield
     monkeypatch.delenv("PA_EVENT_BATCH_MS")
     get_settings.cache_clear()
-
-
-def _emitter() -> RunEmitter:
-    spec = RunSpec(
-        run_id=uuid.uuid4(),
-        org_id=uuid.uuid4(),
-        user_id=None,
-        chat_id=uuid.uuid4(),
-        model="m",
-        instructions="",
-        mode="inline",
-    )
-    return RunEmitter(spec)
 
 
 def _delta(i: int) -> TextMessageContentEvent:
@@ -52,7 +38,7 @@ async def _stream(emitter: RunEmitter, block_ms: int = 0) -> list[dict[str, Any]
 
 @pytest.mark.parametrize("batch_ms", [100], indirect=True)
 async def test_deltas_wait_and_go_out_with_the_next_other_event_in_order(batch_ms: None) -> None:
-    emitter = _emitter()
+    emitter = scratch_emitter()
     for i in range(10):
         await emitter.emit(_delta(i))
     assert await _stream(emitter) == []  # held: no round trip per delta
@@ -68,7 +54,7 @@ async def test_deltas_wait_and_go_out_with_the_next_other_event_in_order(batch_m
 
 @pytest.mark.parametrize("batch_ms", [20], indirect=True)
 async def test_held_deltas_are_sent_within_the_window_with_no_further_event(batch_ms: None) -> None:
-    emitter = _emitter()
+    emitter = scratch_emitter()
     for i in range(5):
         await emitter.emit(_delta(i))
     events: list[dict[str, Any]] = []
@@ -83,7 +69,7 @@ async def test_held_deltas_are_sent_within_the_window_with_no_further_event(batc
 
 @pytest.mark.parametrize("batch_ms", [0], indirect=True)
 async def test_with_batching_off_every_event_is_on_the_stream_when_emit_returns(batch_ms: None) -> None:
-    emitter = _emitter()
+    emitter = scratch_emitter()
     for i in range(3):
         await emitter.emit(_delta(i))
         assert [e["delta"] for e in await _stream(emitter)] == [f"d{j} " for j in range(i + 1)]

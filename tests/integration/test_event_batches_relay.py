@@ -16,8 +16,7 @@ from redis.asyncio import Redis
 from personal_agent.bus.keys import run_stream
 from personal_agent.bus.redis_streams import RedisStreamsBus
 from personal_agent.engine import batch_window
-from personal_agent.engine.emitter import RunEmitter
-from personal_agent.runs.spec import RunSpec
+from tests.emitters import scratch_emitter
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -52,23 +51,10 @@ async def test_a_relay_blocked_in_xread_wakes_once_for_a_whole_batch(bus: RedisS
     assert [e.id for e in woke_with] == ids
 
 
-def _emitter() -> RunEmitter:
-    spec = RunSpec(
-        run_id=uuid.uuid4(),
-        org_id=uuid.uuid4(),
-        user_id=None,
-        chat_id=uuid.uuid4(),
-        model="m",
-        instructions="",
-        mode="inline",
-    )
-    return RunEmitter(spec)
-
-
 async def test_the_batch_window_widens_while_many_runs_stream_and_narrows_after(stack: object) -> None:
     base = 0.005
     alone = batch_window.window(base)
-    runs = [_emitter() for _ in range(20)]
+    runs = [scratch_emitter() for _ in range(20)]
     for emitter in runs:
         await emitter.emit(TextMessageContentEvent(message_id="m1", delta="hi "))
     assert batch_window.window(base) >= alone + 15 * base / batch_window.SHARE  # 20 more runs gathering

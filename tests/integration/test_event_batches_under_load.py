@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import time
 import types
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,8 +17,8 @@ from ag_ui.core import TextMessageContentEvent, TextMessageEndEvent
 from personal_agent.bus import get_bus
 from personal_agent.engine import emitter as emitter_module
 from personal_agent.engine.emitter import INLINE_BATCH, RunEmitter
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from tests.emitters import scratch_emitter
 
 
 class Clock:
@@ -43,19 +42,6 @@ def clock(monkeypatch: pytest.MonkeyPatch, stack: object) -> Iterator[Clock]:
     get_settings.cache_clear()
 
 
-def _emitter() -> RunEmitter:
-    spec = RunSpec(
-        run_id=uuid.uuid4(),
-        org_id=uuid.uuid4(),
-        user_id=None,
-        chat_id=uuid.uuid4(),
-        model="m",
-        instructions="",
-        mode="inline",
-    )
-    return RunEmitter(spec)
-
-
 async def _stream(emitter: RunEmitter) -> list[dict[str, Any]]:
     entries = await get_bus().read(emitter.stream, "0", block_ms=0, count=1000)
     return [{"id": e.id, **json.loads(e.data)} for e in entries]
@@ -66,7 +52,7 @@ def _delta(i: int) -> TextMessageContentEvent:
 
 
 async def test_deltas_after_a_late_window_wait_for_the_timer_together(clock: Clock) -> None:
-    emitter = _emitter()
+    emitter = scratch_emitter()
     await emitter.emit(_delta(0))
     clock.now += 1.0  # the window passed while the loop was busy with other runs
     for i in range(1, 10):
@@ -82,7 +68,7 @@ async def test_deltas_after_a_late_window_wait_for_the_timer_together(clock: Clo
 
 
 async def test_a_producer_that_never_lets_the_timer_run_still_sends_a_full_batch(clock: Clock) -> None:
-    emitter = _emitter()
+    emitter = scratch_emitter()
     for i in range(INLINE_BATCH - 1):
         await emitter.emit(_delta(i))
     clock.now += 1.0
