@@ -90,6 +90,7 @@ async def test_publish_returns_increasing_ids_and_read_from_zero_returns_all(bus
     assert await bus.read(stream, "0", block_ms=0, count=1000) == published
     assert await bus.first_id(stream) == published[0].id
     assert await bus.last_id(stream) == published[-1].id
+    assert await bus.last_entry(stream) == published[-1]
 
 
 async def test_read_after_every_id_returns_exactly_the_rest(bus: EventBus, stream: str) -> None:
@@ -208,12 +209,14 @@ async def test_publish_sets_and_refreshes_the_retention_expire(bus: EventBus, st
 async def test_expired_or_missing_stream_has_no_ids_and_no_entries(bus: EventBus, stream: str, raw: Redis) -> None:
     assert await bus.first_id(stream) is None
     assert await bus.last_id(stream) is None
+    assert await bus.last_entry(stream) is None
     await _publish_many(bus, stream, 3)
     assert await bus.first_id(stream) is not None
     await raw.expire(stream, 0)  # retention runs out now rather than in 24 h (a non-positive TTL expires at once)
     assert not await raw.exists(stream)
     assert await bus.first_id(stream) is None
     assert await bus.last_id(stream) is None
+    assert await bus.last_entry(stream) is None
     assert await bus.read(stream, "0", block_ms=0) == []
 
 

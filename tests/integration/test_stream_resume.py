@@ -44,6 +44,11 @@ async def test_every_cut_point_resumes_exactly(http: httpx.AsyncClient, make_ten
     # ?after= works like the header for clients that cannot set it
     after = await read_events(http, f"{run['events_url']}?after={full[99].id}", headers)
     assert after == full[100:]
+    # A client that already has the terminal event (a browser reconnecting after RUN_FINISHED) gets an empty
+    # stream that closes at once, not heartbeats until the stream's lifetime runs out.
+    assert full[-1].type == "RUN_FINISHED"
+    ended = read_events(http, run["events_url"], headers, last_event_id=full[-1].id)
+    assert await asyncio.wait_for(ended, timeout=10) == []
 
 
 async def test_a_resume_point_older_than_retention_gets_resume_expired(

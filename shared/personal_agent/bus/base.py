@@ -38,6 +38,10 @@ class EventBus(Protocol):
         """The newest entry id, or None when the stream does not exist."""
         ...
 
+    async def last_entry(self, stream: str) -> BusEntry | None:
+        """The newest entry, or None when the stream does not exist."""
+        ...
+
     async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
         """Lease one of `limit` slots under `key` to `holder` until `now_ms + lease_ms`, after dropping leases
         that ended before `now_ms`. Returns 0 when taken (or already held), else the milliseconds until the

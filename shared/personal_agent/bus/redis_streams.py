@@ -66,6 +66,10 @@ class RedisStreamsBus:
         items = await self._client.xrevrange(stream, count=1)
         return str(items[0][0]) if items else None
 
+    async def last_entry(self, stream: str) -> BusEntry | None:
+        items = await self._client.xrevrange(stream, count=1)
+        return BusEntry(str(items[0][0]), items[0][1].get("d", "")) if items else None
+
     async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
         return int(await self._client.eval(ACQUIRE, 1, key, now_ms, limit, lease_ms, holder))
 

@@ -128,6 +128,11 @@ class UpstashBus:
         items = await self._call("last_id", self._client.xrevrange(stream, "+", "-", count=1))
         return str(items[0][0]) if items else None
 
+    async def last_entry(self, stream: str) -> BusEntry | None:
+        items = await self._call("last_entry", self._client.xrevrange(stream, "+", "-", count=1))
+        entries = _entries([[stream, items]])
+        return entries[0] if entries else None
+
     async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
         args = [str(now_ms), str(limit), str(lease_ms), holder]
         return int(await self._call("acquire_slot", self._client.eval(ACQUIRE, keys=[key], args=args)))

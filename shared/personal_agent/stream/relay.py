@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from ag_ui.core import CustomEvent
 
-from personal_agent.bus import BusEntry, get_bus
+from personal_agent.bus import BusEntry, EventBus, get_bus
 from personal_agent.engine.emitter import encode
 from personal_agent.errors import InvalidInput
 from personal_agent.settings import get_settings
@@ -78,12 +78,21 @@ async def relay(
             expired = CustomEvent(name="resume_expired", value={"after": after, "reason": "retention"})
             yield sse(None, encode(expired))
             return
+        if stop_on_terminal and after is not None and await _ended_at(bus, stream, after):
+            yield ": connected\n\n"  # the client already has the terminal event: nothing will follow
+            return
     cursor = after or "0"
     deadline = time.monotonic() + max_lifetime
     yield ": connected\n\n"
     async with _reader(stream) as read:
         async for frames in _frames(read, cursor, deadline, heartbeat, stop_on_terminal):
             yield frames
+
+
+async def _ended_at(bus: EventBus, stream: str, after: str) -> bool:
+    """Whether the stream's newest entry is `after` and is a terminal event (a resume from the very end)."""
+    last = await bus.last_entry(stream)
+    return last is not None and last.id == after and is_terminal(last.data)
 
 
 @asynccontextmanager
