@@ -2,7 +2,7 @@
 
 httpx costs tens of microseconds and a few kilobytes per frame and per connection; with 500 clients in
 the same process as the publisher, that overhead would be charged to the relay. This client does only
-what the figures need: send the GET, check the status, un-chunk, split frames, hand back `data:` bytes.
+what the figures need: send the GET (or POST), check the status, un-chunk, split frames, hand back `data:` bytes.
 """
 
 from __future__ import annotations
@@ -16,28 +16,37 @@ class SseError(RuntimeError):
 
 
 class RawSseClient:
-    """One open `GET` of an SSE endpoint; iterate `frames()` for each event's `data:` payload."""
+    """One open request of an SSE endpoint; iterate `frames()` for each event's `data:` payload."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, chunked: bool) -> None:
         self._reader = reader
         self._writer = writer
         self._chunked = chunked
         self._buffer = b""
+        self.head = b""
 
     @classmethod
-    async def connect(cls, host: str, port: int, path: str, headers: dict[str, str]) -> RawSseClient:
-        """Open the connection, send the request and read the response head (raises `SseError` unless 200)."""
+    async def connect(
+        cls, host: str, port: int, path: str, headers: dict[str, str], body: bytes | None = None
+    ) -> RawSseClient:
+        """Open the connection, send the request (a GET, or a POST of the JSON `body`) and read the response head
+        (raises `SseError` unless 200); `head` keeps its headers."""
         reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
-        lines = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Accept: text/event-stream"]
+        method = "GET" if body is None else "POST"
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}", "Accept: text/event-stream"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        if body is not None:
+            lines += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b""))
         head = await reader.readuntil(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1])
         if status != 200:
-            body = await reader.read(4096)
+            answer = await reader.read(4096)
             writer.close()
-            raise SseError(f"GET {path} answered {status}: {body[:300]!r}")
-        return cls(reader, writer, b"transfer-encoding: chunked" in head.lower())
+            raise SseError(f"{method} {path} answered {status}: {answer[:300]!r}")
+        client = cls(reader, writer, b"transfer-encoding: chunked" in head.lower())
+        client.head = head
+        return client
 
     async def _read_more(self) -> bool:
         if not self._chunked:

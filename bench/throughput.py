@@ -1,10 +1,10 @@
 """Throughput of `pa dev` as a user runs it (issue 17), every figure from one run of this script:
 
 - POST /chats/{id}/runs -> first SSE event, p50/p95 (runs one after another; the client opens the events URL
-  when the POST answers);
+  when the POST answers), and POST /chats/{id}/runs/stream -> first event (the events in the POST's response);
 - text events per second on one stream (a 2,000-chunk reply, first to last text event at the client; and the
   200-chunk reply);
-- runs/s with 20 concurrent clients (20 users) x 5 runs each (POST + stream to RUN_FINISHED);
+- runs/s with 20 concurrent clients (20 users) x 5 runs each, started either way, read to RUN_FINISHED;
 - server CPU ms per run in that phase: the `pa dev` process, and the Postgres + Valkey it started;
 - SSE bytes per event (the frames on the wire: `id:` + `data:` + blank line);
 - Last-Event-ID resume exactness: a client cut after a random number of events while the run streams,
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import random
@@ -103,6 +104,13 @@ async def post_run(http: httpx.AsyncClient, server: Server, user: int, chat_id: 
     return dict(started.json())
 
 
+async def stream_run(server: Server, user: int, chat_id: str, message: str) -> RawSseClient:
+    """`POST /chats/{chat_id}/runs/stream`: the run started with its events in the response."""
+    body = json.dumps({"message": message, "model": MODEL_ID, "mode": "inline"}).encode()
+    path = f"/api/v1/chats/{chat_id}/runs/stream"
+    return await RawSseClient.connect(HOST, server.dev.port, path, server.auth(user), body)
+
+
 def text_events(got: Streamed) -> list[int]:
     return [i for i, data in enumerate(got.data) if b'"TEXT_MESSAGE_CONTENT"' in data]
 
@@ -110,6 +118,7 @@ def text_events(got: Streamed) -> list[int]:
 async def latency_phase(server: Server, runs: int) -> None:
     """Runs one after another: POST -> first event, bytes per event, 200-chunk events/s."""
     first: list[int] = []
+    first_one: list[int] = []
     sizes: list[int] = []
     rates: list[float] = []
     cpu = 0.0
@@ -125,10 +134,18 @@ async def latency_phase(server: Server, runs: int) -> None:
             await sse.close()
             cpu += server.dev.cpu_seconds()[0] - cpu0
             first.append(got.times[0] - t0)
+            # The same, started with its events in the POST's own response (one request).
+            chat = await http.post("/api/v1/chats", json={"title": "bench"}, headers=server.auth(0))
+            chat.raise_for_status()
+            t0 = time.perf_counter_ns()
+            one = await stream_run(server, 0, chat.json()["id"], "hello")
+            first_one.append((await read_all(one)).times[0] - t0)
+            await one.close()
             sizes += got.sizes
             text = text_events(got)
             rates.append((len(text) - 1) / ((got.times[text[-1]] - got.times[text[0]]) / 1e9))
     server.figures.setdefault("first_event", []).extend(first)
+    server.figures.setdefault("first_event_one", []).extend(first_one)
     server.figures.setdefault("sizes", []).extend(sizes)
     server.figures.setdefault("rate200", []).extend(rates)
     server.figures.setdefault("cpu_ms_alone", []).append(cpu * 1000 / runs)
@@ -146,8 +163,9 @@ async def long_stream_phase(server: Server, chunks: int) -> None:
     server.figures.setdefault("rate_long", []).append(rate)
 
 
-async def load_phase(server: Server, per_client: int, profile: Path | None = None) -> None:
-    """CLIENTS users at once, each `per_client` runs in a row (its chats made first, untimed)."""
+async def load_phase(server: Server, per_client: int, profile: Path | None = None, *, one_request: bool) -> None:
+    """CLIENTS users at once, each `per_client` runs in a row (its chats made first, untimed); each run a POST then
+    a GET of its events, or (`one_request`) a POST answered with its events."""
     limits = httpx.Limits(max_connections=100, keepalive_expiry=KEEPALIVE_S)
     async with httpx.AsyncClient(base_url=server.dev.url, timeout=120, limits=limits) as http:
 
@@ -164,28 +182,35 @@ async def load_phase(server: Server, per_client: int, profile: Path | None = Non
         async def client(user: int, chat_ids: list[str]) -> int:
             events = 0
             for chat_id in chat_ids:
-                started = await post_run(http, server, user, chat_id, "hello")
-                sse = await RawSseClient.connect(HOST, server.dev.port, started["events_url"], server.auth(user))
+                if one_request:
+                    sse = await stream_run(server, user, chat_id, "hello")
+                else:
+                    started = await post_run(http, server, user, chat_id, "hello")
+                    sse = await RawSseClient.connect(HOST, server.dev.port, started["events_url"], server.auth(user))
                 got = await read_all(sse)
                 await sse.close()
                 if b'"RUN_FINISHED"' not in got.data[-1]:
-                    raise RuntimeError(f"run {started['run_id']} ended without RUN_FINISHED: {got.data[-1][:200]!r}")
+                    raise RuntimeError(f"run in chat {chat_id} ended without RUN_FINISHED: {got.data[-1][:200]!r}")
                 events += len(got.data)
             return events
 
         spy = server.dev.profile(profile) if profile else None
         cpu0 = server.dev.cpu_seconds()
+        own0 = time.process_time()
         t0 = time.perf_counter()
         counts = await asyncio.gather(*(client(c + 1, made[c]) for c in range(CLIENTS)))
         wall = time.perf_counter() - t0
         cpu1 = server.dev.cpu_seconds()
+        own = time.process_time() - own0
         if spy is not None:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
     runs = CLIENTS * per_client
-    server.figures.setdefault("runs_per_s", []).append(runs / wall)
-    server.figures.setdefault("cpu_ms", []).append((cpu1[0] - cpu0[0]) * 1000 / runs)
-    server.figures.setdefault("stack_cpu_ms", []).append((cpu1[1] - cpu0[1]) * 1000 / runs)
+    key = "_one" if one_request else ""
+    server.figures.setdefault(f"runs_per_s{key}", []).append(runs / wall)
+    server.figures.setdefault(f"cpu_ms{key}", []).append((cpu1[0] - cpu0[0]) * 1000 / runs)
+    server.figures.setdefault(f"stack_cpu_ms{key}", []).append((cpu1[1] - cpu0[1]) * 1000 / runs)
+    server.figures.setdefault(f"client_cpu_ms{key}", []).append(own * 1000 / runs)
     server.figures.setdefault("events_per_run", []).append(sum(counts) / runs)
 
 
@@ -268,14 +293,19 @@ def report(servers: list[Server], started: str, load: tuple[float, float]) -> No
     print(f"\nThroughput (issue 17), taken {started}; {platform.python_implementation()} {platform.python_version()},")
     print(f"{os.cpu_count()} CPUs, load average {load[0]:.1f} -> {load[1]:.1f}; loopback, pa dev child processes")
     print("  " + " " * 39 + " | ".join(f"{s.dev.label:<22}" for s in servers))
-    row("POST -> first event p50", "first_event", Pct(50), "<= 10 ms")
-    row("POST -> first event p95", "first_event", Pct(95), "")
+    row("POST, GET events -> first event p50", "first_event", Pct(50), "")
+    row("POST, GET events -> first event p95", "first_event", Pct(95), "")
+    row("POST /runs/stream -> first event p50", "first_event_one", Pct(50), "<= 10 ms")
+    row("POST /runs/stream -> first event p95", "first_event_one", Pct(95), "")
     row("text events/s, one stream (2000)", "rate_long", Median("{:,.0f}"), ">= 6,000")
     row("text events/s, one stream (200)", "rate200", Median("{:,.0f}"), "")
-    row(f"runs/s, {CLIENTS} clients x runs", "runs_per_s", Median("{:.1f}"), ">= 64")
+    row(f"runs/s, {CLIENTS} clients (POST, GET events)", "runs_per_s", Median("{:.1f}"), "")
+    row(f"runs/s, {CLIENTS} clients (POST /runs/stream)", "runs_per_s_one", Median("{:.1f}"), ">= 64")
     row("server CPU ms per run, one at a time", "cpu_ms_alone", Median("{:.1f}"), "lower")
-    row("server CPU ms per run, 20 at once", "cpu_ms", Median("{:.1f}"), "lower")
-    row("  + Postgres/Valkey CPU ms per run", "stack_cpu_ms", Median("{:.1f}"), "lower")
+    row("server CPU ms per run, 20 at once (GET)", "cpu_ms", Median("{:.1f}"), "lower")
+    row("server CPU ms per run, 20 at once (/stream)", "cpu_ms_one", Median("{:.1f}"), "lower")
+    row("  + Postgres/Valkey CPU ms per run (/stream)", "stack_cpu_ms_one", Median("{:.1f}"), "lower")
+    row("  + this client's CPU ms per run (/stream)", "client_cpu_ms_one", Median("{:.1f}"), "")
     row("events per run", "events_per_run", Median("{:.0f}"), "")
     row("SSE bytes per event", "sizes", Mean("{:.0f}"), "<= 160")
     cells = [f"{s.figures['resume'][0]} of {s.figures['resume'][1]}" for s in servers]
@@ -306,7 +336,8 @@ async def measure(args: argparse.Namespace, servers: list[Server]) -> None:
             print(f"- round {round_no + 1}: {s.dev.label}", flush=True)
             await latency_phase(s, args.runs)
             await long_stream_phase(s, args.long_chunks)
-            await load_phase(s, args.per_client)
+            await load_phase(s, args.per_client, one_request=False)
+            await load_phase(s, args.per_client, one_request=True)
             await resume_phase(s, args.resume_runs, rng)
             exact, total = s.figures["resume"]
             before = s.figures.get("resume_all", (0, 0))
@@ -318,7 +349,7 @@ async def measure(args: argparse.Namespace, servers: list[Server]) -> None:
         for s in servers:
             print(f"- profiling: {s.dev.label}", flush=True)
             kept = {k: list(v) for k, v in s.figures.items() if isinstance(v, list)}
-            await load_phase(s, args.per_client, args.profile / f"{s.dev.label}.txt")
+            await load_phase(s, args.per_client, args.profile / f"{s.dev.label}.txt", one_request=True)
             s.figures.update(kept)
 
 

@@ -46,6 +46,7 @@ PLATFORM_PREFIXES = ("/api/v1/platform/",)
 # Request bodies where the schema-derived example is not enough (by operationId).
 EXAMPLE_BODIES: dict[str, Any] = {
     "start_run": {"message": "hi", "mode": "inline"},
+    "stream_run": {"message": "hi", "mode": "inline"},
     "create_attachment": {"filename": "m.png", "content_type": "image/png", "size": 10},
 }
 REQUEST_TIMEOUT = 30.0

@@ -110,6 +110,13 @@ async def test_a_user_past_the_stream_cap_gets_429_with_retry_after_and_nothing_
         agui = await http.post("/api/v1/agui/default", json=agui_body(), headers=headers)
         assert (agui.status_code, agui.json()["code"]) == (429, "too_many_streams")
         assert await chat_count(http, headers) == chats_before, "a refused AG-UI request stored a chat"
+        messages = f"/api/v1/chats/{run['chat_id']}/messages"
+        transcript = (await http.get(messages, headers=headers)).json()
+        streamed = await http.post(
+            f"/api/v1/chats/{run['chat_id']}/runs/stream", json={"message": "again", "mode": "inline"}, headers=headers
+        )
+        assert (streamed.status_code, streamed.json()["code"]) == (429, "too_many_streams")
+        assert (await http.get(messages, headers=headers)).json() == transcript, "a refused run was stored"
         # The cap is per user: someone else streams as usual.
         other = auth_headers(make_tenant())
         async with open_feed(http, other):

@@ -403,6 +403,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/chats/{chat_id}/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stream Run
+         * @description Start a run as `POST /chats/{chat_id}/runs` does (same body, same errors) and answer with its AG-UI events,
+         *     closing after the terminal one. `X-Run-Id` names the run; `Content-Location` is its events URL, where a
+         *     dropped connection resumes with `Last-Event-ID`. The token must be in the `Authorization` header (a POST).
+         *     Refused before anything is stored when the caller already holds too many streams (429 `too_many_streams`).
+         */
+        post: operations["stream_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/config": {
         parameters: {
             query?: never;
@@ -5469,6 +5492,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunAccepted"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    stream_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCreate"];
+            };
+        };
+        responses: {
+            /** @description Server-Sent Events; comment lines keep the connection alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @description one AG-UI event */
+                        data: string;
+                        event?: string;
+                        /** @description where to resume (`Last-Event-ID` or `?after=`) */
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
             /** @description Validation Error */

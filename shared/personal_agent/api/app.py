@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from personal_agent.api import client_config, health
 from personal_agent.api.errors import install_error_handlers
@@ -25,12 +25,16 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     await reset_bus()
 
 
-def create_app(*, lazy_routers: bool = False) -> FastAPI:
+def create_app(*, lazy_routers: bool = False, stream_routers: Sequence[APIRouter] = ()) -> FastAPI:
     """The JSON API: health and everything under /api/v1. `lazy_routers` (the API Lambda): each router is
-    imported when a request first needs it (`router_groups`), not at cold start."""
+    imported when a request first needs it (`router_groups`), not at cold start. `stream_routers` (the dev
+    server's event streams) come first: a request is matched against the routes in order, so the streams, the
+    most frequent requests of a chat, are found without trying every API route before them."""
     app = FastAPI(title="Personal Agent", version="0.1.0", lifespan=_lifespan)
     install_error_handlers(app)
     app.include_router(health.router)
+    for router in stream_routers:
+        app.include_router(router)
     app.include_router(client_config.router)
     include_identity_routers(app)
     # The platform as an MCP server (locally; on AWS the platform MCP function serves it: `create_platform_mcp_app`).

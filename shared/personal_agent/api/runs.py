@@ -1,54 +1,21 @@
-"""Runs: start one in a chat (202 with its events URL), read its status, cancel it."""
+"""Runs: start one in a chat (202 with its events URL), read its status, cancel it. (Starting one with its events
+in the same response is the stream app's: `stream/run_stream.py`.)"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.api.run_create import RunCreate
 from personal_agent.runs import service
-from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.runs.launch import launch_run
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
-
-
-class RunCreate(BaseModel):
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"message": "Hello!"}, {"message": "Summarise this chat", "mode": "inline"}]}
-    )
-
-    message: str = Field(
-        "", description="the user's turn (at most 32,000 characters: 413 `message_too_long`); none with `regenerate`"
-    )
-    model: str | None = None
-    mode: Literal["inline", "durable", "auto"] = "auto"
-    tools: list[str] | None = Field(
-        None, max_length=50, description="tool names from `GET /api/v1/tools`; null: the default tools"
-    )
-    attachments: list[UUID] = Field(
-        default_factory=list,
-        max_length=8,
-        description="ids from `POST /api/v1/chats/{chat_id}/attachments`, uploaded; an image needs a `vision` model"
-        " (422 `model_lacks_vision` / `no_vision_model`)",
-    )
-    parent_message_id: int | None = Field(
-        None,
-        description="the message the turn continues from (`message_id` of a transcript item): an answer, to branch"
-        " there; null to start the chat over (editing its first message); omitted: the chat's latest message."
-        " With `regenerate`, the user message whose answer is written again (a sibling of the old one)."
-        " 404 `message_not_found`, 422 `invalid_parent`",
-    )
-    regenerate: bool = Field(False, description="answer the user message `parent_message_id` again")
-
-    @model_validator(mode="after")
-    def _message_unless_regenerating(self) -> RunCreate:
-        if not self.regenerate and "message" not in self.model_fields_set:
-            raise ValueError("`message` is required (only a regenerate sends none)")
-        return self
 
 
 class RunAccepted(BaseModel):
@@ -117,21 +84,7 @@ class CancelOut(BaseModel):
 
 @router.post("/chats/{chat_id}/runs", status_code=202, operation_id="start_run", response_model=RunAccepted)
 async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal) -> JSONResponse:
-    spec = await launch_run(  # the chat must be the caller's: checked in the launch's one transaction
-        LaunchRequest(
-            org_id=principal.org_id,
-            user_id=principal.user_id,
-            chat_id=chat_id,
-            message=body.message,
-            model=body.model,
-            mode=body.mode,
-            tools=tuple(body.tools) if body.tools is not None else None,
-            attachments=tuple(body.attachments),
-            parent_message_id=body.parent_message_id if "parent_message_id" in body.model_fields_set else "latest",
-            regenerate=body.regenerate,
-            owned_chat=True,
-        )
-    )
+    spec = await launch_run(body.launch_request(principal, chat_id))
     body_out = {
         "run_id": str(spec.run_id),
         "mode": spec.mode,

@@ -1,10 +1,11 @@
-"""Redis/Valkey backend over TCP: XADD with MAXLEN ~, EXPIRE for retention, XREAD BLOCK."""
+"""Redis/Valkey backend over TCP: XADDs with MAXLEN ~ and EXPIRE for retention in one script, XREAD BLOCK."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from personal_agent.bus.base import BusEntry
+from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
 # Every waiting SSE client holds one connection for its XREAD BLOCK, so the pool must be large, and the
@@ -27,28 +28,18 @@ class RedisStreamsBus:
             socket_timeout=MAX_BLOCK_SECONDS + 15,
             socket_connect_timeout=5,
         )
+        self._publish = self._client.register_script(PUBLISH_BATCH)  # EVALSHA, loading the script on NOSCRIPT
 
     async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
-        # A pipeline, not MULTI/EXEC: the same one write and reply, two commands instead of four.
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.xadd(stream, {"d": data}, maxlen=maxlen, approximate=True)
-            pipe.expire(stream, retention_seconds)
-            entry_id, _ = await pipe.execute()
-        return str(entry_id)
+        return (await self.publish_batch(stream, [data], retention_seconds=retention_seconds, maxlen=maxlen))[0]
 
     async def publish_batch(self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int) -> list[str]:
         if not data:
             return []
-        # One connection, one write, one round trip: Redis runs the commands in order, so the ids are in order.
-        # In MULTI/EXEC: a client blocked in XREAD is served after each command of a plain pipeline, so a relay
-        # woke for the batch's first entry and read again for the rest (two reads and two SSE writes per batch);
-        # after EXEC it wakes once, for all of them.
-        async with self._client.pipeline(transaction=len(data) > 1) as pipe:
-            for item in data:
-                pipe.xadd(stream, {"d": item}, maxlen=maxlen, approximate=True)
-            pipe.expire(stream, retention_seconds)
-            results = await pipe.execute()
-        return [str(entry_id) for entry_id in results[:-1]]
+        # One EVALSHA (`publish_scripts`): one command and one reply per batch, where a MULTI/EXEC pipeline packed
+        # and parsed an XADD per event; atomic, so a relay blocked in XREAD wakes once for the whole batch.
+        ids = await self._publish(keys=[stream], args=[maxlen, retention_seconds, *data])
+        return [str(entry_id) for entry_id in ids]
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
         block = min(block_ms, int(MAX_BLOCK_SECONDS * 1000))

@@ -9,28 +9,10 @@ from typing import Any, TypeVar
 import httpx
 
 from personal_agent.bus.base import BusEntry
+from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
 T = TypeVar("T")
-
-# XADD with approximate trimming and the retention EXPIRE in one script: atomic, one round trip,
-# and (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
-_PUBLISH = """
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-return id
-"""
-
-
-# Many XADDs in one script (one REST request, atomic): ARGV[1] maxlen, ARGV[2] retention, ARGV[3..] the payloads.
-_PUBLISH_BATCH = """
-local ids = {}
-for i = 3, #ARGV do
-  ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'd', ARGV[i])
-end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return ids
-"""
 
 
 class UpstashBusError(RuntimeError):
@@ -90,17 +72,15 @@ class UpstashBus:
             raise UpstashBusError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
 
     async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
-        entry_id = await self._call(
-            "publish",
-            self._client.eval(_PUBLISH, keys=[stream], args=[str(maxlen), data, str(retention_seconds)]),
-        )
-        return str(entry_id)
+        return (await self.publish_batch(stream, [data], retention_seconds=retention_seconds, maxlen=maxlen))[0]
 
     async def publish_batch(self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int) -> list[str]:
+        # XADDs with approximate trimming and the retention EXPIRE in one script: atomic, one REST request, and
+        # (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
         if not data:
             return []
         args = [str(maxlen), str(retention_seconds), *data]
-        ids = await self._call("publish", self._client.eval(_PUBLISH_BATCH, keys=[stream], args=args))
+        ids = await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=args))
         return [str(entry_id) for entry_id in ids]
 
     async def _xread(self, stream: str, after: str, count: int) -> list[BusEntry]:

@@ -7,6 +7,7 @@ against RDS Proxy); in the dev server it lives for the process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -79,12 +80,30 @@ async def close_pool() -> None:
 
 @asynccontextmanager
 async def org_transaction(org_id: UUID | str) -> AsyncIterator[Conn]:
-    """A transaction in which RLS sees exactly one org's rows."""
+    """A transaction in which RLS sees exactly one org's rows.
+
+    BEGIN and the org go in one round trip (two statements in one simple-protocol query; psycopg's transaction
+    block sends BEGIN alone first): one round trip less per transaction, and a run makes about ten. The org is
+    a UUID's own text, so it is safe as a literal. A `conn.transaction()` inside is a savepoint, as before."""
+    org = str(org_id if isinstance(org_id, UUID) else UUID(org_id))
     pool = await get_pool()
     with _caller_values():
-        async with pool.connection() as conn, conn.transaction():
-            await conn.execute("SELECT set_config('app.current_org', %s, true)", [str(org_id)])
-            yield conn
+        async with pool.connection() as conn:
+            await conn.execute(f"BEGIN; SELECT set_config('app.current_org', '{org}', true)", prepare=False)
+            try:
+                yield conn
+            except BaseException:
+                await _rollback(conn)
+                raise
+            await conn.execute("COMMIT", prepare=False)
+
+
+async def _rollback(conn: Conn) -> None:
+    """End a failed transaction; a connection that cannot even roll back is discarded by the pool on return."""
+    from psycopg import Error
+
+    with contextlib.suppress(Error):
+        await conn.execute("ROLLBACK", prepare=False)
 
 
 @asynccontextmanager

@@ -51,11 +51,12 @@ class CancelWatch:
     def __init__(self, run_id: UUID, org_id: UUID) -> None:
         self.run_id = run_id
         self.org_id = org_id
+        self._key = str(run_id)  # checked between every two stream chunks
         self._next_poll = 0.0
         self._next_db_poll = 0.0
 
     async def check(self, force: bool = False) -> None:
-        if str(self.run_id) in _local:
+        if self._key in _local:
             raise RunCancelled()
         now = time.monotonic()
         if not force and now < self._next_poll:

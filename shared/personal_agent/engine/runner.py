@@ -47,6 +47,8 @@ async def advance(run_id: UUID, org_id: UUID, *, time_budget: float | None = Non
     if row["status"] in store.TERMINAL:
         return StepOutcome(row["status"], -1, -1)
     emitter = RunEmitter(spec)
+    if row["status"] == "queued":  # its first step: clients hear of it before the history is read
+        await emitter.emit(RunStartedEvent(**run_ids(spec)))
     checkpoint = await _start(spec, emitter)
     return await _drive(spec, emitter, checkpoint, time_budget)
 
@@ -71,7 +73,6 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
             state["chat_prefix"] = store.chat_prefix(spec.chat_id, upto, len(prior))
         await store.set_routing(conn, spec.run_id, routing)
-        await emitter.emit(RunStartedEvent(**run_ids(spec)))
         if spec.gated_tools:  # the tier gate kept these from the run at launch: say so before anything else
             gated = [t.model_dump() for t in spec.gated_tools]
             await emitter.emit(CustomEvent(name="tool_gated", value={"tools": gated}))

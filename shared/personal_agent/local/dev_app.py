@@ -19,11 +19,9 @@ def create_dev_app(*, scheduler: bool = False, demo_mcp_url: str | None = None) 
     """The API app with the SSE relay and the built web chat mounted; with `scheduler`, the local
     scheduler loop fires due workflow schedules while the app runs (`pa dev`); with `demo_mcp_url`, the demo
     MCP server at that URL is registered for the demo org at startup."""
-    from personal_agent.stream import agui_endpoint, routes
+    from personal_agent.stream import agui_endpoint, routes, run_stream
 
-    app = create_app()
-    app.include_router(routes.router)
-    app.include_router(agui_endpoint.router)
+    app = create_app(stream_routers=(routes.router, agui_endpoint.router, run_stream.router))
     mount_web_chat(app)
     app.add_middleware(HostGuard)  # outermost: a request for another Host name reaches nothing (DNS rebinding)
     if scheduler:

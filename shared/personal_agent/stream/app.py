@@ -1,4 +1,5 @@
-"""The stream function's ASGI app: the SSE relay, the AG-UI endpoint and liveness."""
+"""The stream function's ASGI app: the SSE relay, the AG-UI endpoint, runs started with their events in the
+response, and liveness."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from fastapi import FastAPI
 
 from personal_agent.api import health
 from personal_agent.api.errors import install_error_handlers
-from personal_agent.stream import agui_endpoint, routes
+from personal_agent.stream import agui_endpoint, routes, run_stream
 
 
 def create_stream_app() -> FastAPI:
@@ -15,4 +16,5 @@ def create_stream_app() -> FastAPI:
     app.include_router(health.router)
     app.include_router(routes.router)
     app.include_router(agui_endpoint.router)
+    app.include_router(run_stream.router)
     return app

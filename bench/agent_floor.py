@@ -1,0 +1,92 @@
+"""The CPU a run's model stream costs in pydantic-ai alone, with no platform code at all (issue 17's floor).
+
+The same scripted 200-chunk reply (`bench/scripted_model.py`) is consumed three ways, in this process:
+
+- `model stream`: the model's own `StreamedResponse`, iterated (what any agent framework must at least pay);
+- `agent stream`: `Agent.iter` + `ModelRequestNode.stream`, as the engine (`engine/drive.py`) streams a request;
+- `event handler`: `Agent.run(event_stream_handler=...)`, pydantic-ai's other way to see every event.
+
+`runs/s per core` is 1000 / the median CPU ms per run: how many runs one Python process could stream if the
+platform itself cost nothing. Printed, never asserted:
+
+    .venv/bin/python bench/agent_floor.py [--runs 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart  # noqa: E402
+from pydantic_ai.models import ModelRequestParameters  # noqa: E402
+
+from bench.scripted_model import CHUNKS, scripted_model  # noqa: E402
+
+
+async def model_stream() -> int:
+    events = 0
+    request: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart("hello")])]
+    async with scripted_model().request_stream(request, None, ModelRequestParameters()) as response:
+        async for _ in response:
+            events += 1
+    return events
+
+
+async def agent_stream() -> int:
+    events = 0
+    agent = Agent(scripted_model())
+    async with agent.iter("hello") as run:
+        node = run.next_node
+        while not Agent.is_end_node(node):
+            if Agent.is_model_request_node(node):
+                async with node.stream(run.ctx) as stream:
+                    async for _ in stream:
+                        events += 1
+            node = await run.next(node)
+    return events
+
+
+async def event_handler() -> int:
+    events = 0
+
+    async def count(_ctx: object, stream: object) -> None:
+        nonlocal events
+        async for _ in stream:  # type: ignore[attr-defined]
+            events += 1
+
+    await Agent(scripted_model()).run("hello", event_stream_handler=count)
+    return events
+
+
+async def measure(way: Callable[[], Awaitable[int]], runs: int) -> tuple[float, int]:
+    """Median CPU ms per run over `runs` runs (after a warm-up), and the events one run yields."""
+    events = await way()
+    costs = []
+    for _ in range(runs):
+        start = time.process_time()
+        await way()
+        costs.append((time.process_time() - start) * 1000)
+    return statistics.median(costs), events
+
+
+async def main(runs: int) -> None:
+    print(f"pydantic-ai alone, a {CHUNKS}-chunk scripted reply, {runs} runs each (CPU ms per run, median):")
+    base = None
+    for name, way in (("model stream", model_stream), ("agent stream", agent_stream), ("event handler", event_handler)):
+        ms, events = await measure(way, runs)
+        base = base or ms
+        print(f"  {name:<14} {ms:6.2f} ms  {events} events  {ms / base:4.1f}x  ~{1000 / ms:5.0f} runs/s per core")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=200)
+    asyncio.run(main(parser.parse_args().runs))

@@ -1,0 +1,64 @@
+"""`POST /api/v1/chats/{chat_id}/runs/stream`: start a run in a chat and stream its events in the same response.
+
+One round trip instead of two (`POST /chats/{chat_id}/runs`, then `GET` its events URL), so the first event
+comes a request sooner. The run is the same run either way: stored, resumable at its events URL with
+`Last-Event-ID` (the `Content-Location` header) when this connection drops, cancellable, in the chat's
+transcript. Served by the stream function (Mangum buffers a response, so the API function cannot stream one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from uuid import UUID
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from personal_agent.api.run_create import RunCreate
+from personal_agent.bus.keys import run_stream
+from personal_agent.runs.launch import launch_run
+from personal_agent.settings import get_settings
+from personal_agent.stream.access import while_permitted
+from personal_agent.stream.connection_limit import holding_slot, release_stream_slot, take_stream_slot
+from personal_agent.stream.relay import relay
+from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE, HeaderPrincipal
+
+router = APIRouter(prefix="/api/v1", tags=["runs"])
+
+
+async def _not_gone() -> bool:
+    return False  # launched by this request: its stream is being written
+
+
+@router.post(
+    "/chats/{chat_id}/runs/stream",
+    operation_id="stream_run",
+    response_class=StreamingResponse,
+    responses=SSE_RESPONSE,
+)
+async def stream_run(chat_id: UUID, body: RunCreate, principal: HeaderPrincipal) -> StreamingResponse:
+    """Start a run as `POST /chats/{chat_id}/runs` does (same body, same errors) and answer with its AG-UI events,
+    closing after the terminal one. `X-Run-Id` names the run; `Content-Location` is its events URL, where a
+    dropped connection resumes with `Last-Event-ID`. The token must be in the `Authorization` header (a POST).
+    Refused before anything is stored when the caller already holds too many streams (429 `too_many_streams`)."""
+    slot = await take_stream_slot(principal)
+    try:
+        spec = await launch_run(body.launch_request(principal, chat_id))
+    except BaseException:
+        await release_stream_slot(slot)
+        raise
+    settings = get_settings()
+    frames: AsyncIterator[str] = relay(
+        run_stream(spec.org_id, spec.run_id),
+        None,
+        heartbeat=settings.sse_heartbeat_seconds,
+        max_lifetime=settings.sse_max_lifetime_seconds,
+        is_gone=_not_gone,
+    )
+    checked = while_permitted(principal, frames, settings.sse_heartbeat_seconds)
+    headers = {
+        **SSE_HEADERS,
+        "X-Run-Id": str(spec.run_id),
+        "Content-Location": f"/api/v1/runs/{spec.run_id}/events",
+    }
+    return StreamingResponse(holding_slot(slot, checked), media_type="text/event-stream", headers=headers)
