@@ -19,7 +19,8 @@ import logging
 import time
 from typing import Any
 
-from ag_ui.core import BaseEvent, CustomEvent, EventType
+import orjson
+from ag_ui.core import BaseEvent, CustomEvent, EventType, TextMessageContentEvent
 
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.keys import feed_stream, run_stream
@@ -42,7 +43,25 @@ INLINE_BATCH = 64
 
 
 def encode(event: BaseEvent) -> str:
-    """The one JSON encoding of an AG-UI event, on the bus and on the wire."""
+    """The one JSON encoding of an AG-UI event, on the bus and on the wire.
+
+    A text delta, nearly every event of a run, is written directly (the same bytes as the model's own JSON,
+    a test checks: ~1 us instead of ~7 us, the model's serializer being a Python wrap over every field)."""
+    if (
+        type(event) is TextMessageContentEvent
+        and event.raw_event is None
+        and event.metadata is None
+        and event.subagent_run_id is None
+    ):
+        fields: dict[str, Any] = {"type": "TEXT_MESSAGE_CONTENT"}
+        if event.timestamp is not None:
+            fields["timestamp"] = event.timestamp
+        fields["messageId"] = event.message_id
+        fields["delta"] = event.delta
+        try:
+            return orjson.dumps(fields).decode()
+        except orjson.JSONEncodeError:  # text orjson refuses (a lone surrogate): the model's own encoder decides
+            pass
     return event.model_dump_json(by_alias=True, exclude_none=True)
 
 
