@@ -37,10 +37,14 @@ from personal_agent.runs.spec import RunSpec
 from personal_agent.tools.deps import RunDeps
 
 
-async def advance(run_id: UUID, org_id: UUID, *, time_budget: float | None = None) -> StepOutcome:
-    """Advance the run from its last checkpoint until it ends, waits for a person, or the budget is spent."""
-    async with org_transaction(org_id) as conn:
-        row = await store.get_run(conn, run_id)
+async def advance(
+    run_id: UUID, org_id: UUID, *, time_budget: float | None = None, row: dict[str, Any] | None = None
+) -> StepOutcome:
+    """Advance the run from its last checkpoint until it ends, waits for a person, or the budget is spent. `row`:
+    the run's row as just read under its lease (otherwise it is read here)."""
+    if row is None:
+        async with org_transaction(org_id) as conn:
+            row = await store.get_run(conn, run_id)
     if row is None:
         raise NotFound("run not found", code="run_not_found")
     spec = RunSpec.model_validate(row["spec"])
@@ -54,7 +58,9 @@ async def advance(run_id: UUID, org_id: UUID, *, time_budget: float | None = Non
 
 
 async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
-    """First step: the chat history plus this run's user message become checkpoint 0."""
+    """First step: the chat history plus this run's user message become checkpoint 0, in the transaction that read
+    them; with a router model to ask, its call comes between the reads and a transaction of their own for the
+    writes (no transaction stays open across a model call)."""
     async with org_transaction(spec.org_id) as conn:
         existing = await store.latest_checkpoint(conn, spec.run_id)
         if existing is not None:
@@ -67,17 +73,12 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
             else await chat_store.run_messages(conn, spec.run_id)
         )
         messages = prior + own
-    routing = await _route(spec, own or prior[-1:])  # a regenerate's request is the user turn it answers again
-    async with org_transaction(spec.org_id) as conn:
-        state: dict[str, Any] = {"history_len": len(messages), "request_index": 0, "routing": routing}
-        if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
-            state["chat_prefix"] = store.chat_prefix(spec.chat_id, upto, len(prior))
-        await store.set_routing(conn, spec.run_id, routing)
-        if spec.gated_tools:  # the tier gate kept these from the run at launch: say so before anything else
-            gated = [t.model_dump() for t in spec.gated_tools]
-            await emitter.emit(CustomEvent(name="tool_gated", value={"tools": gated}))
-        await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
-        await store.mark_running(conn, spec.run_id)
+        if spec.router_model is None:  # unclassified: nothing to ask
+            state = await _first_checkpoint(conn, spec, emitter, messages, upto, len(prior), None)
+    if spec.router_model is not None:
+        routing = await _route(spec, own or prior[-1:])  # a regenerate's request is the user turn it answers again
+        async with org_transaction(spec.org_id) as conn:
+            state = await _first_checkpoint(conn, spec, emitter, messages, upto, len(prior), routing)
     observability.record_run_started(spec.mode)
     if spec.parent_run_id is not None:  # a sub-agent shows on its parent's stream, not as a run of the chat
         return store.Checkpoint(0, "start", messages, state)
@@ -92,6 +93,28 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         },
     )
     return store.Checkpoint(0, "start", messages, state)
+
+
+async def _first_checkpoint(
+    conn: Any,
+    spec: RunSpec,
+    emitter: RunEmitter,
+    messages: list[Any],
+    upto: int | None,
+    prior_len: int,
+    routing: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Store the routing and checkpoint 0 and mark the run running; its state."""
+    state: dict[str, Any] = {"history_len": len(messages), "request_index": 0, "routing": routing}
+    if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
+        state["chat_prefix"] = store.chat_prefix(spec.chat_id, upto, prior_len)
+    await store.set_routing(conn, spec.run_id, routing)
+    if spec.gated_tools:  # the tier gate kept these from the run at launch: say so before anything else
+        gated = [t.model_dump() for t in spec.gated_tools]
+        await emitter.emit(CustomEvent(name="tool_gated", value={"tools": gated}))
+    await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
+    await store.mark_running(conn, spec.run_id)
+    return state
 
 
 async def _branch_tip(conn: Any, spec: RunSpec) -> int | None:

@@ -57,9 +57,10 @@ async def _drive_leased(run_id: UUID, org_id: UUID, owner: str) -> str:
 
     settings = get_settings()
     lease = RunLease(run_id, org_id, owner, settings.run_lease_seconds)
-    attempts = await lease.take()
-    if attempts is None:
+    taken = await lease.take()
+    if taken is None:
         return "leased"
+    attempts = int(taken["attempts"])
     try:
         if attempts > settings.run_max_attempts:
             await fail_run(
@@ -71,7 +72,7 @@ async def _drive_leased(run_id: UUID, org_id: UUID, owner: str) -> str:
             return "failed"
         if attempts > 1:
             await _announce_resumed(run_id, org_id, attempts)
-        outcome = await lease.hold(advance(run_id, org_id))
+        outcome = await lease.hold(advance(run_id, org_id, row=taken))  # the row as the lease took it: no re-read
         while outcome.status == "delegating":
             # Its sub-agents run here; the run goes on once they all ended (if one waits for a person, the
             # run waits too, and the child that ends last resumes it).

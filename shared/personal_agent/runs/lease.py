@@ -61,8 +61,9 @@ class RunLease:
         self.seconds = seconds
         self.lost = False
 
-    async def take(self) -> int | None:
-        """Take the run if no live lease is on it; return how many drives in a row it has had, this one included."""
+    async def take(self) -> dict[str, Any] | None:
+        """Take the run if no live lease is on it: its row as taken (`attempts`: how many drives in a row it has
+        had, this one included), or None."""
         async with org_transaction(self.org_id) as conn:
             return await store.take_lease(conn, self.run_id, self.owner, self.seconds)
 

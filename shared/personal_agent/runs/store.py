@@ -100,16 +100,16 @@ async def finish_run(conn: Conn, run_id: UUID, status: str, error: dict[str, Any
     return await cur.fetchone() is not None
 
 
-async def take_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> int | None:
-    """Become the run's one driver if nobody holds a live lease on it; the drives in a row so far, or None."""
+async def take_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> dict[str, Any] | None:
+    """Become the run's one driver if nobody holds a live lease on it: the run's row as taken (`attempts`: the
+    drives in a row so far, this one included), or None."""
     cur = await conn.execute(
         "UPDATE runs SET lease_owner = %s, lease_expires_at = now() + make_interval(secs => %s),"
         " attempts = attempts + 1 WHERE id = %s AND status IN ('queued', 'running')"
-        " AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now()) RETURNING attempts",
+        " AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now()) RETURNING *",
         [owner, seconds, run_id],
     )
-    row = await cur.fetchone()
-    return int(row["attempts"]) if row else None
+    return await cur.fetchone()
 
 
 async def renew_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> bool:
