@@ -37,10 +37,12 @@ async def drive_inline(run_id: UUID, org_id: UUID, owner: str, *, under_parent: 
     `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). Returns the status it reached,
     or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person).
     A sub-agent that ended resumes its waiting parent (unless `under_parent`: the parent's drive runs it)."""
+    taken: dict[str, Any] = {}
     try:
-        return await _drive_leased(run_id, org_id, owner)
+        return await _drive_leased(run_id, org_id, owner, taken)
     finally:
-        await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
+        if taken.get("parent_run_id", run_id) is not None:  # a run whose row says it has no parent is nobody's child
+            await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
 
 
 async def _drive_children(org_id: UUID, children: list[str]) -> None:
@@ -52,7 +54,8 @@ async def _drive_children(org_id: UUID, children: list[str]) -> None:
     await subagents.drive_children_inline(children, drive)
 
 
-async def _drive_leased(run_id: UUID, org_id: UUID, owner: str) -> str:
+async def _drive_leased(run_id: UUID, org_id: UUID, owner: str, taken_row: dict[str, Any]) -> str:
+    """`taken_row` gets the run's row once the lease is taken."""
     from personal_agent.engine.runner import advance, fail_run  # pydantic-ai: not in the API's cold start
 
     settings = get_settings()
@@ -60,6 +63,7 @@ async def _drive_leased(run_id: UUID, org_id: UUID, owner: str) -> str:
     taken = await lease.take()
     if taken is None:
         return "leased"
+    taken_row.update(taken)
     attempts = int(taken["attempts"])
     try:
         if attempts > settings.run_max_attempts:
