@@ -49,8 +49,6 @@ async def read_events(
     request_headers = dict(headers)
     if last_event_id:
         request_headers["Last-Event-ID"] = last_event_id
-    frames: list[Frame] = []
-    pending: list[str] = []
     async with client.stream("GET", url, headers=request_headers, timeout=timeout) as response:
         if response.status_code != 200:
             await response.aread()
@@ -59,13 +57,20 @@ async def read_events(
             )
         if connected is not None:
             connected.set()  # the server fixed its resume point before sending the headers
-        async for line in response.aiter_lines():
-            if line.startswith(":"):
-                continue
-            pending.append(line)
-            if line == "":
-                got, pending = parse_frames(pending)
-                frames.extend(got)
-                if limit is not None and len(frames) >= limit:
-                    return frames[:limit]
+        return await response_frames(response, limit)
+
+
+async def response_frames(response: httpx.Response, limit: int | None = None) -> list[Frame]:
+    """The frames of an open event-stream response, until it ends or `limit` frames arrived."""
+    frames: list[Frame] = []
+    pending: list[str] = []
+    async for line in response.aiter_lines():
+        if line.startswith(":"):
+            continue
+        pending.append(line)
+        if line == "":
+            got, pending = parse_frames(pending)
+            frames.extend(got)
+            if limit is not None and len(frames) >= limit:
+                return frames[:limit]
     return frames

@@ -12,28 +12,17 @@ from tests.auth import auth_headers
 from tests.integration.test_stream_resume import many_chunks
 from tests.runs import EVENT
 from tests.scripted import scripted_model, text_then_tool
-from tests.sse import Frame, parse_frames, read_events
+from tests.sse import Frame, read_events, response_frames
 
 
 async def post_stream(
     http: httpx.AsyncClient, chat_id: str, body: dict[str, Any], headers: dict[str, str], limit: int | None = None
 ) -> tuple[httpx.Headers, list[Frame]]:
     """The response headers and the frames of the POST (all, or the first `limit`, then the connection drops)."""
-    frames: list[Frame] = []
-    pending: list[str] = []
     async with http.stream("POST", f"/api/v1/chats/{chat_id}/runs/stream", json=body, headers=headers) as response:
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
-        async for line in response.aiter_lines():
-            if line.startswith(":"):
-                continue
-            pending.append(line)
-            if line == "":
-                got, pending = parse_frames(pending)
-                frames.extend(got)
-                if limit is not None and len(frames) >= limit:
-                    return response.headers, frames[:limit]
-    return response.headers, frames
+        return response.headers, await response_frames(response, limit)
 
 
 async def new_chat(http: httpx.AsyncClient, headers: dict[str, str]) -> str:
