@@ -1,16 +1,24 @@
 """Stop reaches a run driven by another process through Redis: the API process sets the run's cancel flag there
-(`signal_cancel`) and the engine, reading it between stream chunks, stops without asking Postgres."""
+(`signal_cancel`) and the engine, reading it between stream chunks and before every step, stops without asking
+Postgres; Postgres, the source of truth, is read at a watch's first check and every DB_POLL_SECONDS."""
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
+import httpx
+import psycopg
 import pytest
 
 from personal_agent.bus import get_bus
 from personal_agent.bus.keys import cancel_flag
 from personal_agent.engine import cancellation
 from personal_agent.engine.cancellation import CancelWatch, RunCancelled
+from tests.auth import auth_headers
+from tests.runs import start_run
+from tests.scripted import scripted_model, text_then_tool
+from tests.sse import read_events
 
 
 async def test_a_stop_set_in_redis_by_another_process_stops_the_engine_at_its_next_check(
@@ -27,3 +35,28 @@ async def test_a_stop_set_in_redis_by_another_process_stops_the_engine_at_its_ne
 
     with pytest.raises(RunCancelled):
         await watch.check()
+
+
+async def test_a_flag_only_in_postgres_is_read_at_a_watchs_first_check_and_every_db_poll(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every Stop copies the flag to Redis, so a step's forced check reads Redis; Postgres is read at a watch's
+    first check and every DB_POLL_SECONDS, which is how a flag whose Redis copy failed still stops the run."""
+    tenant = make_tenant()
+    with scripted_model(text_then_tool(rounds=0)) as (model, _):
+        run = await start_run(http, auth_headers(tenant), model)
+        await read_events(http, run["events_url"], auth_headers(tenant))
+    run_id, org_id = uuid.UUID(run["run_id"]), uuid.UUID(str(tenant.org_id))
+    within = CancelWatch(run_id, org_id)
+    await within.check(force=True)  # its first check reads Postgres: not cancelled; the next read is 2 s away
+    monkeypatch.setattr(cancellation, "DB_POLL_SECONDS", 0.0)
+    due = CancelWatch(run_id, org_id)
+    await due.check(force=True)  # not cancelled; its next Postgres read is due at once
+    with psycopg.connect(admin_url, autocommit=True) as conn:  # a Stop whose Redis copy was lost
+        conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
+
+    await within.check(force=True)  # a step within DB_POLL_SECONDS: Redis only, which has no copy
+    with pytest.raises(RunCancelled):
+        await due.check(force=True)  # the Postgres read is due
+    with pytest.raises(RunCancelled):
+        await CancelWatch(run_id, org_id).check(force=True)  # the next drive's (or durable step's) first check
