@@ -16,8 +16,6 @@ import io
 import json
 import subprocess
 import sys
-import time
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from personal_agent.local.ports import free_port
+from tests.process_output import follow_output, wait_for_marker
 
 MOTO_SERVER = Path(sys.executable).parent / "moto_server"
 
@@ -33,19 +32,13 @@ MOTO_SERVER = Path(sys.executable).parent / "moto_server"
 def moto_server(log: Path) -> Iterator[str]:
     """A moto server process on a free port; its endpoint URL."""
     port = free_port()
-    with log.open("w") as out:
-        process = subprocess.Popen([str(MOTO_SERVER), "-p", str(port)], stdout=out, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [str(MOTO_SERVER), "-p", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    listening = follow_output(process, log, "Running on http")  # werkzeug's line once the socket listens
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).read()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server did not start: {log.read_text()[-2000:]}") from None
-                time.sleep(0.05)
+        wait_for_marker(process, listening, log, "moto_server", timeout=30.0)
         yield endpoint
     finally:
         process.terminate()

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from urllib.parse import quote
 import httpx
 
 from personal_agent.local.ports import free_port
+from tests.process_output import follow_output, wait_for_marker
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
@@ -86,18 +86,18 @@ def dev_stack(data_dir: Path, **env_extra: str) -> Iterator[DevStack]:
         **env_extra,
     )
     log = data_dir.parent / "pa-dev.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "personal_agent.cli", "dev"],
-            cwd=ROOT,
-            env=env,
-            text=True,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "personal_agent.cli", "dev"],
+        cwd=ROOT,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    ready = follow_output(process, log, "running at")  # printed once /readyz answers
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(process, url, log)
+        wait_for_marker(process, ready, log, "pa dev", timeout=180.0)
         yield DevStack(url, process, log, data_dir)
     finally:
         process.send_signal(signal.SIGINT)
@@ -106,20 +106,6 @@ def dev_stack(data_dir: Path, **env_extra: str) -> Iterator[DevStack]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
-
-
-def _wait_ready(process: subprocess.Popen[str], url: str, log: Path, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"pa dev exited with {process.returncode}:\n{log.read_text()[-4000:]}")
-        try:
-            if httpx.get(f"{url}/readyz", timeout=3).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"pa dev did not become ready in {timeout:.0f}s:\n{log.read_text()[-4000:]}")
 
 
 def serious_violations(page: Any) -> list[dict[str, Any]]:
