@@ -12,16 +12,15 @@ from ag_ui.core import RunAgentInput
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
-from personal_agent.bus.keys import run_stream
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.runs.launch import LaunchRequest, launch_run
-from personal_agent.settings import get_settings
-from personal_agent.stream.connection_limit import holding_slot, release_stream_slot, take_stream_slot
-from personal_agent.stream.relay import relay
+from personal_agent.runs.spec import RunSpec
+from personal_agent.stream.connection_limit import holding_slot
 from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE, HeaderPrincipal
+from personal_agent.stream.run_stream import launch_streaming
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
 AGENTS = {"default", "assistant"}
@@ -82,35 +81,23 @@ async def agui_run(agent: str, run_input: RunAgentInput, principal: HeaderPrinci
         raise NotFound(f"no agent named {agent!r}", code="agent_not_found")
     _check_ids(run_input)
     message = _last_user_text(run_input)
-    slot = await take_stream_slot(principal)
-    try:
+
+    async def launch() -> RunSpec:
         chat_id = await _chat_for_thread(principal, run_input.thread_id)
-        spec = await launch_run(
-            LaunchRequest(
-                org_id=principal.org_id,
-                user_id=principal.user_id,
-                chat_id=chat_id,
-                message=message,
-                mode="inline",
-                trigger_source="agui",
-            )
+        request = LaunchRequest(
+            org_id=principal.org_id,
+            user_id=principal.user_id,
+            chat_id=chat_id,
+            message=message,
+            mode="inline",
+            trigger_source="agui",
         )
-    except BaseException:
-        await release_stream_slot(slot)
-        raise
-    settings = get_settings()
+        return await launch_run(request)
 
-    async def not_gone() -> bool:
-        return False
+    _spec, slot, frames = await launch_streaming(principal, launch)
 
-    async def frames() -> AsyncIterator[str]:
-        async for frame in relay(
-            run_stream(spec.org_id, spec.run_id),
-            None,
-            heartbeat=settings.sse_heartbeat_seconds,
-            max_lifetime=settings.sse_max_lifetime_seconds,
-            is_gone=not_gone,
-        ):
+    async def rewritten() -> AsyncIterator[str]:
+        async for frame in frames:
             yield _rewrite_ids(frame, run_input.thread_id, run_input.run_id)
 
-    return StreamingResponse(holding_slot(slot, frames()), media_type="text/event-stream", headers=SSE_HEADERS)
+    return StreamingResponse(holding_slot(slot, rewritten()), media_type="text/event-stream", headers=SSE_HEADERS)

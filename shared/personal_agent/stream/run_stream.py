@@ -8,7 +8,7 @@ transcript. Served by the stream function (Mangum buffers a response, so the API
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from uuid import UUID
 
 from fastapi import APIRouter
@@ -16,10 +16,12 @@ from fastapi.responses import StreamingResponse
 
 from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.keys import run_stream
+from personal_agent.identity.principal import Principal
 from personal_agent.runs.launch import launch_run
+from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
 from personal_agent.stream.access import while_permitted
-from personal_agent.stream.connection_limit import holding_slot, release_stream_slot, take_stream_slot
+from personal_agent.stream.connection_limit import StreamSlot, holding_slot, release_stream_slot, take_stream_slot
 from personal_agent.stream.relay import relay
 from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE, HeaderPrincipal
 
@@ -28,6 +30,29 @@ router = APIRouter(prefix="/api/v1", tags=["runs"])
 
 async def _not_gone() -> bool:
     return False  # launched by this request: its stream is being written
+
+
+async def launch_streaming(
+    principal: Principal, launch: Callable[[], Awaitable[RunSpec]]
+) -> tuple[RunSpec, StreamSlot, AsyncIterator[str]]:
+    """A run started to be streamed in the response that started it (this route and the AG-UI endpoint): a stream
+    slot first (429 `too_many_streams` before anything is stored), then `launch`, then the run's frames from its
+    first event; the caller answers with them while holding the slot (`holding_slot`)."""
+    slot = await take_stream_slot(principal)
+    try:
+        spec = await launch()
+    except BaseException:
+        await release_stream_slot(slot)
+        raise
+    settings = get_settings()
+    frames = relay(
+        run_stream(spec.org_id, spec.run_id),
+        None,
+        heartbeat=settings.sse_heartbeat_seconds,
+        max_lifetime=settings.sse_max_lifetime_seconds,
+        is_gone=_not_gone,
+    )
+    return spec, slot, frames
 
 
 @router.post(
@@ -41,21 +66,8 @@ async def stream_run(chat_id: UUID, body: RunCreate, principal: HeaderPrincipal)
     closing after the terminal one. `X-Run-Id` names the run; `Content-Location` is its events URL, where a
     dropped connection resumes with `Last-Event-ID`. The token must be in the `Authorization` header (a POST).
     Refused before anything is stored when the caller already holds too many streams (429 `too_many_streams`)."""
-    slot = await take_stream_slot(principal)
-    try:
-        spec = await launch_run(body.launch_request(principal, chat_id))
-    except BaseException:
-        await release_stream_slot(slot)
-        raise
-    settings = get_settings()
-    frames: AsyncIterator[str] = relay(
-        run_stream(spec.org_id, spec.run_id),
-        None,
-        heartbeat=settings.sse_heartbeat_seconds,
-        max_lifetime=settings.sse_max_lifetime_seconds,
-        is_gone=_not_gone,
-    )
-    checked = while_permitted(principal, frames, settings.sse_heartbeat_seconds)
+    spec, slot, frames = await launch_streaming(principal, lambda: launch_run(body.launch_request(principal, chat_id)))
+    checked = while_permitted(principal, frames, get_settings().sse_heartbeat_seconds)
     headers = {
         **SSE_HEADERS,
         "X-Run-Id": str(spec.run_id),
