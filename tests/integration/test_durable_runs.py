@@ -244,22 +244,41 @@ async def test_cancel_stops_a_waiting_durable_run(
     assert (await http.get(f"/api/v1/runs/{spec.run_id}", headers=headers)).json()["status"] == "cancelled"
 
 
+# Tells a listening test that a Task stored its callback token (the test database only; nothing in the product
+# announces it). Idempotent, so every test that waits may create it.
+TOKEN_STORED = """
+CREATE OR REPLACE FUNCTION pa_test_token_stored() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN PERFORM pg_notify('pa_test_token_stored', NEW.run_id::text); RETURN NEW; END $$;
+CREATE OR REPLACE TRIGGER pa_test_token_stored AFTER INSERT OR UPDATE OF task_token ON approvals
+FOR EACH ROW WHEN (NEW.task_token IS NOT NULL) EXECUTE FUNCTION pa_test_token_stored();
+"""
+
+
 async def _stored_task_token(admin_url: str, run_id: uuid.UUID, take: bool = True, timeout: float = 30.0) -> str:
-    """The token the WaitForApproval Task stored for the run, once it is stored; `take` removes it from the
-    database as a cancel does."""
+    """The token the WaitForApproval Task stored for the run, once it is stored (woken by a notification from
+    the approvals table); `take` removes it from the database as a cancel does."""
     take_it = (
         "UPDATE approvals a SET task_token = NULL FROM (SELECT id, task_token FROM approvals"
         " WHERE run_id = %s AND task_token IS NOT NULL FOR UPDATE) old WHERE a.id = old.id RETURNING old.task_token"
     )
     read_it = "SELECT task_token FROM approvals WHERE run_id = %s AND task_token IS NOT NULL"
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        with psycopg.connect(admin_url) as conn:
-            row = conn.execute(take_it if take else read_it, [run_id]).fetchone()
-        if row and row[0]:
-            return str(row[0])
-        assert asyncio.get_running_loop().time() < deadline, "the WaitForApproval Task never stored its token"
-        await asyncio.sleep(0.05)
+    async with await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as conn:
+        await conn.execute(TOKEN_STORED)
+        await conn.execute("LISTEN pa_test_token_stored")  # before the first look: no store can fall between
+
+        async def stored() -> str | None:
+            row = await (await conn.execute(take_it if take else read_it, [run_id])).fetchone()
+            return str(row[0]) if row and row[0] else None
+
+        token = await stored()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while token is None:
+            remaining = deadline - asyncio.get_running_loop().time()
+            assert remaining > 0, "the WaitForApproval Task never stored its token"
+            async for _ in conn.notifies(timeout=remaining, stop_after=1):
+                pass
+            token = await stored()
+        return token
 
 
 async def test_a_wait_that_begins_after_the_cancel_ends_at_once(
