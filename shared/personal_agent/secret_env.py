@@ -26,6 +26,12 @@ UPSTASH_TOKEN_SECRET = "PA_UPSTASH_TOKEN_SECRET_ARN"
 PROVIDER_KEYS_SECRET = "PA_PROVIDER_KEYS_SECRET_ARN"
 VAPID_SECRET = "PA_VAPID_SECRET_ARN"  # the deliver function's web push signing key (`pa push-keys`)
 
+# Secrets that hold one value as is: (the variable naming the secret, the variable it sets, what it is).
+_PLAIN_SECRETS = (
+    (UPSTASH_TOKEN_SECRET, "UPSTASH_REDIS_REST_TOKEN", "Upstash token"),
+    (VAPID_SECRET, "PA_VAPID_PRIVATE_KEY", "VAPID key"),
+)
+
 # Only provider credentials may come from the provider-keys secret: it must not be a way to set PYTHONPATH.
 _PROVIDER_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 
@@ -104,18 +110,13 @@ def load_secrets_into_environ(environ: MutableMapping[str, str] | None = None, f
         updates["DATABASE_URL"] = database_url_from_secret(
             secret, env.get("PA_DATABASE_HOST"), env.get("PA_DATABASE_PORT"), env.get("PA_DATABASE_NAME")
         )
-    arn = env.get(UPSTASH_TOKEN_SECRET)
-    if arn and not env.get("UPSTASH_REDIS_REST_TOKEN"):
-        token = get(arn).strip()
-        if not token:
-            raise ConfigurationError(f"the Upstash token secret {arn} is empty")
-        updates["UPSTASH_REDIS_REST_TOKEN"] = token
-    arn = env.get(VAPID_SECRET)
-    if arn and not env.get("PA_VAPID_PRIVATE_KEY"):
-        key = get(arn).strip()
-        if not key:
-            raise ConfigurationError(f"the VAPID key secret {arn} is empty")
-        updates["PA_VAPID_PRIVATE_KEY"] = key
+    for secret_var, target, what in _PLAIN_SECRETS:
+        arn = env.get(secret_var)
+        if arn and not env.get(target):
+            value = get(arn).strip()
+            if not value:
+                raise ConfigurationError(f"the {what} secret {arn} is empty")
+            updates[target] = value
     arn = env.get(PROVIDER_KEYS_SECRET)
     if arn and (env is not os.environ or arn not in _applied_to_process):
         for name, value in provider_keys_from_secret(get(arn)).items():
