@@ -20,6 +20,7 @@ from personal_agent.engine.agui import AgUiTranslator
 from personal_agent.engine.cancellation import CancelWatch
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.failures import RunLimitExceeded
+from personal_agent.engine.model_events import request_events
 from personal_agent.governance.budgets import reserve_request
 from personal_agent.runs import store
 from personal_agent.runs.spec import RunSpec
@@ -110,9 +111,10 @@ class Drive:
         step = f"model_request:{self.ri}"
         await self.emitter.emit(StepStartedEvent(step_name=step))
         async with node.stream(run.ctx) as stream:
-            async for event in stream:
-                await self.emitter.emit(*self.translator.translate(event))
-                await self.watch.check()
+            for events in request_events(stream):
+                async for event in events:
+                    await self.emitter.emit(*self.translator.translate(event))
+                    await self.watch.check()
         following = await run.next(node)
         self.completed = run.all_messages()
         response = self.completed[-1]
