@@ -15,10 +15,11 @@ from personal_agent.local.web_chat import mount_web_chat
 log = logging.getLogger("personal_agent.local.dev")
 
 
-def create_dev_app(*, scheduler: bool = False, demo_mcp_url: str | None = None) -> FastAPI:
+def create_dev_app(*, scheduler: bool = False, demo_mcp_url: str | None = None, worker: bool = False) -> FastAPI:
     """The API app with the SSE relay and the built web chat mounted; with `scheduler`, the local
     scheduler loop fires due workflow schedules while the app runs (`pa dev`); with `demo_mcp_url`, the demo
-    MCP server at that URL is registered for the demo org at startup."""
+    MCP server at that URL is registered for the demo org at startup; a `worker` (one of `pa dev`'s extra
+    processes, `local.dev_processes`) stops the inline runs it drives when it stops."""
     from personal_agent.stream import agui_endpoint, routes, run_stream
 
     app = create_app(stream_routers=(routes.router, agui_endpoint.router, run_stream.router))
@@ -26,6 +27,8 @@ def create_dev_app(*, scheduler: bool = False, demo_mcp_url: str | None = None) 
     app.add_middleware(HostGuard)  # outermost: a request for another Host name reaches nothing (DNS rebinding)
     if scheduler:
         _run_local_scheduler(app)
+    elif worker:
+        _stop_local_runs_on_exit(app)
     if demo_mcp_url is not None:
         _register_demo_mcp(app, demo_mcp_url)
     return app
@@ -45,6 +48,24 @@ def _register_demo_mcp(app: FastAPI, url: str) -> None:
             except Exception as exc:  # the demo tools are optional; `pa dev` goes on without them
                 log.warning("the demo MCP server was not registered: %s", exc)
             yield
+
+    app.router.lifespan_context = lifespan
+
+
+def _stop_local_runs_on_exit(app: FastAPI) -> None:
+    """Stop the inline runs this process drives before the app closes its pools (each releases its lease, so
+    the recovery sweep resumes it from its last checkpoint)."""
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        from personal_agent.runs.drivers import stop_local_runs
+
+        async with inner(application):
+            try:
+                yield
+            finally:
+                await stop_local_runs()
 
     app.router.lifespan_context = lifespan
 

@@ -1,9 +1,14 @@
-"""`pa dev`: the local stack plus one uvicorn process serving the API, the SSE relay and the web chat."""
+"""`pa dev`: the local stack plus the uvicorn processes (`local.dev_processes`) serving the API, the SSE relay and
+the web chat."""
 
 from __future__ import annotations
 
+import os
+import socket
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -11,6 +16,7 @@ from personal_agent.errors import ConfigurationError
 from personal_agent.heap import freeze_startup_heap
 from personal_agent.identity.dev_issuer import dev_issuer_refusal
 from personal_agent.local.demo_mcp import DemoMcpThread
+from personal_agent.local.dev_processes import DevWorkers, listening_socket, process_count
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.serving import ReadyServer, serve
 from personal_agent.local.stack import LocalStack
@@ -26,6 +32,36 @@ def build_dev_app(demo_mcp_url: str | None = None) -> FastAPI:
     return create_dev_app(scheduler=True, demo_mcp_url=demo_mcp_url)
 
 
+def _config(app: FastAPI) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(app, log_level="warning", lifespan="on")
+
+
+def _freeze_heap() -> None:
+    # The engine (imported by the first run anyway) and everything startup made leave the collector's
+    # generations before the first request (`personal_agent.heap`).
+    freeze_startup_heap(preload=("personal_agent.engine.runner",))
+
+
+def _serve_worker(sock: socket.socket) -> Callable[[Callable[[], None]], None]:
+    """What a forked worker runs once it has the stack's env: the dev app without the scheduler, on `sock`."""
+
+    def run(report_ready: Callable[[], None]) -> None:
+        from personal_agent.local.dev_app import create_dev_app
+
+        get_settings.cache_clear()  # the settings now see the stack's env
+        app = create_dev_app(worker=True)
+
+        def ready() -> None:
+            _freeze_heap()
+            report_ready()
+
+        serve(ReadyServer(_config(app), on_ready=ready), sockets=[sock])
+
+    return run
+
+
 def run_dev_server() -> int:
     """Start everything, print where it is, serve until Ctrl-C, then stop every part."""
     started = time.perf_counter()
@@ -33,25 +69,38 @@ def run_dev_server() -> int:
     settings = get_settings()
     try:
         ensure_port_free(settings.host, settings.port, "the dev server", "PA_PORT")
-        stack = LocalStack(settings).start()
     except ConfigurationError as exc:
         print(f"pa dev: {exc}", file=sys.stderr)
         return 2
+    processes = process_count(settings.dev_processes)
+    sock = listening_socket(settings.host, settings.port)
+    if processes > 1:
+        import personal_agent.local.dev_app  # noqa: F401  imported once, before the fork: shared by the workers
+    workers = DevWorkers.fork(processes - 1, _serve_worker(sock))  # before any thread exists (the stack's)
+    try:
+        stack = LocalStack(settings).start()
+    except ConfigurationError as exc:
+        workers.stop()
+        print(f"pa dev: {exc}", file=sys.stderr)
+        return 2
+    except BaseException:
+        workers.stop()
+        raise
     demo_mcp = DemoMcpThread().start() if settings.is_local else None
     try:
-        import uvicorn
-
+        workers.start(dict(os.environ))
         app = build_dev_app(demo_mcp.url if demo_mcp is not None else None)
-        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="warning", lifespan="on")
         url = f"http://{settings.host}:{settings.port}"
 
         def announce() -> None:
-            # The engine (imported by the first run anyway) and everything startup made leave the collector's
-            # generations before the first request (`personal_agent.heap`).
-            freeze_startup_heap(preload=("personal_agent.engine.runner",))
-            # Printed once the server listens, so the line means "ready" (tests and scripts wait for it).
+            _freeze_heap()
+            serving = 1 + workers.wait_ready()
+            # Printed once every process serves, so the line means "ready" (tests and scripts wait for it).
             parts = ", ".join(f"{k} {v:.1f}s" for k, v in stack.timings.items())
-            print(f"Personal Agent is running at {url}  (ready in {time.perf_counter() - started:.1f}s: {parts})")
+            print(
+                f"Personal Agent is running at {url}  (ready in {time.perf_counter() - started:.1f}s: {parts}; "
+                f"{serving} process{'es' if serving > 1 else ''})"
+            )
             refusal = dev_issuer_refusal(settings)
             if refusal is None:
                 print(f"  log in: open {url} and press 'Sign in' (Dev login: org acme, user alice, role admin)")
@@ -61,10 +110,12 @@ def run_dev_server() -> int:
             print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
             sys.stdout.flush()
 
-        serve(ReadyServer(config, on_ready=announce))
+        serve(ReadyServer(_config(app), on_ready=announce), sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
+        workers.stop()  # before the stack: their shutdown releases their runs' leases in Postgres
+        sock.close()
         if demo_mcp is not None:
             demo_mcp.stop()
         stack.stop()

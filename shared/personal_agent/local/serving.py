@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any, Literal
@@ -21,15 +22,15 @@ def loop_name() -> Literal["uvloop", "asyncio"]:
     return "uvloop"
 
 
-def serve(server: uvicorn.Server) -> None:
-    """Run `server` until it stops, on the loop `loop_name` picks."""
+def serve(server: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
+    """Run `server` until it stops, on the loop `loop_name` picks (on `sockets` when given, already bound)."""
     if loop_name() == "uvloop":
         import uvloop
 
         with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(server.serve())
+            runner.run(server.serve(sockets=sockets))
     else:
-        asyncio.run(server.serve())
+        asyncio.run(server.serve(sockets=sockets))
 
 
 class ReadyServer(uvicorn.Server):
