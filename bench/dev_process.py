@@ -85,13 +85,18 @@ class DevProcess:
         return out.stdout.split()[-n:]
 
     def cpu_seconds(self) -> tuple[float, float]:
-        """(the server process, its Postgres and Valkey children) user+system CPU seconds so far."""
+        """(the server's processes, its Postgres and Valkey children) user+system CPU seconds so far. The server's
+        processes are `pa dev` and the workers it forked (`PA_DEV_PROCESSES`: children with its command line)."""
         me = psutil.Process(self.proc.pid)
         own = sum(me.cpu_times()[:2])
         kids = 0.0
         for child in me.children(recursive=True):
             try:
-                kids += sum(child.cpu_times()[:2])
+                spent = sum(child.cpu_times()[:2])
+                if child.cmdline() == me.cmdline():
+                    own += spent
+                else:
+                    kids += spent
             except psutil.Error:
                 pass
         return own, kids
@@ -99,7 +104,8 @@ class DevProcess:
     def profile(self, out: Path) -> subprocess.Popen[bytes]:
         """Start sampling the server with py-spy (raw collapsed stacks); send SIGINT to stop and write `out`."""
         return subprocess.Popen(
-            [str(PY_SPY), "record", "--pid", str(self.proc.pid), "--format", "raw", "-o", str(out), "--nonblocking"],
+            [str(PY_SPY), "record", "--pid", str(self.proc.pid), "--subprocesses", "--format", "raw", "-o", str(out)]
+            + ["--nonblocking"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
