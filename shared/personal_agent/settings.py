@@ -23,8 +23,8 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path(".local"), validation_alias=_env("PA_DATA_DIR"))
     host: str = Field("127.0.0.1", validation_alias=_env("PA_HOST"))
     port: int = Field(8000, validation_alias=_env("PA_PORT"))
-    # Processes serving `pa dev`'s port (`local.dev_processes`); 0: two on a machine with two or more CPUs.
-    dev_processes: int = Field(0, ge=0, le=32, validation_alias=_env("PA_DEV_PROCESSES"))
+    # Processes serving `pa dev`'s port (`local.dev_processes`); 0: one per CPU.
+    dev_processes: int = Field(1, ge=0, le=32, validation_alias=_env("PA_DEV_PROCESSES"))
     moto_port: int = Field(5055, validation_alias=_env("PA_MOTO_PORT"))
     # The local AWS emulator: moto in-process (default), or LocalStack from .tools/localstack (`make localstack`;
     # `pa dev --aws localstack`), whose durable-run Tasks are Step Functions Activities polled by the dev server.

@@ -1,10 +1,10 @@
 """`pa dev`'s extra server processes: forked before the local stack starts, serving the same listening socket.
 
 One Python process streams runs on one core (issue 17: pydantic-ai's own stream and the platform's per-run work
-are CPU-bound), so `pa dev` serves with `PA_DEV_PROCESSES` processes (two by default on a machine with two or more
-CPUs). The kernel hands each new connection to one of them; everything they share lives in Postgres and Redis
-(runs, leases, cancel flags, stream slots, the auth cache's revocation counter), and each keeps its own pools, its
-SSE fan-out and its inline runs, as separate Lambda instances do.
+are CPU-bound), so `pa dev` can serve with `PA_DEV_PROCESSES` processes (one by default, as the design has it; `0`:
+one per CPU). The kernel hands each new connection to one of them; everything they share lives in Postgres and
+Redis (runs, leases, cancel flags, stream slots, the auth cache's revocation counter), and each keeps its own
+pools, its SSE fan-out and its inline runs, as separate Lambda instances do.
 
 How a worker lives:
 - it is forked while the parent has no thread yet (before the stack starts), so it inherits the listening socket,
@@ -20,6 +20,7 @@ How a worker lives:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import select
 import signal
@@ -31,17 +32,15 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+log = logging.getLogger("personal_agent.local.dev")
 STOP_SECONDS = 30.0
 
 
 def process_count(configured: int) -> int:
-    """How many processes serve: `configured`, or (0) two when the machine has two or more CPUs; one where the
-    platform cannot fork."""
+    """How many processes serve: `configured`, or (0) one per CPU; one where the platform cannot fork."""
     if not hasattr(os, "fork"):
         return 1
-    if configured > 0:
-        return configured
-    return 2 if (os.cpu_count() or 1) >= 2 else 1
+    return configured if configured > 0 else os.cpu_count() or 1
 
 
 @dataclass
@@ -61,8 +60,11 @@ class DevWorkers:
     def fork(cls, count: int, serve: Callable[[Callable[[], None]], None]) -> DevWorkers:
         """Fork `count` workers; each runs `serve(report_ready)` once `start` sent it the env, then exits. Returns
         in the parent only."""
-        pipes = [(os.pipe(), os.pipe()) for _ in range(count)]
         started = cls()
+        if count and threading.active_count() > 1:  # a fork would copy another thread's locks mid-use
+            log.warning("pa dev serves from one process: a thread runs already, so no worker is forked")
+            return started
+        pipes = [(os.pipe(), os.pipe()) for _ in range(count)]
         for i, ((env_r, env_w), (ready_r, ready_w)) in enumerate(pipes):
             pid = os.fork()
             if pid == 0:  # the worker: never returns into the parent's code
