@@ -3,7 +3,10 @@
 The same scripted 200-chunk reply (`bench/scripted_model.py`) is consumed three ways, in this process:
 
 - `model stream`: the model's own `StreamedResponse`, iterated (what any agent framework must at least pay);
-- `agent stream`: `Agent.iter` + `ModelRequestNode.stream`, as the engine (`engine/drive.py`) streams a request;
+- `agent stream`: `Agent.iter` + `ModelRequestNode.stream`, iterating the `AgentStream` (the engine until issue 17's
+  fifth pass);
+- `engine way`: the same, read as the engine reads it now (`engine/model_events.request_events`: the model's stream
+  directly when no capability watches it);
 - `event handler`: `Agent.run(event_stream_handler=...)`, pydantic-ai's other way to see every event.
 
 `runs/s per core` is 1000 / the median CPU ms per run: how many runs one Python process could stream if the
@@ -29,6 +32,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart  # n
 from pydantic_ai.models import ModelRequestParameters  # noqa: E402
 
 from bench.scripted_model import CHUNKS, scripted_model  # noqa: E402
+from personal_agent.engine.model_events import request_events  # noqa: E402
 
 
 async def model_stream() -> int:
@@ -50,6 +54,21 @@ async def agent_stream() -> int:
                 async with node.stream(run.ctx) as stream:
                     async for _ in stream:
                         events += 1
+            node = await run.next(node)
+    return events
+
+
+async def engine_way() -> int:
+    events = 0
+    agent = Agent(scripted_model())
+    async with agent.iter("hello") as run:
+        node = run.next_node
+        while not Agent.is_end_node(node):
+            if Agent.is_model_request_node(node):
+                async with node.stream(run.ctx) as stream:
+                    for iterable in request_events(stream):
+                        async for _ in iterable:
+                            events += 1
             node = await run.next(node)
     return events
 
@@ -80,7 +99,13 @@ async def measure(way: Callable[[], Awaitable[int]], runs: int) -> tuple[float, 
 async def main(runs: int) -> None:
     print(f"pydantic-ai alone, a {CHUNKS}-chunk scripted reply, {runs} runs each (CPU ms per run, median):")
     base = None
-    for name, way in (("model stream", model_stream), ("agent stream", agent_stream), ("event handler", event_handler)):
+    ways = (
+        ("model stream", model_stream),
+        ("agent stream", agent_stream),
+        ("engine way", engine_way),
+        ("event handler", event_handler),
+    )
+    for name, way in ways:
         ms, events = await measure(way, runs)
         base = base or ms
         print(f"  {name:<14} {ms:6.2f} ms  {events} events  {ms / base:4.1f}x  ~{1000 / ms:5.0f} runs/s per core")
