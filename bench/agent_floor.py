@@ -22,8 +22,9 @@ import asyncio
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterable, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -44,7 +45,8 @@ async def model_stream() -> int:
     return events
 
 
-async def agent_stream() -> int:
+async def _agent_run(read: Callable[[Any], tuple[AsyncIterable[object], ...]]) -> int:
+    """One `Agent.iter` run, each model request's events read from what `read` makes of its `AgentStream`."""
     events = 0
     agent = Agent(scripted_model())
     async with agent.iter("hello") as run:
@@ -52,25 +54,19 @@ async def agent_stream() -> int:
         while not Agent.is_end_node(node):
             if Agent.is_model_request_node(node):
                 async with node.stream(run.ctx) as stream:
-                    async for _ in stream:
-                        events += 1
-            node = await run.next(node)
-    return events
-
-
-async def engine_way() -> int:
-    events = 0
-    agent = Agent(scripted_model())
-    async with agent.iter("hello") as run:
-        node = run.next_node
-        while not Agent.is_end_node(node):
-            if Agent.is_model_request_node(node):
-                async with node.stream(run.ctx) as stream:
-                    for iterable in request_events(stream):
+                    for iterable in read(stream):
                         async for _ in iterable:
                             events += 1
             node = await run.next(node)
     return events
+
+
+async def agent_stream() -> int:
+    return await _agent_run(lambda stream: (stream,))
+
+
+async def engine_way() -> int:
+    return await _agent_run(request_events)
 
 
 async def event_handler() -> int:

@@ -19,6 +19,19 @@ ROOT = Path(__file__).resolve().parents[2]
 PA = Path(sys.executable).parent / "pa"  # the console script `make dev` runs
 
 
+def dev_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """This process's env without any setting of ours, plus a data directory and free ports of its own."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
+    env.update(
+        PA_DATA_DIR=str(data_dir),
+        PA_PORT=str(free_port()),
+        PA_MOTO_PORT=str(free_port()),
+        PA_VALKEY_PORT=str(free_port()),
+    )
+    env.update(extra)
+    return env
+
+
 @dataclass(frozen=True)
 class DevServer:
     url: str
@@ -34,16 +47,8 @@ class DevServer:
 @contextmanager
 def running_pa_dev(data_dir: Path, *, org: str = "e2e", args: tuple[str, ...] = ()) -> Iterator[DevServer]:
     """`pa dev [args]` until the block ends (then stopped with Ctrl-C, as a user would)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
+    env = dev_env(data_dir, PA_LOCALSTACK_PORT=str(free_port()), PA_DEMO_DELAY_MS="0")
     env.pop("PYTHONPATH", None)
-    env.update(
-        PA_DATA_DIR=str(data_dir),
-        PA_PORT=str(free_port()),
-        PA_LOCALSTACK_PORT=str(free_port()),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-        PA_DEMO_DELAY_MS="0",
-    )
     proc = subprocess.Popen(
         [str(PA), "dev", *args], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )

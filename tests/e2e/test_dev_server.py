@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -13,21 +12,10 @@ import httpx
 import pytest
 
 from personal_agent.local.ports import free_port
+from tests.e2e.pa_dev import dev_env
 
 ROOT = Path(__file__).resolve().parents[2]
 PA = [sys.executable, "-m", "personal_agent.cli"]
-
-
-def _env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
-    env.update(
-        PA_DATA_DIR=str(data_dir),
-        PA_PORT=str(free_port()),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-    )
-    env.update(extra)
-    return env
 
 
 def _wait_ready(proc: subprocess.Popen[str], url: str) -> list[str]:
@@ -65,12 +53,12 @@ def _start_and_stop(env: dict[str, str]) -> None:
 
 @pytest.mark.timeout(300)
 def test_dev_server_starts_answers_readyz_and_stops_everything(tmp_path: Path) -> None:
-    env = _env(tmp_path / "data")
+    env = dev_env(tmp_path / "data")
     _start_and_stop(env)
     # A second start reuses the data (no initdb again) and comes up the same way.
     marker = tmp_path / "data" / "pgdata" / "PG_VERSION"
     before = marker.stat().st_mtime
-    _start_and_stop(_env(tmp_path / "data"))
+    _start_and_stop(dev_env(tmp_path / "data"))
     assert marker.stat().st_mtime == before
 
 
@@ -78,7 +66,7 @@ def test_taken_port_is_one_clear_line(tmp_path: Path) -> None:
     with socket.socket() as held:
         held.bind(("127.0.0.1", 0))
         held.listen()
-        env = _env(tmp_path / "data", PA_PORT=str(held.getsockname()[1]))
+        env = dev_env(tmp_path / "data", PA_PORT=str(held.getsockname()[1]))
         proc = subprocess.run(PA + ["dev"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -86,7 +74,7 @@ def test_taken_port_is_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_unreachable_configured_service_is_one_clear_line(tmp_path: Path) -> None:
-    env = _env(tmp_path / "data", DATABASE_URL=f"postgresql://u@127.0.0.1:{free_port()}/db")
+    env = dev_env(tmp_path / "data", DATABASE_URL=f"postgresql://u@127.0.0.1:{free_port()}/db")
     proc = subprocess.run(PA + ["dev"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]

@@ -3,7 +3,6 @@ Ctrl-C to the parent alone stops the worker too, and a killed parent takes its w
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -13,24 +12,11 @@ import httpx
 import psutil
 import pytest
 
-from personal_agent.local.ports import free_port
+from tests.e2e.pa_dev import dev_env
 
 ROOT = Path(__file__).resolve().parents[2]
 PA = [sys.executable, "-m", "personal_agent.cli"]
 pytestmark = pytest.mark.timeout(300)
-
-
-def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PA_", "DATABASE_", "REDIS_", "AWS_ENDPOINT"))}
-    env.update(
-        PA_DATA_DIR=str(data_dir),
-        PA_PORT=str(free_port()),
-        PA_MOTO_PORT=str(free_port()),
-        PA_VALKEY_PORT=str(free_port()),
-        PA_DEMO_DELAY_MS="0",
-        PA_DEV_PROCESSES="2",
-    )
-    return env
 
 
 def _start(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
@@ -71,7 +57,7 @@ def _token(env: dict[str, str]) -> dict[str, str]:
 
 
 def test_two_processes_take_connections_drive_runs_and_stop_together(tmp_path: Path) -> None:
-    env = _env(tmp_path / "data")
+    env = dev_env(tmp_path / "data", PA_DEMO_DELAY_MS="0", PA_DEV_PROCESSES="2")
     port = int(env["PA_PORT"])
     proc, ready = _start(env)
     clients: list[httpx.Client] = []
@@ -103,7 +89,7 @@ def test_two_processes_take_connections_drive_runs_and_stop_together(tmp_path: P
 
 
 def test_a_killed_parent_takes_its_worker_with_it(tmp_path: Path) -> None:
-    env = _env(tmp_path / "data")
+    env = dev_env(tmp_path / "data", PA_DEMO_DELAY_MS="0", PA_DEV_PROCESSES="2")
     proc, _ = _start(env)
     try:
         (worker,) = _workers(proc.pid)
