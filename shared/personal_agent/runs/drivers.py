@@ -16,7 +16,7 @@ from personal_agent.durable import executions
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict
 from personal_agent.runs import store
-from personal_agent.runs.lease import LeaseLost, RunLease, local_owner
+from personal_agent.runs.lease import Leased, LeaseLost, RunLease, local_owner
 from personal_agent.runs.spec import RunMode, RunSpec
 from personal_agent.settings import get_settings
 from personal_agent.subagents import service as subagents
@@ -31,15 +31,18 @@ def ensure_driver_available(mode: RunMode) -> None:
         raise Conflict("durable runs are not available: no state machine is configured", code="durable_unavailable")
 
 
-async def drive_inline(run_id: UUID, org_id: UUID, owner: str, *, under_parent: bool = False) -> str:
+async def drive_inline(
+    run_id: UUID, org_id: UUID, owner: str, *, under_parent: bool = False, leased_row: dict[str, Any] | None = None
+) -> str:
     """Drive an inline run to its end under a lease (the run worker Lambda, or a task here): from its last
     checkpoint, so a run whose worker died resumes without asking for a stored response again; once
     `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). Returns the status it reached,
     or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person).
-    A sub-agent that ended resumes its waiting parent (unless `under_parent`: the parent's drive runs it)."""
+    A sub-agent that ended resumes its waiting parent (unless `under_parent`: the parent's drive runs it).
+    `leased_row`: the run was stored already leased to `owner` (`Leased`), and this is its row."""
     taken: dict[str, Any] = {}
     try:
-        return await _drive_leased(run_id, org_id, owner, taken)
+        return await _drive_leased(run_id, org_id, owner, taken, leased_row)
     finally:
         if taken.get("parent_run_id", run_id) is not None:  # a run whose row says it has no parent is nobody's child
             await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
@@ -54,13 +57,15 @@ async def _drive_children(org_id: UUID, children: list[str]) -> None:
     await subagents.drive_children_inline(children, drive)
 
 
-async def _drive_leased(run_id: UUID, org_id: UUID, owner: str, taken_row: dict[str, Any]) -> str:
-    """`taken_row` gets the run's row once the lease is taken."""
+async def _drive_leased(
+    run_id: UUID, org_id: UUID, owner: str, taken_row: dict[str, Any], leased_row: dict[str, Any] | None
+) -> str:
+    """`taken_row` gets the run's row once the lease is taken (or `leased_row`, when the run was stored leased)."""
     from personal_agent.engine.runner import advance, fail_run  # pydantic-ai: not in the API's cold start
 
     settings = get_settings()
     lease = RunLease(run_id, org_id, owner, settings.run_lease_seconds)
-    taken = await lease.take()
+    taken = leased_row if leased_row is not None else await lease.take()
     if taken is None:
         return "leased"
     taken_row.update(taken)
@@ -107,16 +112,21 @@ async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
         await RunEmitter(spec).emit(CustomEvent(name="run_resumed", value={"run_id": str(run_id), "attempt": attempt}))
 
 
-async def run_inline(spec: RunSpec) -> None:
+async def run_inline(spec: RunSpec, leased: Leased | None = None) -> None:
     """Loop the engine to the end in this process; a crash marks the run failed, never leaves it running."""
-    await run_inline_by_id(spec.run_id, spec.org_id)
+    await run_inline_by_id(spec.run_id, spec.org_id, leased=leased)
 
 
-async def run_inline_by_id(run_id: UUID, org_id: UUID, *, under_parent: bool = False) -> None:
+async def run_inline_by_id(
+    run_id: UUID, org_id: UUID, *, under_parent: bool = False, leased: Leased | None = None
+) -> None:
     from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
 
     try:
-        await drive_inline(run_id, org_id, local_owner(), under_parent=under_parent)
+        if leased is not None:
+            await drive_inline(run_id, org_id, leased.owner, under_parent=under_parent, leased_row=leased.row)
+        else:
+            await drive_inline(run_id, org_id, local_owner(), under_parent=under_parent)
     except Exception as exc:
         log.exception("inline run failed", extra={"run_id": str(run_id)})
         await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
@@ -144,13 +154,19 @@ async def run_invocation(run_id: UUID, org_id: UUID, request_id: str) -> dict[st
     return {"run_id": str(run_id), "status": status}
 
 
-async def start_run(spec: RunSpec) -> None:
-    """Hand a stored run to its driver."""
+def drives_here(spec: RunSpec) -> str | None:
+    """The lease owner to store a new run with when this process drives it as soon as it is stored (an inline run
+    in local mode: `start_run` makes it a task here), so its first drive needs no lease transaction; else None."""
+    return local_owner() if spec.mode == "inline" and get_settings().is_local else None
+
+
+async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
+    """Hand a stored run to its driver (`leased`: stored already leased to this process's driver)."""
     settings = get_settings()
     if spec.mode == "durable":
         await executions.start_execution(spec)
     elif settings.is_local:
-        task = asyncio.get_running_loop().create_task(run_inline(spec), name=f"run-{spec.run_id}")
+        task = asyncio.get_running_loop().create_task(run_inline(spec, leased), name=f"run-{spec.run_id}")
         _tasks.add(task)
         task.add_done_callback(_tasks.discard)
     else:

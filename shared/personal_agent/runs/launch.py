@@ -23,7 +23,8 @@ from personal_agent.identity.members import check_member_active
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
-from personal_agent.runs.drivers import ensure_driver_available, start_run
+from personal_agent.runs.drivers import drives_here, ensure_driver_available, start_run
+from personal_agent.runs.lease import Leased
 from personal_agent.runs.spec import (
     MAX_MESSAGE_CHARS,
     GatedTool,
@@ -231,31 +232,34 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             approval_policy=request.approval_policy,
             history=request.history,
         )
-        spec = await _store_turn(conn, request, spec, attached, message)
-    await _start_or_fail(spec)
+        spec, leased = await _store_turn(conn, request, spec, attached, message)
+    await _start_or_fail(spec, leased)
     return spec
 
 
 async def _store_turn(
     conn: Conn, request: LaunchRequest, spec: RunSpec, attached: list[dict[str, Any]], message: str
-) -> RunSpec:
-    """Insert the run and the user's turn (a regenerate adds none) on the branch it continues."""
+) -> tuple[RunSpec, Leased | None]:
+    """Insert the run and the user's turn (a regenerate adds none) on the branch it continues; a run this process
+    drives is stored leased to its driver."""
     if not await chat_store.lock_chat(conn, request.chat_id):
         raise NotFound("chat not found", code="chat_not_found")
     parent = await resolve_parent(conn, request.chat_id, request.parent_message_id, request.regenerate)
     spec = spec.model_copy(update={"parent_message_id": parent, "regenerate": request.regenerate})
-    await store.insert_run(conn, spec)
+    owner = drives_here(spec)
+    row = await store.insert_run(conn, spec, lease_owner=owner)
+    leased = Leased(owner, row) if owner else None
     if not request.regenerate:
         turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))
         await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn], parent)
-    return spec
+    return spec, leased
 
 
-async def _start_or_fail(spec: RunSpec) -> None:
+async def _start_or_fail(spec: RunSpec, leased: Leased | None = None) -> None:
     """Hand the run to its driver; when that fails the run ends failed (never queued forever) and the caller gets
     a 503 to retry."""
     try:
-        await start_run(spec)
+        await start_run(spec, leased)
     except Exception as exc:
         # The driver could not take the run (Step Functions or Lambda unreachable): record why, never
         # leave it queued forever, and tell the caller to retry.

@@ -11,6 +11,7 @@ import os
 import socket
 import uuid
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -19,6 +20,15 @@ from personal_agent.runs import store
 
 log = logging.getLogger("personal_agent.runs")
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Leased:
+    """A run stored already leased to the driver that will drive it in this process (`store.insert_run` with a
+    `lease_owner`): its first drive starts from `row` instead of taking the lease in a transaction of its own."""
+
+    owner: str
+    row: dict[str, Any]
 
 
 class LeaseLost(Exception):

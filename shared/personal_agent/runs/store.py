@@ -26,12 +26,20 @@ class Checkpoint:
     state: dict[str, Any]
 
 
-async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued", error: dict[str, Any] | None = None) -> None:
-    """Store a new run; one stored in a terminal status (a `skipped` run) is finished at once, with `error`."""
-    await conn.execute(
+async def insert_run(
+    conn: Conn,
+    spec: RunSpec,
+    status: str = "queued",
+    error: dict[str, Any] | None = None,
+    lease_owner: str | None = None,
+) -> dict[str, Any]:
+    """Store a new run and return its row; one stored in a terminal status (a `skipped` run) is finished at once,
+    with `error`. With `lease_owner`, the run is stored already leased to that driver (its first drive), as
+    `take_lease` would have left it."""
+    cur = await conn.execute(
         "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name,"
-        " model_chain, lease_expires_at, error, finished_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-        " now() + make_interval(secs => %s), %s, CASE WHEN %s THEN now() END)",
+        " model_chain, lease_owner, attempts, lease_expires_at, error, finished_at) VALUES (%s, %s, %s, %s, %s, %s,"
+        " %s, %s, %s, %s, %s, %s, %s, now() + make_interval(secs => %s), %s, CASE WHEN %s THEN now() END) RETURNING *",
         [
             spec.run_id,
             spec.org_id,
@@ -44,11 +52,16 @@ async def insert_run(conn: Conn, spec: RunSpec, status: str = "queued", error: d
             jsonb(spec.model_dump(mode="json")),
             spec.model,
             jsonb([ref.id for ref in spec.model_chain] or [spec.model]),
+            lease_owner,
+            1 if lease_owner else 0,
             get_settings().run_lease_seconds,  # a driver must take the run within one lease, or recovery does
             jsonb(error) if error else None,
             status in TERMINAL,
         ],
     )
+    row = await cur.fetchone()
+    assert row is not None
+    return row
 
 
 async def set_answered_model(conn: Conn, run_id: UUID, model_name: str | None) -> None:
