@@ -119,6 +119,9 @@ async def lock_chat(conn: Conn, chat_id: UUID) -> bool:
     return await cur.fetchone() is not None
 
 
+_TOUCH_CHAT = "UPDATE chats SET updated_at = now() WHERE id = %s"
+
+
 async def append_messages(
     conn: Conn,
     org_id: UUID,
@@ -129,16 +132,21 @@ async def append_messages(
 ) -> int | None:
     """Add messages (pydantic-ai JSON, each with its `kind`) to the chat as a chain below `parent_id` (None: a
     first turn) and mark the chat updated; the id of the last one (`parent_id` when there were none)."""
-    for message in messages:
-        cur = await conn.execute(
+    if not messages:
+        await conn.execute(_TOUCH_CHAT, [chat_id])
+    for i, message in enumerate(messages):
+        insert = (
             "INSERT INTO messages (org_id, chat_id, run_id, kind, message, parent_id) VALUES (%s, %s, %s, %s, %s, %s)"
-            " RETURNING id",
-            [org_id, chat_id, run_id, message["kind"], jsonb(message), parent_id],
+            " RETURNING id"
         )
+        params: list[Any] = [org_id, chat_id, run_id, message["kind"], jsonb(message), parent_id]
+        if i == len(messages) - 1:  # the chat is marked updated in the same statement as its last message
+            insert = f"WITH added AS ({insert}), touched AS ({_TOUCH_CHAT}) SELECT id FROM added"
+            params.append(chat_id)
+        cur = await conn.execute(insert, params)
         row = await cur.fetchone()
         assert row is not None
         parent_id = int(row["id"])
-    await conn.execute("UPDATE chats SET updated_at = now() WHERE id = %s", [chat_id])
     return parent_id
 
 
