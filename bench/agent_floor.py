@@ -5,9 +5,12 @@ The same scripted 200-chunk reply (`bench/scripted_model.py`) is consumed three 
 - `model stream`: the model's own `StreamedResponse`, iterated (what any agent framework must at least pay);
 - `agent stream`: `Agent.iter` + `ModelRequestNode.stream`, iterating the `AgentStream` (the engine until issue 17's
   fifth pass);
-- `engine way`: the same, read as the engine reads it now (`engine/model_events.request_events`: the model's stream
-  directly when no capability watches it);
+- `engine way`: the same, read as the engine reads it (`engine/model_events.request_events`: the model's stream
+  directly when no capability watches it), with pydantic-ai's stream locks as shipped, then as the engine has them
+  (`engine/stream_pulls`: no event-loop round trip per pull);
 - `event handler`: `Agent.run(event_stream_handler=...)`, pydantic-ai's other way to see every event.
+
+Every row but the last runs pydantic-ai as shipped.
 
 `runs/s per core` is 1000 / the median CPU ms per run: how many runs one Python process could stream if the
 platform itself cost nothing. Printed, never asserted:
@@ -33,6 +36,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart  # n
 from pydantic_ai.models import ModelRequestParameters  # noqa: E402
 
 from bench.scripted_model import CHUNKS, scripted_model  # noqa: E402
+from personal_agent.engine import stream_pulls  # noqa: E402
 from personal_agent.engine.model_events import request_events  # noqa: E402
 
 
@@ -81,8 +85,12 @@ async def event_handler() -> int:
     return events
 
 
-async def measure(way: Callable[[], Awaitable[int]], runs: int) -> tuple[float, int]:
+async def measure(way: Callable[[], Awaitable[int]], runs: int, fast_pulls: bool) -> tuple[float, int]:
     """Median CPU ms per run over `runs` runs (after a warm-up), and the events one run yields."""
+    if fast_pulls:
+        stream_pulls.install()
+    else:
+        stream_pulls.restore()
     events = await way()
     costs = []
     for _ in range(runs):
@@ -96,15 +104,16 @@ async def main(runs: int) -> None:
     print(f"pydantic-ai alone, a {CHUNKS}-chunk scripted reply, {runs} runs each (CPU ms per run, median):")
     base = None
     ways = (
-        ("model stream", model_stream),
-        ("agent stream", agent_stream),
-        ("engine way", engine_way),
-        ("event handler", event_handler),
+        ("model stream", model_stream, False),
+        ("agent stream", agent_stream, False),
+        ("event handler", event_handler, False),
+        ("engine way, shipped locks", engine_way, False),
+        ("engine way", engine_way, True),
     )
-    for name, way in ways:
-        ms, events = await measure(way, runs)
+    for name, way, fast_pulls in ways:
+        ms, events = await measure(way, runs, fast_pulls)
         base = base or ms
-        print(f"  {name:<14} {ms:6.2f} ms  {events} events  {ms / base:4.1f}x  ~{1000 / ms:5.0f} runs/s per core")
+        print(f"  {name:<25} {ms:6.2f} ms  {events} events  {ms / base:4.1f}x  ~{1000 / ms:5.0f} runs/s per core")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ included, and the same finished response), and then from the `AgentStream` itsel
 or capabilities put in the run's event buffer and ends, its model stream spent.
 
 Any other run, or a pydantic-ai whose `AgentStream` lacks the attributes read here, gets the `AgentStream`.
+Either way the stream's pulls take no event-loop round trip of their own (`engine.stream_pulls`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ from collections.abc import AsyncIterable
 from typing import Any
 
 from pydantic_ai.messages import AgentStreamEvent
+
+from personal_agent.engine import stream_pulls
+
+stream_pulls.install()
 
 
 def _stream_untouched(root: Any) -> bool:
