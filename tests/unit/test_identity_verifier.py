@@ -133,3 +133,33 @@ async def test_odd_claim_types_are_401_not_500(keys: dict[str, Any]) -> None:
     assert await _code(verifier, _forge({"alg": "ES256", "kid": 7}, claims)) == "malformed_token"
     assert await _code(verifier, _forge({"alg": "ES256", "kid": "ec-1"}, claims)) == "bad_signature"
     assert await _code(verifier, _forge(["not", "an", "object"], claims)) == "malformed_token"  # type: ignore[arg-type]
+
+
+async def test_a_token_verified_before_is_still_refused_once_it_expires(keys: dict[str, Any]) -> None:
+    """Its signature is checked once per key; its expiry on every use."""
+    now = [NOW]
+    jwks = JwkSet.from_json({"keys": [keys["ec"].as_dict(private=False)]})
+    verifier = TokenVerifier(
+        [Issuer(ISS, "pa", StaticJwksSource(lambda: jwks), leeway_seconds=0)], clock=lambda: now[0]
+    )
+    token = _sign(keys["ec"], exp=NOW + 10)
+    assert (await verifier.verify(token)).subject == "alice"
+    assert (await verifier.verify(token)).subject == "alice"
+    now[0] = NOW + 11
+    assert await _code(verifier, token) == "token_expired"
+
+
+async def test_a_token_verified_before_is_refused_once_its_key_is_rotated_out(keys: dict[str, Any]) -> None:
+    token = _sign(keys["ec"])
+    assert (await _verifier(keys["ec"]).verify(token)).subject == "alice"
+    rotated = _verifier(_key("ES256", keys["ec"].kid))  # the issuer now publishes another key under that kid
+    assert await _code(rotated, token) == "bad_signature"
+
+
+async def test_a_token_altered_after_verification_is_refused(keys: dict[str, Any]) -> None:
+    verifier = _verifier(keys["ec"])
+    token = _sign(keys["ec"])
+    verified = await verifier.verify(token)
+    header, _, signature = token.split(".")
+    forged = _forge(json.loads(base64.urlsafe_b64decode(header + "==")), {**verified.claims, "sub": "mallory"})
+    assert await _code(verifier, f"{forged.rsplit('.', 1)[0]}.{signature}") == "bad_signature"

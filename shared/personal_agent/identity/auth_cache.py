@@ -5,7 +5,8 @@ never used again, by any process. An offboarding through the API therefore cuts 
 request; a change written to the database behind the API's back is seen within `auth_cache_seconds` (5 s by
 default); with no bus at hand nothing is cached.
 
-The token's signature and expiry are verified on every request, never cached. Personal access tokens are not
+The token's expiry and claims are checked on every request; its signature once per process and key
+(`identity.signature_cache`). Personal access tokens are not
 cached at all: their row is read on every use, so their revocation and expiry stay exact.
 """
 

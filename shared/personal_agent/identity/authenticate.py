@@ -26,7 +26,7 @@ async def authenticate(authorization: str, x_org: str | None = None) -> Principa
     from personal_agent.identity.directory import principal_for_token
     from personal_agent.identity.issuers import get_verifier
 
-    verified = await get_verifier().verify(credential)  # signature and expiry: every request, never cached
+    verified = await get_verifier().verify(credential)  # expiry and claims every request; signature once per key
     return await cached_principal(credential, x_org, lambda: principal_for_token(verified, x_org))
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from personal_agent.errors import Unauthorized
 from personal_agent.identity.claims import ClaimMapping
 from personal_agent.identity.jwks import JwkSet, JwksSource
+from personal_agent.identity.signature_cache import verified_claims
 
 # Algorithm -> the key type and curve it needs. Nothing else is ever accepted.
 ALLOWED_ALGORITHMS: dict[str, tuple[str, str | None]] = {"RS256": ("RSA", None), "ES256": ("EC", "P-256")}
@@ -100,7 +101,7 @@ class TokenVerifier:
             key = _select_key(keys, kid, alg)
         if key is None:
             raise _reject("unknown_kid", "the token was signed by a key the issuer does not publish")
-        claims = _verify_signature(token, key, alg)
+        claims = verified_claims(token, key, alg, _verify_signature)
         return VerifiedToken(issuer=issuer, subject=self._check_claims(issuer, claims), claims=claims)
 
     def _check_claims(self, issuer: Issuer, claims: dict[str, Any]) -> str:
