@@ -60,3 +60,29 @@ async def test_a_flag_only_in_postgres_is_read_at_a_watchs_first_check_and_every
         await due.check(force=True)  # the Postgres read is due
     with pytest.raises(RunCancelled):
         await CancelWatch(run_id, org_id).check(force=True)  # the next drive's (or durable step's) first check
+
+
+async def test_the_flag_read_as_the_run_is_marked_running_stands_for_its_first_postgres_read(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    """`store.mark_running` returns the flag in checkpoint 0's transaction, so the drive's first check need not
+    read Postgres again; a set flag still stops the run at that check."""
+    tenant = make_tenant()
+    with scripted_model(text_then_tool(rounds=0)) as (model, _):
+        run = await start_run(http, auth_headers(tenant), model)
+        await read_events(http, run["events_url"], auth_headers(tenant))
+    run_id, org_id = uuid.UUID(run["run_id"]), uuid.UUID(str(tenant.org_id))
+    with psycopg.connect(admin_url, autocommit=True) as conn:  # set after that read, its Redis copy lost
+        conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
+
+    read_unset = CancelWatch(run_id, org_id)
+    read_unset.read_from_db(False)
+    await read_unset.check(force=True)  # within DB_POLL_SECONDS of the drive's own read: Redis only
+    read_set = CancelWatch(run_id, org_id)
+    read_set.read_from_db(True)
+    with pytest.raises(RunCancelled):
+        await read_set.check(force=True)
+    not_read = CancelWatch(run_id, org_id)
+    not_read.read_from_db(None)
+    with pytest.raises(RunCancelled):
+        await not_read.check(force=True)

@@ -33,6 +33,8 @@ def test_the_lock_pins_every_package_with_hashes() -> None:
     pinned = dict(requirements)
     assert pinned["localstack-core"] == "==2026.3.0" and pinned["cbor2"].startswith("==5.")
     assert "service-identity" in pinned
+    # LocalStack's certificate needs X509.add_extensions, which pyOpenSSL 25 removed.
+    assert pinned["pyopenssl"].startswith("==24.") and pinned["cryptography"].startswith("==44.")
 
 
 def test_without_python_3_13_make_says_how_to_get_one() -> None:

@@ -106,17 +106,17 @@ async def delete_owned(conn: Conn, chat_id: UUID, user_id: UUID) -> bool:
     return await cur.fetchone() is not None
 
 
-async def classification(conn: Conn, chat_id: UUID) -> str | None:
-    """The chat's data classification, or None when there is no such chat."""
-    cur = await conn.execute("SELECT classification FROM chats WHERE id = %s", [chat_id])
+async def lock_chat(conn: Conn, chat_id: UUID, owner: UUID | None = None, *, owned: bool = False) -> str | None:
+    """Lock the chat until the transaction ends (a run and its message land together): its classification, or
+    None when there is no such chat (`owned`: of `owner`)."""
+    if owned:
+        cur = await conn.execute(
+            "SELECT classification FROM chats WHERE id = %s AND user_id = %s FOR UPDATE", [chat_id, owner]
+        )
+    else:
+        cur = await conn.execute("SELECT classification FROM chats WHERE id = %s FOR UPDATE", [chat_id])
     row = await cur.fetchone()
     return str(row["classification"]) if row else None
-
-
-async def lock_chat(conn: Conn, chat_id: UUID) -> bool:
-    """Lock the chat until the transaction ends (a run and its message land together); False when it is gone."""
-    cur = await conn.execute("SELECT id FROM chats WHERE id = %s FOR UPDATE", [chat_id])
-    return await cur.fetchone() is not None
 
 
 _TOUCH_CHAT = "UPDATE chats SET updated_at = now() WHERE id = %s"

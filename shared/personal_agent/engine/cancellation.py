@@ -59,6 +59,12 @@ class CancelWatch:
         self._next_poll = 0.0
         self._next_db_poll = 0.0
 
+    def read_from_db(self, requested: bool | None) -> None:
+        """The flag as a statement of this drive just read it from Postgres (`store.mark_running`): an unset flag
+        need not be read there again for DB_POLL_SECONDS (Redis and this process are still checked)."""
+        if requested is False:
+            self._next_db_poll = time.monotonic() + DB_POLL_SECONDS
+
     async def check(self, force: bool = False) -> None:
         if self._key in _local:
             raise RunCancelled()

@@ -53,18 +53,18 @@ async def advance(
     emitter = RunEmitter(spec)
     if row["status"] == "queued":  # its first step: clients hear of it before the history is read
         await emitter.emit(RunStartedEvent(**run_ids(spec)))
-    checkpoint = await _start(spec, emitter)
-    return await _drive(spec, emitter, checkpoint, time_budget)
+    checkpoint, cancel_flag = await _start(spec, emitter)
+    return await _drive(spec, emitter, checkpoint, time_budget, cancel_flag)
 
 
-async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
+async def _start(spec: RunSpec, emitter: RunEmitter) -> tuple[store.Checkpoint, bool | None]:
     """First step: the chat history plus this run's user message become checkpoint 0, in the transaction that read
     them; with a router model to ask, its call comes between the reads and a transaction of their own for the
-    writes (no transaction stays open across a model call)."""
+    writes (no transaction stays open across a model call). Also the cancel flag, when that transaction read it."""
     async with org_transaction(spec.org_id) as conn:
         existing = await store.latest_checkpoint(conn, spec.run_id)
         if existing is not None:
-            return existing
+            return existing, None
         upto = await _branch_tip(conn, spec) if spec.history == "chat" else None
         prior = await chat_store.branch_messages(conn, spec.chat_id, upto)
         own = (
@@ -74,14 +74,15 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
         )
         messages = prior + own
         if spec.router_model is None:  # unclassified: nothing to ask
-            state = await _first_checkpoint(conn, spec, emitter, messages, upto, len(prior), None)
+            state, cancel_flag = await _first_checkpoint(conn, spec, emitter, messages, upto, len(prior), None)
     if spec.router_model is not None:
         routing = await _route(spec, own or prior[-1:])  # a regenerate's request is the user turn it answers again
         async with org_transaction(spec.org_id) as conn:
-            state = await _first_checkpoint(conn, spec, emitter, messages, upto, len(prior), routing)
+            state, cancel_flag = await _first_checkpoint(conn, spec, emitter, messages, upto, len(prior), routing)
     observability.record_run_started(spec.mode)
+    first = store.Checkpoint(0, "start", messages, state)
     if spec.parent_run_id is not None:  # a sub-agent shows on its parent's stream, not as a run of the chat
-        return store.Checkpoint(0, "start", messages, state)
+        return first, cancel_flag
     await emitter.announce(
         "run_started",
         {
@@ -92,7 +93,7 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> store.Checkpoint:
             "mode": spec.mode,
         },
     )
-    return store.Checkpoint(0, "start", messages, state)
+    return first, cancel_flag
 
 
 async def _first_checkpoint(
@@ -103,8 +104,8 @@ async def _first_checkpoint(
     upto: int | None,
     prior_len: int,
     routing: dict[str, Any] | None,
-) -> dict[str, Any]:
-    """Store the routing and checkpoint 0 and mark the run running; its state."""
+) -> tuple[dict[str, Any], bool | None]:
+    """Store the routing and checkpoint 0 and mark the run running; its state and its cancel flag."""
     state: dict[str, Any] = {"history_len": len(messages), "request_index": 0, "routing": routing}
     if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
         state["chat_prefix"] = store.chat_prefix(spec.chat_id, upto, prior_len)
@@ -113,8 +114,7 @@ async def _first_checkpoint(
         gated = [t.model_dump() for t in spec.gated_tools]
         await emitter.emit(CustomEvent(name="tool_gated", value={"tools": gated}))
     await store.save_checkpoint(conn, spec, 0, "start", store.dumps(messages).encode(), state)
-    await store.mark_running(conn, spec.run_id)
-    return state
+    return state, await store.mark_running(conn, spec.run_id)
 
 
 async def _branch_tip(conn: Any, spec: RunSpec) -> int | None:
@@ -146,10 +146,18 @@ async def _route(spec: RunSpec, own: list[Any]) -> dict[str, Any] | None:
     return decision.model_dump() if decision is not None else None
 
 
-async def _drive(spec: RunSpec, emitter: RunEmitter, cp: store.Checkpoint, time_budget: float | None) -> StepOutcome:
-    """Continue from checkpoint `cp`: walk the graph, then end the run, pause it for approvals, or hand back."""
+async def _drive(
+    spec: RunSpec,
+    emitter: RunEmitter,
+    cp: store.Checkpoint,
+    time_budget: float | None,
+    cancel_flag: bool | None = None,
+) -> StepOutcome:
+    """Continue from checkpoint `cp`: walk the graph, then end the run, pause it for approvals, or hand back.
+    `cancel_flag`: the run's flag as Postgres gave it a moment ago (None: not read)."""
     history = ModelMessagesTypeAdapter.validate_python(cp.messages)
     drive = Drive.from_checkpoint(spec, emitter, cp, history, time_budget)
+    drive.watch.read_from_db(cancel_flag)
     last = history[-1] if history else None
     if cp.kind == "model_response" and isinstance(last, ModelResponse) and not last.tool_calls:
         # The final answer is stored (a retried Task after it): finish without asking the model again.

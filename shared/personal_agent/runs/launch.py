@@ -156,11 +156,8 @@ def _ref(info: ModelInfo) -> ModelRef:
 
 
 async def _chat_classification(conn: Conn, request: LaunchRequest) -> str:
-    if request.owned_chat:
-        chat = await chat_store.get_owned(conn, request.chat_id, request.user_id)
-        classification = str(chat["classification"]) if chat is not None else None
-    else:
-        classification = await chat_store.classification(conn, request.chat_id)
+    """The chat's classification, the chat locked until the launch commits (its run and message land together)."""
+    classification = await chat_store.lock_chat(conn, request.chat_id, request.user_id, owned=request.owned_chat)
     if classification is None:
         raise NotFound("chat not found", code="chat_not_found")
     return classification
@@ -240,10 +237,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
 async def _store_turn(
     conn: Conn, request: LaunchRequest, spec: RunSpec, attached: list[dict[str, Any]], message: str
 ) -> tuple[RunSpec, Leased | None]:
-    """Insert the run and the user's turn (a regenerate adds none) on the branch it continues; a run this process
-    drives is stored leased to its driver."""
-    if not await chat_store.lock_chat(conn, request.chat_id):
-        raise NotFound("chat not found", code="chat_not_found")
+    """Insert the run and the user's turn (a regenerate adds none) on the branch it continues, the chat locked
+    (`_chat_classification`); a run this process drives is stored leased to its driver."""
     parent = await resolve_parent(conn, request.chat_id, request.parent_message_id, request.regenerate)
     spec = spec.model_copy(update={"parent_message_id": parent, "regenerate": request.regenerate})
     owner = drives_here(spec)

@@ -95,12 +95,15 @@ async def set_execution_arn(conn: Conn, run_id: UUID, arn: str) -> None:
     await conn.execute("UPDATE runs SET execution_arn = %s WHERE id = %s", [arn, run_id])
 
 
-async def mark_running(conn: Conn, run_id: UUID) -> None:
-    await conn.execute(
+async def mark_running(conn: Conn, run_id: UUID) -> bool | None:
+    """Mark the run running unless it ended: its cancel flag as of now, or None when it had ended."""
+    cur = await conn.execute(
         "UPDATE runs SET status = 'running', started_at = coalesce(started_at, now())"
-        " WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')",
+        " WHERE id = %s AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped') RETURNING cancel_requested",
         [run_id],
     )
+    row = await cur.fetchone()
+    return bool(row["cancel_requested"]) if row else None
 
 
 async def finish_run(conn: Conn, run_id: UUID, status: str, error: dict[str, Any] | None = None) -> bool:
