@@ -2,12 +2,13 @@
 
 pydantic-ai serializes the pulls of every streamed response through `PeekableAsyncStream`, whose lock is an
 `anyio.Lock()`: one that yields to the event loop (`cancel_shielded_checkpoint`) on every acquire, contended or
-not. A streamed model response passes two of them per chunk (the provider's and the continuation wrapper's), so a
-200-chunk reply made ~400 loop round trips that did nothing, about half of pydantic-ai's CPU for it
-(`bench/agent_floor.py`: 15.6 -> 6.8 ms per run). `install()` gives each new stream a fast-acquire lock instead:
-the same mutual exclusion (a pull and `aclose()` still never overlap) and the same cancellation check on every
-acquire, without the yield when nobody else holds the lock. A real provider's stream still yields wherever it
-waits for the network.
+not. A streamed model response passes two or three of them per chunk (the provider's, the continuation wrapper's
+and, with fallbacks, the `FallbackModel`'s), so a 200-chunk reply made 400-600 loop round trips that did nothing
+(`bench/agent_floor.py`: 12.8 -> 7.7 CPU ms per run; the model's own stream is ~6). `install()` gives each new
+stream a fast-acquire lock instead: the same mutual exclusion (a pull and `aclose()` still never overlap) and the
+same cancellation check on every acquire, without the yield when nobody else holds the lock. A real provider's
+stream still yields wherever it waits for the network; one that never waits (a scripted model) yields at the
+emitter's flushes and the cancel watch's Redis polls.
 
 A pydantic-ai whose streams have no `_source_lock` is left as it is.
 """

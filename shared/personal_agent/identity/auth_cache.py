@@ -5,9 +5,9 @@ never used again, by any process. An offboarding through the API therefore cuts 
 request; a change written to the database behind the API's back is seen within `auth_cache_seconds` (5 s by
 default); with no bus at hand nothing is cached.
 
-The token's expiry and claims are checked on every request; its signature once per process and key
-(`identity.signature_cache`). Personal access tokens are not
-cached at all: their row is read on every use, so their revocation and expiry stay exact.
+The token's expiry and claims are checked on every request, its signature once per process and key
+(`identity.signature_cache`). Personal access tokens are not cached at all: their row is read on every use, so
+their revocation and expiry stay exact.
 """
 
 from __future__ import annotations

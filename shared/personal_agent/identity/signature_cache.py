@@ -37,7 +37,3 @@ def verified_claims(
             _claims.clear()
         _claims[key] = claims
     return dict(claims)
-
-
-def clear() -> None:
-    _claims.clear()
