@@ -22,11 +22,40 @@ async def _never_gone() -> bool:
     return False
 
 
-async def _ids(stream: str, after: str | None) -> list[str]:
-    ids = []
+async def _ids(stream: str, after: str | None, following: Following | None = None) -> list[str]:
+    ids: list[str] = []
+    me = following.join(after) if following else 0
     async for chunk in relay(stream, after, heartbeat=1.0, max_lifetime=30.0, is_gone=_never_gone):
         ids.extend(line[4:] for line in chunk.splitlines() if line.startswith("id: "))
+        if following and ids:
+            await following.saw(me, ids[-1])
     return ids
+
+
+class Following:
+    """The newest entry each client has had, so the writer writes its next batch once every client has the last
+    one: the stream is written over time, as a run writes it, without waiting on the clock."""
+
+    def __init__(self) -> None:
+        self.newest: list[str | None] = []
+        self.changed = asyncio.Condition()
+
+    def join(self, after: str | None) -> int:
+        self.newest.append(after)
+        return len(self.newest) - 1
+
+    async def saw(self, client: int, entry_id: str) -> None:
+        async with self.changed:
+            self.newest[client] = entry_id
+            self.changed.notify_all()
+
+    async def caught_up(self, last: str) -> None:
+        async with asyncio.timeout(30), self.changed:
+            await self.changed.wait_for(lambda: all(newest == last for newest in self.newest))
+
+    def client(self, stream: str, after: str | None) -> asyncio.Task[list[str]]:
+        """A client of `stream` from `after`, counted before it runs."""
+        return asyncio.create_task(_ids(stream, after, self))
 
 
 async def _xreads() -> int:
@@ -53,12 +82,13 @@ async def test_clients_of_one_stream_share_its_reads_and_each_gets_exactly_its_r
     stream = f"test:fanout:{uuid.uuid4().hex}"
     early = await _publish(stream, [EVENT] * 30)
     points: list[str | None] = [None, early[0], early[14], early[29]]
-    clients = [asyncio.create_task(_ids(stream, after)) for after in points for _ in range(3)]
-    await asyncio.sleep(0)  # the clients connect (their tail starts at early[-1]) while the stream goes on
+    following = Following()
+    clients = [following.client(stream, after) for after in points for _ in range(3)]
+    await following.caught_up(early[-1])  # the clients connected (their tail starts at early[-1])
     late: list[str] = []
     for _ in range(20):
         late += await _publish(stream, [EVENT] * 5)
-        await asyncio.sleep(0.01)
+        await following.caught_up(late[-1])
     late += await _publish(stream, [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
     every = early + late
     old = early[2]  # a resume point the tail no longer holds (it keeps 40): this client catches up on its own
@@ -76,10 +106,11 @@ async def _xreads_of_twelve_clients() -> int:
     stream = f"test:fanout:{uuid.uuid4().hex}"
     await _publish(stream, [EVENT])
     before = await _xreads()
-    clients = [asyncio.create_task(_ids(stream, None)) for _ in range(12)]
+    following = Following()
+    clients = [following.client(stream, None) for _ in range(12)]
     for _ in range(10):
-        await _publish(stream, [EVENT] * 3)
-        await asyncio.sleep(0.02)  # pacing: the stream is written over time, as a run writes it
+        written = await _publish(stream, [EVENT] * 3)
+        await following.caught_up(written[-1])  # every client has this batch before the next is written
     await _publish(stream, [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
     got = await asyncio.wait_for(asyncio.gather(*clients), 30)
     assert all(len(ids) == 32 for ids in got)
