@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from personal_agent.runs.launch import LaunchRequest, launch_run
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 from tests.auth import auth_headers
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from personal_agent.engine.emitter import RunEmitter
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 
 def scratch_emitter() -> RunEmitter:

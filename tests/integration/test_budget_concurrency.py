@@ -19,7 +19,7 @@ from pydantic_ai.models.function import AgentInfo
 
 from personal_agent.governance.budgets import BudgetExceeded, reserve_request
 from personal_agent.governance.pricing import request_estimate
-from personal_agent.runs.spec import ModelRef, RunSpec
+from personal_agent.spec.run_spec import ModelRef, RunSpec
 from tests.auth import auth_headers
 from tests.scripted import scripted_model
 

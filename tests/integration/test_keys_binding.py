@@ -21,7 +21,7 @@ from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from personal_agent.models.build import build_one
-from personal_agent.runs.spec import ModelRef
+from personal_agent.spec.run_spec import ModelRef
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
 from tests.sse import read_events

@@ -13,7 +13,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from personal_agent.runs import store
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
 from tests.runs import start_run

@@ -12,7 +12,7 @@ import httpx
 import psycopg
 
 from personal_agent.runs.launch import LaunchRequest, launch_run
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 from tests.auth import auth_headers
 from tests.scripted import scripted_model
 from tests.sfn import wait_for_execution

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from personal_agent.runs.spec import ModelRef, RunSpec, ToolRef
+from personal_agent.spec.run_spec import ModelRef, RunSpec, ToolRef
 from personal_agent.subagents.specs import DelegationRefused, child_run_id, child_spec
 
 CAPABLE = ModelRef(id="openai:gpt-4o", provider="openai", kind="openai", tier=2, model_name="gpt-4o")

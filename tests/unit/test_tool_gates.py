@@ -8,8 +8,9 @@ import uuid
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 
-from personal_agent.governance.tool_gates import UNTRUSTED_METADATA, needs_approval, untrusted_in_context
-from personal_agent.runs.spec import RunSpec, ToolRef, TriggerSource
+from personal_agent.governance.tool_gates import needs_approval, untrusted_in_context
+from personal_agent.spec.labels import UNTRUSTED_METADATA
+from personal_agent.spec.run_spec import RunSpec, ToolRef, TriggerSource
 
 SURE = {"intent": "post", "acts_on_world": True, "confidence": 1.0}
 

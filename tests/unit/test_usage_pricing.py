@@ -9,7 +9,7 @@ from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.usage import RequestUsage
 
 from personal_agent.engine.usage import price
-from personal_agent.runs.spec import ModelRef, RunSpec
+from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 
 def _spec(*refs: ModelRef) -> RunSpec:

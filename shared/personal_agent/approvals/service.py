@@ -14,7 +14,7 @@ from personal_agent.identity.principal import Principal
 from personal_agent.observability import record_approval_wait
 from personal_agent.runs import drivers
 from personal_agent.runs import store as run_store
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 Decision = Literal["approve", "deny"]
 

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, jsonb
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 PUBLIC = (
     "id, run_id, chat_id, tool_call_id, tool_name, args, status, reason, edited_args, decided_by, decided_at,"

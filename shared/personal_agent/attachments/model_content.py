@@ -19,7 +19,7 @@ from personal_agent.attachments import objects, store
 from personal_agent.attachments.kinds import MAX_IMAGE_BYTES, looks_like
 from personal_agent.attachments.prompt import attachment_id
 from personal_agent.db import org_transaction
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
 
 
 def _references(messages: list[ModelMessage]) -> set[UUID]:

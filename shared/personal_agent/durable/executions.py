@@ -12,8 +12,8 @@ from uuid import UUID
 from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
 from personal_agent.runs import store as run_store
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger("personal_agent.durable")
 

@@ -13,8 +13,8 @@ from pydantic_ai.models import ModelRequestContext
 from personal_agent.engine.context_window import ContextExceeded, overhead, tokens, window_of
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.summaries import fit
-from personal_agent.runs.spec import RunSpec
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
+from personal_agent.spec.run_spec import RunSpec
 
 
 @dataclass

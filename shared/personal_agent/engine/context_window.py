@@ -16,7 +16,7 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, SystemPromptPart, UserPromptPart
 from pydantic_ai.models import ModelRequestContext
 
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 CHARS_PER_TOKEN = 3
 SUMMARY_LEAD = "Summary of the earlier conversation (older turns were summarised to fit the model's context):\n"

@@ -18,7 +18,7 @@ from personal_agent.engine import subagent_events
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.push import notify as push_notify
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import output_queue
 
 

@@ -17,7 +17,7 @@ from personal_agent.engine.drive import Drive, StepOutcome, dump_messages
 from personal_agent.engine.finish import answer_text
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 from personal_agent.subagents.specs import DELEGATE_TOOL, child_spec
 
 

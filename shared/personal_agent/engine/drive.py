@@ -23,8 +23,8 @@ from personal_agent.engine.failures import RunLimitExceeded
 from personal_agent.engine.model_events import request_events
 from personal_agent.governance.budgets import reserve_request
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
+from personal_agent.spec.run_spec import RunSpec
 
 StepStatus = Literal["continue", "waiting", "delegating", "succeeded", "failed", "cancelled"]
 Run = AgentRun[RunDeps, Any]

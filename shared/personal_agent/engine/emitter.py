@@ -25,8 +25,8 @@ from ag_ui.core import BaseEvent, CustomEvent, EventType, TextMessageContentEven
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.keys import feed_stream, run_stream
 from personal_agent.engine import batch_window
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger(__name__)
 DELTAS = frozenset(

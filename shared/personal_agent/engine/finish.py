@@ -23,7 +23,7 @@ from personal_agent.engine.cancellation import clear_local_cancel
 from personal_agent.engine.drive import StepOutcome, StepStatus
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import output_queue
 
 

@@ -33,8 +33,8 @@ from personal_agent.governance.budgets import BudgetExceeded, reserve_request
 from personal_agent.governance.routing import classify_request
 from personal_agent.mcp_servers.toolsets import unavailable
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
+from personal_agent.spec.run_spec import RunSpec
 
 
 async def advance(

@@ -10,7 +10,7 @@ from uuid import UUID
 from ag_ui.core import CustomEvent
 
 from personal_agent.engine.emitter import RunEmitter
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 ANSWER_PREVIEW_CHARS = 2000
 

@@ -26,7 +26,7 @@ from personal_agent.engine.context_window import (
     with_summary,
 )
 from personal_agent.governance.budgets import reserve_request
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger(__name__)
 SUMMARY_INSTRUCTIONS = (

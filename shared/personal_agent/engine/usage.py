@@ -13,7 +13,7 @@ from pydantic_ai.messages import ModelResponse
 from personal_agent.db.pool import Conn
 from personal_agent.governance import reservations
 from personal_agent.runs import store
-from personal_agent.runs.spec import ModelRef, RunSpec
+from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 Priced = tuple[Decimal | None, str | None]
 

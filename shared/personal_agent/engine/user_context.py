@@ -8,7 +8,7 @@ from typing import Any
 
 from personal_agent.attachments.model_content import AttachmentContent
 from personal_agent.memories.instructions import memory_instructions
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 
 def run_instructions(spec: RunSpec) -> Sequence[Any]:

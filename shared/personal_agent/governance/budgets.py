@@ -32,7 +32,7 @@ from personal_agent.settings import get_settings
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-    from personal_agent.runs.spec import ModelRef, RunSpec
+    from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 
 class BudgetExceeded(AppError):

@@ -13,8 +13,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from personal_agent.runs.spec import ModelRef, RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage

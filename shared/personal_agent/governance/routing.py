@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger("personal_agent.routing")
 ROUTER_INSTRUCTIONS = (

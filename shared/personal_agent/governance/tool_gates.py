@@ -14,32 +14,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from personal_agent.governance.routing import tool_needs_approval
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.labels import run_labels
+from personal_agent.spec.run_spec import RunSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-UNTRUSTED_METADATA = {"untrusted": True}
-"""The metadata a tool puts on its result (`ToolReturn(metadata=...)`) to mark it untrusted wherever it goes."""
-
-UNTRUSTED_TRIGGERS = frozenset({"webhook"})
-"""Triggers whose prompt comes from outside: a webhook's body is written by whoever can call the hook."""
-
-
-def _is_marked(metadata: Any) -> bool:
-    return isinstance(metadata, dict) and metadata.get("untrusted") is True
-
 
 def untrusted_in_context(spec: RunSpec, messages: Sequence[ModelMessage]) -> bool:
-    """True when the run's prompt or any tool result in its history comes from an untrusted source."""
-    if spec.trigger_source in UNTRUSTED_TRIGGERS:
-        return True
-    untrusted = {ref.name for ref in spec.tools if ref.untrusted}
-    for message in messages:
-        for part in message.parts:
-            if part.part_kind == "tool-return" and (part.tool_name in untrusted or _is_marked(part.metadata)):
-                return True
-    return False
+    """True when the run launched untrusted (its chat, its trigger) or anything untrusted entered its context."""
+    return run_labels(spec, messages).untrusted
 
 
 def needs_approval(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from personal_agent.governance.tiers import classification_tier, enforce_classification
-from personal_agent.runs.spec import RunSpec
+from personal_agent.spec.run_spec import RunSpec
 
 
 def raised_tier(spec: RunSpec, classifications: Iterable[str]) -> int:

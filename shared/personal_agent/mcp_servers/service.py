@@ -14,8 +14,8 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.governance.keys import seal
 from personal_agent.mcp_servers import store
-from personal_agent.runs.spec import McpServerRef, ToolRef
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import McpServerRef, ToolRef
 
 DISCOVERY_TTL = timedelta(minutes=5)
 """How long a discovery is reused for `GET /api/v1/tools` and launches (the admin's tools route can refresh)."""

@@ -19,8 +19,8 @@ from pydantic_core import SchemaValidator, core_schema
 
 from personal_agent.governance.tool_gates import needs_approval, untrusted_in_context
 from personal_agent.mcp_servers.client import connect, describe_failure, load_headers, tool_entry
-from personal_agent.runs.spec import McpServerRef, RunSpec, ToolRef
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
+from personal_agent.spec.run_spec import McpServerRef, RunSpec, ToolRef
 
 TOOL_RETRIES = 2
 _ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))

@@ -7,7 +7,7 @@ from pydantic_ai import RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 from personal_agent.memories.recall import instructions_block, recall
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
 
 
 def latest_user_text(messages: list[ModelMessage]) -> str:

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from personal_agent.errors import AppError
 from personal_agent.governance.tiers import enforce_classification
 from personal_agent.models.catalog import registered_factory
-from personal_agent.runs.spec import ModelRef, RunSpec
 from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 if TYPE_CHECKING:
     from uuid import UUID

@@ -17,8 +17,8 @@ from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict
 from personal_agent.runs import store
 from personal_agent.runs.lease import Leased, LeaseLost, RunLease, local_owner
-from personal_agent.runs.spec import RunMode, RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunMode, RunSpec
 from personal_agent.subagents import service as subagents
 
 log = logging.getLogger("personal_agent.runs")

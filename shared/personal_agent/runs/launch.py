@@ -25,7 +25,8 @@ from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
 from personal_agent.runs.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.runs.lease import Leased
-from personal_agent.runs.spec import (
+from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import (
     MAX_MESSAGE_CHARS,
     GatedTool,
     McpServerRef,
@@ -36,7 +37,6 @@ from personal_agent.runs.spec import (
     ToolRef,
     TriggerSource,
 )
-from personal_agent.settings import get_settings
 from personal_agent.tools.registry import default_tool_names, get_tool
 
 DEFAULT_INSTRUCTIONS = (

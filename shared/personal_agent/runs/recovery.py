@@ -24,8 +24,8 @@ from personal_agent.periodic import Periodic
 from personal_agent.runs import store
 from personal_agent.runs.drivers import start_run
 from personal_agent.runs.lease import host_prefix, owner_is_gone
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger("personal_agent.runs.recovery")
 

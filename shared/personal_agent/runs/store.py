@@ -12,8 +12,8 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, jsonb
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 
 TERMINAL = ("succeeded", "failed", "cancelled", "skipped")
 

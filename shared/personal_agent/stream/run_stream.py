@@ -18,8 +18,8 @@ from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.keys import run_stream
 from personal_agent.identity.principal import Principal
 from personal_agent.runs.launch import launch_run
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.access import while_permitted
 from personal_agent.stream.connection_limit import StreamSlot, holding_slot, release_stream_slot, take_stream_slot
 from personal_agent.stream.relay import relay

@@ -14,8 +14,8 @@ from personal_agent.db import org_transaction
 from personal_agent.durable import executions
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.runs import store
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 
 StartRun = Callable[[RunSpec], Awaitable[None]]
 

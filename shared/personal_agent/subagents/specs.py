@@ -10,7 +10,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from personal_agent.governance.tiers import passes
-from personal_agent.runs.spec import Delegation, ModelRef, RunSpec, ToolRef
+from personal_agent.spec.run_spec import Delegation, ModelRef, RunSpec, ToolRef
 
 DELEGATE_TOOL = "delegate"
 CHEAP = "cheap"

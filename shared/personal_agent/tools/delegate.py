@@ -12,8 +12,8 @@ from pydantic_ai import CallDeferred, ModelRetry, RunContext
 from pydantic_ai.messages import ModelResponse
 
 from personal_agent.runs import store
+from personal_agent.spec.run_deps import RunDeps
 from personal_agent.subagents.specs import DELEGATE_TOOL, DelegationRefused, child_run_id, child_spec
-from personal_agent.tools.deps import RunDeps
 
 
 def _position(ctx: RunContext[RunDeps]) -> int:

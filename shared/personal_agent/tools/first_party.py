@@ -12,11 +12,12 @@ from typing import Any
 from pydantic_ai import ModelRetry, RunContext, ToolReturn
 
 from personal_agent.errors import AppError
-from personal_agent.governance.tool_gates import UNTRUSTED_METADATA, untrusted_in_context
+from personal_agent.governance.tool_gates import untrusted_in_context
 from personal_agent.memories import saving as memories
+from personal_agent.spec.labels import UNTRUSTED_METADATA
+from personal_agent.spec.run_deps import RunDeps
 from personal_agent.tools import arithmetic, web
 from personal_agent.tools.delegate import delegate
-from personal_agent.tools.deps import RunDeps
 from personal_agent.tools.knowledge_search import search_knowledge
 
 log = logging.getLogger("personal_agent.tools")

@@ -11,7 +11,7 @@ from pydantic_ai import ModelRetry, RunContext
 from personal_agent.errors import InvalidInput
 from personal_agent.knowledge.run_tier import gate_retrieved
 from personal_agent.knowledge.search import search
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
 
 
 async def search_knowledge(ctx: RunContext[RunDeps], query: str, k: int = 6) -> list[dict[str, Any]]:

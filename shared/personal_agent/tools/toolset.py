@@ -15,8 +15,8 @@ from pydantic_ai.tools import ToolDefinition, ToolPrepareFunc
 from pydantic_ai.toolsets import FunctionToolset
 
 from personal_agent.governance.tool_gates import needs_approval
-from personal_agent.runs.spec import RunSpec
-from personal_agent.tools.deps import RunDeps
+from personal_agent.spec.run_deps import RunDeps
+from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.first_party import FUNCTIONS
 from personal_agent.tools.registry import ToolDef, get_tool
 

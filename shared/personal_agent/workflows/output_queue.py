@@ -10,8 +10,8 @@ import logging
 from typing import Any
 from uuid import UUID
 
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger("personal_agent.workflows.outputs")
 HEADLESS = ("webhook", "schedule")

@@ -21,8 +21,8 @@ from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store as run_store
 from personal_agent.runs.launch import DEFAULT_INSTRUCTIONS, LaunchRequest, choose_mode, launch_run, snapshot_tools
-from personal_agent.runs.spec import RunSpec
 from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import deliveries
 from personal_agent.workflows.deliveries import Delivery
 from personal_agent.workflows.prompts import TriggerValues, render

@@ -7,6 +7,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from personal_agent.spec.labels import Labels
+
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
 TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent"]
@@ -160,3 +162,6 @@ class RunSpec(BaseModel):
     """The chat message the run continues from: its user turn's parent, or for a regenerate the user turn whose
     answer it rewrites (the run stores no user turn then). None: from the run's own first message's parent."""
     regenerate: bool = False
+    labels: Labels = Labels()
+    """The run's governance labels at launch (`spec/labels.py`): the chat's, its classification's, an untrusted
+    trigger's and those of what entered with the message. The engine raises them from the run's messages."""

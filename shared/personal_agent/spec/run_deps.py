@@ -11,8 +11,8 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.runs.spec import RunSpec, ToolRef
 from personal_agent.settings import Settings, get_settings
+from personal_agent.spec.run_spec import RunSpec, ToolRef
 
 
 @dataclass(frozen=True)
