@@ -5,9 +5,9 @@ The same scripted 200-chunk reply (`bench/scripted_model.py`) is consumed three 
 - `model stream`: the model's own `StreamedResponse`, iterated (what any agent framework must at least pay);
 - `agent stream`: `Agent.iter` + `ModelRequestNode.stream`, iterating the `AgentStream` (the engine until issue 17's
   fifth pass);
-- `engine way`: the same, read as the engine reads it (`engine/model_events.request_events`: the model's stream
-  directly when no capability watches it), with pydantic-ai's stream locks as shipped, then as the engine has them
-  (`engine/stream_pulls`: no event-loop round trip per pull);
+- `engine way`: the same, read as the engine reads it (`fastpaths/direct_model_events.request_events`: the
+  model's stream directly when no capability watches it), with pydantic-ai's stream locks as shipped, then as the
+  engine has them (`fastpaths/stream_pull_lock`: no event-loop round trip per pull);
 - `event handler`: `Agent.run(event_stream_handler=...)`, pydantic-ai's other way to see every event.
 
 Every row but the last runs pydantic-ai as shipped.
@@ -36,8 +36,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart  # n
 from pydantic_ai.models import ModelRequestParameters  # noqa: E402
 
 from bench.scripted_model import CHUNKS, scripted_model  # noqa: E402
-from personal_agent.engine import stream_pulls  # noqa: E402
-from personal_agent.engine.model_events import request_events  # noqa: E402
+from personal_agent.fastpaths import stream_pull_lock  # noqa: E402
+from personal_agent.fastpaths.direct_model_events import request_events  # noqa: E402
 
 
 async def model_stream() -> int:
@@ -88,9 +88,9 @@ async def event_handler() -> int:
 async def measure(way: Callable[[], Awaitable[int]], runs: int, fast_pulls: bool) -> tuple[float, int]:
     """Median CPU ms per run over `runs` runs (after a warm-up), and the events one run yields."""
     if fast_pulls:
-        stream_pulls.install()
+        stream_pull_lock.install()
     else:
-        stream_pulls.restore()
+        stream_pull_lock.restore()
     events = await way()
     costs = []
     for _ in range(runs):

@@ -1,6 +1,6 @@
 """Cold start of the API function: import-and-init of its handler vs a bare `import fastapi`.
 
-The handler imports each router with its first request (`personal_agent.api.router_groups`); what that request
+The handler imports each router with its first request (`personal_agent.fastpaths.lazy_routers`); what that request
 then pays is printed too: the chat routers (a chat's first turn) and every router (a 404 on a cold container).
 
 Each figure is the median of N fresh interpreters, measured in the same run, the two statements taking turns

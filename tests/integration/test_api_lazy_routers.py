@@ -1,4 +1,4 @@
-"""The API Lambda's app imports each router when a request first needs it (`api.router_groups`): every request
+"""The API Lambda's app imports each router when a request first needs it (`fastpaths.lazy_routers`): every request
 must still get exactly the answer the eagerly built app gives (same status, body, redirect), including unknown
 paths, a method no loaded route takes and a trailing slash, and the OpenAPI document must be the same."""
 
@@ -11,7 +11,8 @@ import httpx
 from fastapi import FastAPI
 
 from personal_agent.api.app import create_app
-from personal_agent.api.router_groups import GROUPS, LazyRouters
+from personal_agent.api.router_groups import GROUPS
+from personal_agent.fastpaths.lazy_routers import LazyRouters
 from tests.auth import auth_headers
 
 

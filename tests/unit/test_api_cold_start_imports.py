@@ -11,7 +11,7 @@ HEAVY = [
     *("pydantic_ai", "openai", "anthropic", "boto3", "mcp"),
     # Loaded where they are used, not at cold start: URL checks, cron schedules, FastAPI's v1-model probe.
     *("httpx", "cronsim", "pydantic.v1"),
-    # The routers and what they import: with their first request (`api.router_groups`).
+    # The routers and what they import: with their first request (`fastpaths.lazy_routers`).
     *(f"personal_agent.api.{group}" for group in ("chats", "runs", "workflows", "workflow_outputs", "knowledge")),
     *("personal_agent.runs.launch", "personal_agent.workflows.service", "personal_agent.knowledge.documents"),
 ]

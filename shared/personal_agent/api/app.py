@@ -12,7 +12,8 @@ from personal_agent.api.errors import install_error_handlers
 from personal_agent.api.identity import include_identity_routers
 from personal_agent.api.openapi import install_openapi
 from personal_agent.api.platform_mcp import mcp_route
-from personal_agent.api.router_groups import include_routers
+from personal_agent.api.router_groups import GROUPS
+from personal_agent.fastpaths.lazy_routers import include_routers
 
 
 @asynccontextmanager
@@ -27,7 +28,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app(*, lazy_routers: bool = False, stream_routers: Sequence[APIRouter] = ()) -> FastAPI:
     """The JSON API: health and everything under /api/v1. `lazy_routers` (the API Lambda): each router is
-    imported when a request first needs it (`router_groups`), not at cold start. `stream_routers` (the dev
+    imported when a request first needs it (`fastpaths.lazy_routers`), not at cold start. `stream_routers` (the dev
     server's event streams) come first: a request is matched against the routes in order, so the streams, the
     most frequent requests of a chat, are found without trying every API route before them."""
     app = FastAPI(title="Personal Agent", version="0.1.0", lifespan=_lifespan)
@@ -40,6 +41,6 @@ def create_app(*, lazy_routers: bool = False, stream_routers: Sequence[APIRouter
     # The platform as an MCP server (locally; on AWS the platform MCP function serves it: `create_platform_mcp_app`).
     # Before the routers (no path in common): lazily, the routers end with a catch-all stand-in.
     app.router.routes.append(mcp_route())
-    include_routers(app, lazy=lazy_routers)  # chats, runs, ..., knowledge: `router_groups.GROUPS`, in order
+    include_routers(app, GROUPS, lazy=lazy_routers)  # chats, runs, ..., knowledge: `router_groups.GROUPS`, in order
     install_openapi(app)
     return app

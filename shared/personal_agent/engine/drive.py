@@ -20,7 +20,7 @@ from personal_agent.engine.agui import AgUiTranslator
 from personal_agent.engine.cancellation import CancelWatch
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.failures import RunLimitExceeded
-from personal_agent.engine.model_events import request_events
+from personal_agent.fastpaths.direct_model_events import request_events
 from personal_agent.governance.budgets import reserve_request
 from personal_agent.runs import store
 from personal_agent.spec.run_deps import RunDeps

@@ -1,4 +1,4 @@
-"""`engine.model_events.request_events`: a model request's events read straight from the model's stream are
+"""`fastpaths.direct_model_events.request_events`: a model request's events read straight from the model's stream are
 the events, and the messages, that pydantic-ai's `AgentStream` gives; any run whose capabilities watch, wrap or
 can cut short the stream, or that limits tokens, is read through the `AgentStream`."""
 
@@ -15,7 +15,7 @@ from pydantic_ai.usage import UsageLimits
 
 from personal_agent.attachments.model_content import AttachmentContent
 from personal_agent.engine.context_fit import ContextFit
-from personal_agent.engine.model_events import request_events
+from personal_agent.fastpaths.direct_model_events import request_events
 
 
 async def _reply(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:

@@ -1,5 +1,5 @@
-"""`engine.stream_pulls`: once the engine is imported, pulling a pydantic-ai stream whose source never waits takes
-no event-loop round trip per item (pydantic-ai's own lock took one per pull), and a pull and `aclose()` still
+"""`fastpaths.stream_pull_lock`: once the engine is imported, pulling a pydantic-ai stream whose source never waits
+takes no event-loop round trip per item (pydantic-ai's own lock took one per pull), and a pull and `aclose()` still
 never overlap: closing a stream while a pull waits in its source ends the pull and closes the source cleanly."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 
 from pydantic_ai._utils import PeekableAsyncStream
 
-from personal_agent.engine import model_events, stream_pulls
+from personal_agent.engine import drive
+from personal_agent.fastpaths import stream_pull_lock
 
 
 async def _numbers(n: int) -> AsyncIterator[int]:
@@ -39,8 +40,8 @@ async def _loop_turns_while_draining(n: int) -> tuple[list[int], int]:
 
 
 async def test_the_engine_pulls_streams_without_a_loop_turn_per_item() -> None:
-    assert model_events.request_events  # importing the engine installs it
-    assert stream_pulls.installed()
+    assert drive.request_events  # importing the engine installs it
+    assert stream_pull_lock.installed()
     got, ran = await _loop_turns_while_draining(200)
     assert got == list(range(200))
     assert ran <= 1
@@ -48,11 +49,11 @@ async def test_the_engine_pulls_streams_without_a_loop_turn_per_item() -> None:
 
 async def test_pydantic_ai_as_shipped_yields_on_every_pull() -> None:
     """The cost removed: without the engine's lock, every pull lets the loop run other tasks."""
-    stream_pulls.restore()
+    stream_pull_lock.restore()
     try:
         got, ran = await _loop_turns_while_draining(200)
     finally:
-        stream_pulls.install()
+        stream_pull_lock.install()
     assert got == list(range(200))
     assert ran >= 200
 

@@ -1,16 +1,17 @@
-"""The events of one streamed model request, as the engine reads them (issue 17).
+"""Fast path: the events of one streamed model request, read as the engine reads them.
 
-pydantic-ai's `AgentStream` hands every model chunk through its capability chain: an anyio lock and cancel scope
-per pull, twice, plus the run-event dispatch and the usage-limit check; about half of pydantic-ai's CPU per
-200-chunk reply (`bench/agent_floor.py`). None of that does anything for a run whose capabilities neither watch
-(`on_event`), wrap (`wrap_run_event_stream`) nor can cut short (`wrap_model_request`) the stream, and the
-engine sets no token limits. For such a run the events are read straight from the model's `StreamedResponse`,
-which the `AgentStream` would iterate anyway (the same iterator, so the same events, `FinalResultEvent`
-included, and the same finished response), and then from the `AgentStream` itself, which gives whatever tools
-or capabilities put in the run's event buffer and ends, its model stream spent.
+Reads pydantic-ai's `AgentStream` internals (`_raw_stream_response`, `_root_capability`, `_events_iterator`,
+`_usage_limits`). The `AgentStream` hands every model chunk through its capability chain: an anyio lock and
+cancel scope per pull, twice, plus the run-event dispatch and the usage-limit check. None of that does anything
+for a run whose capabilities neither watch (`on_event`), wrap (`wrap_run_event_stream`) nor can cut short
+(`wrap_model_request`) the stream, and the engine sets no token limits. For such a run the events are read
+straight from the model's `StreamedResponse`, which the `AgentStream` would iterate anyway (the same iterator, so
+the same events, `FinalResultEvent` included, and the same finished response), and then from the `AgentStream`
+itself, which gives whatever tools or capabilities put in the run's event buffer and ends, its model stream spent.
 
-Any other run, or a pydantic-ai whose `AgentStream` lacks the attributes read here, gets the `AgentStream`.
-Either way the stream's pulls take no event-loop round trip of their own (`engine.stream_pulls`).
+Any other run, or a pydantic-ai whose `AgentStream` lacks the attributes read here, gets the `AgentStream`
+(`tests/unit/test_fastpaths.py` notices). Either way the stream's pulls take no event-loop round trip of their
+own (`stream_pull_lock`, installed on import).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from typing import Any
 
 from pydantic_ai.messages import AgentStreamEvent
 
-from personal_agent.engine import stream_pulls
+from personal_agent.fastpaths import stream_pull_lock
 
-stream_pulls.install()
+stream_pull_lock.install()
 
 
 def _stream_untouched(root: Any) -> bool:
