@@ -1,8 +1,8 @@
 """The objects a long-lived process makes at startup, kept out of the garbage collector's way.
 
-Modules, classes, the app, pydantic's schemas and the engine's libraries live as long as the process (~500K
-objects in `pa dev`). Left in the collector's generations, every full collection walks all of them: under
-load that was a pause of ~270 ms every few seconds, and ~10 % of the server's CPU. `gc.freeze()` moves them
+Modules, classes, the app, pydantic's schemas and the engine's libraries live as long as the process. Left in
+the collector's generations, every full collection walks all of them, a long pause under load (figures in
+`bench/PROFILE.md`). `gc.freeze()` moves them
 to the permanent generation, so a collection walks only what was made since; garbage is still collected.
 """
 

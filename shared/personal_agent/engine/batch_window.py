@@ -4,12 +4,10 @@ this process stream at once.
 Every batch costs the same wherever it is: a pipelined XADD round trip here, an XREAD and an SSE write on the
 relay. One run alone fills a 5 ms window with dozens of deltas; 20 runs sharing one event loop each get a turn
 only every few milliseconds, so the same window held two or three deltas and the cost per event rose with the
-load (10x the Redis commands per run at 20 runs than alone). The window grows in proportion to the runs gathering
-deltas in this process (one run per process, as the run worker Lambda has, keeps `event_batch_ms`), up to
-`MAX_WINDOW_SECONDS`: 20 runs streaming at once in one `pa dev` send ten batches a second each, which
-`bench/throughput.py` measured at 0.73x the server CPU per run of 25 ms windows (the batches, their XREADs and
-SSE writes were a quarter of it) and 1.6x the runs per second. A reader then sees text in steps of at most
-0.1 s while the process is that busy, and as it comes when it is not.
+load. The window grows in proportion to the runs gathering deltas in this process (one run per process, as the
+run worker Lambda has, keeps `event_batch_ms`), up to `MAX_WINDOW_SECONDS`: 20 runs streaming at once in one
+`pa dev` send ten batches a second each (what that saved: `bench/PROFILE.md`). A reader then sees text in steps
+of at most 0.1 s while the process is that busy, and as it comes when it is not.
 """
 
 from __future__ import annotations
