@@ -1373,6 +1373,16 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * AccessRevoked
+         * @description The stream's reader lost access (membership or token revoked); the relay stops.
+         */
+        AccessRevoked: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        };
+        /**
          * ActivityMessage
          * @description Structured progress that is not conversation content, materialised as a
          *     message so it keeps its place in the sequence. Stands alone rather than
@@ -1438,6 +1448,40 @@ export interface components {
         ApprovalList: {
             /** Items */
             items: components["schemas"]["Approval"][];
+        };
+        /**
+         * ApprovalRequested
+         * @description A tool call waits for a person's decision (also on the parent's and the root's stream for a sub-agent's
+         *     call, then with the child's ids).
+         */
+        ApprovalRequested: {
+            /** Approval Id */
+            approval_id: string;
+            /** Args */
+            args: unknown;
+            /**
+             * Child Run Id
+             * @default null
+             */
+            child_run_id?: string | null;
+            /**
+             * Events Url
+             * @default null
+             */
+            events_url?: string | null;
+            /** Expires At */
+            expires_at: string;
+            /**
+             * Parent Run Id
+             * @default null
+             */
+            parent_run_id?: string | null;
+            /** Run Id */
+            run_id: string;
+            /** Tool */
+            tool: string;
+            /** Tool Call Id */
+            tool_call_id: string;
         };
         /**
          * AssistantMessage
@@ -2034,6 +2078,13 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** DocumentErrorValue */
+        DocumentErrorValue: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string | null;
+        };
         /** DocumentIn */
         DocumentIn: {
             /**
@@ -2168,6 +2219,135 @@ export interface components {
             request_id: string;
         };
         /**
+         * FeedApprovalsRequested
+         * @description A run of the user's chat waits for `count` decisions.
+         */
+        FeedApprovalsRequested: {
+            /** Chat Id */
+            chat_id: string;
+            /** Count */
+            count: number;
+            /** Run Id */
+            run_id: string;
+        };
+        /**
+         * FeedCustomEvent
+         * @description A CUSTOM AG-UI event on a feed stream, its value typed by its name.
+         */
+        FeedCustomEvent: {
+            /** @constant */
+            name: "approval_requested";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedApprovalsRequested"];
+        } | {
+            /** @constant */
+            name: "document_status";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedDocumentStatus"];
+        } | {
+            /** @constant */
+            name: "output_delivery";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedOutputDelivery"];
+        } | {
+            /** @constant */
+            name: "run_finished";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedRun"];
+        } | {
+            /** @constant */
+            name: "run_skipped";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedRunSkipped"];
+        } | {
+            /** @constant */
+            name: "run_started";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedRun"];
+        };
+        /**
+         * FeedDocumentStatus
+         * @description A knowledge document the user uploaded changed status.
+         */
+        FeedDocumentStatus: {
+            /** Chunk Count */
+            chunk_count: number;
+            /** Collection */
+            collection: string;
+            /** Document Id */
+            document_id: string;
+            /**
+             * Embedding Model
+             * @default null
+             */
+            embedding_model?: string | null;
+            error: components["schemas"]["DocumentErrorValue"] | null;
+            /** Status */
+            status: string;
+        };
+        /**
+         * FeedOutputDelivery
+         * @description An attempt to deliver a workflow's output ended.
+         */
+        FeedOutputDelivery: {
+            /** Delivery Id */
+            delivery_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "succeeded" | "failed" | "retrying";
+            /** Workflow Id */
+            workflow_id: string;
+        };
+        /**
+         * FeedRun
+         * @description A run of one of the user's chats started or ended (in another tab, by a webhook or a schedule).
+         */
+        FeedRun: {
+            /** Chat Id */
+            chat_id: string;
+            /** Mode */
+            mode: string;
+            /** Run Id */
+            run_id: string;
+            /** Source */
+            source: string;
+            /** Status */
+            status: string;
+        };
+        /**
+         * FeedRunSkipped
+         * @description A trigger's run was refused before it started (a budget, the gate); `reason` is the error code.
+         */
+        FeedRunSkipped: {
+            /** Chat Id */
+            chat_id: string;
+            /** Reason */
+            reason: string;
+            /** Run Id */
+            run_id: string;
+            /** Source */
+            source: string;
+            /**
+             * Status
+             * @constant
+             */
+            status: "skipped";
+        };
+        /**
          * FileSource
          * @description Bytes already at the provider, named by a handle the provider issued: an
          *     OpenAI or Anthropic file id, a Gemini file URI, a storage URL only that
@@ -2243,6 +2423,20 @@ export interface components {
             /** Trust Tier */
             trust_tier: number;
         };
+        /**
+         * GatedToolValue
+         * @description A tool the tier gate kept from the run (the run view's `GatedToolOut`).
+         */
+        GatedToolValue: {
+            /** Name */
+            name: string;
+            /** Required Tier */
+            required_tier: number;
+            /** Server */
+            server: string;
+            /** Trust Tier */
+            trust_tier: number;
+        };
         /** Health */
         Health: {
             /**
@@ -2250,6 +2444,18 @@ export interface components {
              * @constant
              */
             status: "ok";
+        };
+        /**
+         * HistorySummarised
+         * @description The model now reads the chat's older turns as a summary (`summary_message_id` null: they were left out).
+         */
+        HistorySummarised: {
+            /** Covers Message Id */
+            covers_message_id: number;
+            /** Summary Message Id */
+            summary_message_id: number | null;
+            /** Turns */
+            turns: number;
         };
         /**
          * ImagePart
@@ -3124,6 +3330,19 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ResumeExpired
+         * @description The relay no longer keeps the events after `after`: reload the transcript from the API.
+         */
+        ResumeExpired: {
+            /** After */
+            after: string;
+            /**
+             * Reason
+             * @constant
+             */
+            reason: "retention";
+        };
+        /**
          * Rotate
          * @example {
          *       "grace_seconds": 3600
@@ -3188,6 +3407,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** RunCancelled */
+        RunCancelled: {
+            /** Run Id */
+            run_id: string;
+        };
         /**
          * RunCreate
          * @example {
@@ -3234,6 +3458,98 @@ export interface components {
              * @description tool names from `GET /api/v1/tools`; null: the default tools
              */
             tools?: string[] | null;
+        };
+        /**
+         * RunCustomEvent
+         * @description A CUSTOM AG-UI event on a run stream, its value typed by its name.
+         */
+        RunCustomEvent: {
+            /** @constant */
+            name: "access_revoked";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["AccessRevoked"];
+        } | {
+            /** @constant */
+            name: "approval_requested";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["ApprovalRequested"];
+        } | {
+            /** @constant */
+            name: "history_summarised";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["HistorySummarised"];
+        } | {
+            /** @constant */
+            name: "resume_expired";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["ResumeExpired"];
+        } | {
+            /** @constant */
+            name: "run_cancelled";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["RunCancelled"];
+        } | {
+            /** @constant */
+            name: "run_resumed";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["RunResumed"];
+        } | {
+            /** @constant */
+            name: "subagent_finished";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["SubagentFinished"];
+        } | {
+            /** @constant */
+            name: "subagent_progress";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["SubagentProgress"];
+        } | {
+            /** @constant */
+            name: "subagent_started";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["SubagentStarted"];
+        } | {
+            /** @constant */
+            name: "tool_gated";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["ToolGated"];
+        } | {
+            /** @constant */
+            name: "tools_unavailable";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["ToolsUnavailable"];
+        };
+        /**
+         * RunResumed
+         * @description Recovery took the run over from a worker that stopped; it goes on from its last checkpoint.
+         */
+        RunResumed: {
+            /** Attempt */
+            attempt: number;
+            /** Run Id */
+            run_id: string;
         };
         /** RunToolOut */
         RunToolOut: {
@@ -3369,6 +3685,71 @@ export interface components {
              * @description shown this once
              */
             signing_secret: string;
+        };
+        /** SubagentError */
+        SubagentError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** SubagentFinished */
+        SubagentFinished: {
+            /**
+             * Answer
+             * @default null
+             */
+            answer?: string | null;
+            /** Child Run Id */
+            child_run_id: string;
+            /** @default null */
+            error?: components["schemas"]["SubagentError"] | null;
+            /** Events Url */
+            events_url: string;
+            /** Parent Run Id */
+            parent_run_id: string;
+            /** Status */
+            status: string;
+            /** Tool Call Id */
+            tool_call_id: string | null;
+        };
+        /** SubagentProgress */
+        SubagentProgress: {
+            /** Child Run Id */
+            child_run_id: string;
+            /** Events Url */
+            events_url: string;
+            /** Parent Run Id */
+            parent_run_id: string;
+            /** Request Index */
+            request_index: number;
+            /** Tool Call Id */
+            tool_call_id: string | null;
+            /** Tool Calls */
+            tool_calls: string[];
+        };
+        /** SubagentStarted */
+        SubagentStarted: {
+            /** Child Run Id */
+            child_run_id: string;
+            /** Depth */
+            depth: number;
+            /** Events Url */
+            events_url: string;
+            /** Model */
+            model: string;
+            /** Parent Run Id */
+            parent_run_id: string;
+            /** Preset */
+            preset: string | null;
+            /** Task */
+            task: string;
+            /** Tool Call Id */
+            tool_call_id: string | null;
+            /** Tools */
+            tools: string[];
         };
         /** Subscription */
         Subscription: {
@@ -3578,6 +3959,14 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * ToolGated
+         * @description Sent first when the run's tier kept tools from it.
+         */
+        ToolGated: {
+            /** Tools */
+            tools: components["schemas"]["GatedToolValue"][];
+        };
         /** ToolList */
         ToolList: {
             /** Items */
@@ -3664,6 +4053,14 @@ export interface components {
              * @enum {string}
              */
             approval?: "never" | "gate" | "always";
+        };
+        /**
+         * ToolsUnavailable
+         * @description MCP servers this run could not reach (once per server per run); it goes on without their tools.
+         */
+        ToolsUnavailable: {
+            /** Servers */
+            servers: components["schemas"]["UnavailableServer"][];
         };
         /** Transcript */
         Transcript: {
@@ -3767,6 +4164,15 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+        };
+        /** UnavailableServer */
+        UnavailableServer: {
+            /** Error */
+            error: string | null;
+            /** Server */
+            server: string;
+            /** Tools */
+            tools: string[];
         };
         /** Upload */
         Upload: {

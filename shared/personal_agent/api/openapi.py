@@ -97,9 +97,21 @@ def _links(operations: dict[str, dict[str, Any]]) -> None:
         response.setdefault("links", {})[name] = {"operationId": target, "parameters": dict(parameters)}
 
 
+def _custom_events(schemas: dict[str, Any]) -> None:
+    """The event streams' CUSTOM values (events/custom.py), so the web chat's types are generated from them too."""
+    from personal_agent.events.custom import openapi_components
+
+    for name, component in openapi_components().items():
+        if name in schemas and schemas[name] != component:
+            raise RuntimeError(f"the event model {name} has the name of a route's schema: rename one of them")
+        schemas[name] = component
+
+
 def postprocess(schema: dict[str, Any]) -> dict[str, Any]:
-    """Add the error body and the links to FastAPI's generated document (in place; returned for chaining)."""
+    """Add the error body, the CUSTOM events' values and the links to FastAPI's generated document (in place;
+    returned for chaining)."""
     schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    _custom_events(schema["components"]["schemas"])
     operations = _operations(schema)
     _error_responses(operations)
     _links(operations)

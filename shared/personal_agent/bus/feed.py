@@ -10,6 +10,7 @@ from uuid import UUID
 
 from personal_agent.bus import get_bus
 from personal_agent.bus.keys import feed_stream
+from personal_agent.events import custom
 from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.bus")
@@ -18,6 +19,7 @@ log = logging.getLogger("personal_agent.bus")
 async def announce(org_id: UUID | str, user_id: UUID | str, name: str, value: dict[str, Any]) -> None:
     from ag_ui.core import CustomEvent
 
+    custom.check("feed", name, value)  # a developer error, raised where it is made (events/custom.py)
     event = CustomEvent(name=name, value=value, timestamp=int(time.time() * 1000))
     try:
         await get_bus().publish(

@@ -25,6 +25,7 @@ from ag_ui.core import BaseEvent, CustomEvent, EventType, TextMessageContentEven
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.keys import feed_stream, run_stream
 from personal_agent.engine import batch_window
+from personal_agent.events import custom
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 
@@ -89,6 +90,8 @@ class RunEmitter:
         (and what waits) at once."""
         urgent = False
         for event in events:
+            if type(event) is CustomEvent:  # every CUSTOM value is its registered model's (events/custom.py)
+                custom.check("run", event.name, event.value)
             if event.timestamp is None:
                 event.timestamp = int(time.time() * 1000)
             if not self._pending:
@@ -151,6 +154,7 @@ class RunEmitter:
 
     async def announce(self, name: str, value: dict[str, Any]) -> None:
         """Tell the chat owner's feed (other tabs, runs started by webhooks) about this run."""
+        custom.check("feed", name, value)
         if self.spec.user_id is None:
             return
         event = CustomEvent(name=name, value=value, timestamp=int(time.time() * 1000))
