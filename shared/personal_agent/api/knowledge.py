@@ -29,7 +29,14 @@ class DocumentIn(BaseModel):
     )
     size: int = Field(ge=1, description=f"bytes; at most {MAX_UPLOAD_BYTES} (25 MB)")
     collection: str = Field("org", description="`org` (everyone in the org) or `personal` (only you)")
-    classification: Classification = "standard"
+    classification: Classification = Field(
+        "standard", description="above the org's default (its tier floor) only for org admins, in the `org` collection"
+    )
+    trusted: bool = Field(False, description="org admins: its passages do not count as untrusted content")
+
+
+class DocumentPatch(BaseModel):
+    trusted: bool = Field(description="org admins: its passages do not count as untrusted content for other readers")
 
 
 class DocumentError(BaseModel):
@@ -44,6 +51,8 @@ class DocumentOut(BaseModel):
     size: int
     collection: str
     classification: Classification
+    trusted: bool = Field(description="an org admin vouched for its text")
+    author_id: UUID = Field(description="who registered it (the only one besides org admins who may change it)")
     status: Status
     error: DocumentError | None = Field(description="why it failed (`failed` only)")
     pages: int | None
@@ -117,7 +126,7 @@ class EmbeddingSettingsOut(BaseModel):
 
 def _out(row: dict[str, Any]) -> dict[str, Any]:
     error = {"code": row["error_code"], "message": row["error_message"]} if row.get("error_code") else None
-    return {**row, "error": error}
+    return {**row, "error": error, "author_id": row["created_by"]}
 
 
 @router.post("/documents", status_code=201, operation_id="create_document", response_model=DocumentCreated)
@@ -133,6 +142,8 @@ async def create_document(body: DocumentIn, principal: CurrentPrincipal) -> dict
         content_type=body.content_type,
         size=body.size,
         classification=body.classification,
+        admin=principal.is_org_admin,
+        trusted=body.trusted,
     )
     return {"document": _out(created["document"]), "upload": created["upload"]}
 
@@ -152,8 +163,8 @@ async def get_document(document_id: UUID, principal: CurrentPrincipal) -> dict[s
 
 @router.delete("/documents/{document_id}", status_code=204, operation_id="delete_document")
 async def delete_document(document_id: UUID, principal: CurrentPrincipal) -> Response:
-    """Remove the document, every chunk of it and its file."""
-    await documents.delete_document(principal.org_id, principal.user_id, document_id)
+    """Remove the document, every chunk of it and its file (its author or an org admin)."""
+    await documents.delete_document(principal.org_id, principal.user_id, document_id, admin=principal.is_org_admin)
     return Response(status_code=204)
 
 
@@ -161,8 +172,16 @@ async def delete_document(document_id: UUID, principal: CurrentPrincipal) -> Res
     "/documents/{document_id}/reindex", status_code=202, operation_id="reindex_document", response_model=DocumentOut
 )
 async def reindex_document(document_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
-    """Parse, chunk and embed the stored file again, in the background."""
-    return _out(await documents.reindex_document(principal.org_id, principal.user_id, document_id))
+    """Parse, chunk and embed the stored file again, in the background (its author or an org admin)."""
+    return _out(
+        await documents.reindex_document(principal.org_id, principal.user_id, document_id, admin=principal.is_org_admin)
+    )
+
+
+@router.patch("/documents/{document_id}", operation_id="update_document", response_model=DocumentOut)
+async def update_document(document_id: UUID, body: DocumentPatch, principal: OrgAdmin) -> dict[str, Any]:
+    """Mark a document trusted or not (org admins)."""
+    return _out(await documents.set_trusted(principal.org_id, principal.user_id, document_id, body.trusted))
 
 
 @router.get("/search", operation_id="search_knowledge", response_model=SearchOut)

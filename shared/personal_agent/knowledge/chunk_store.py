@@ -146,7 +146,7 @@ async def hybrid_search(
             GROUP BY id
         )
         SELECT c.id AS chunk_id, c.document_id, d.filename, c.collection, c.classification, c.page, c.section,
-               c.text, c.embedding_model, f.score,
+               c.text, c.embedding_model, f.score, d.created_by AS author_id, d.trusted,
                (SELECT rank FROM vec WHERE vec.id = c.id) AS vector_rank,
                (SELECT rank FROM txt WHERE txt.id = c.id) AS text_rank
         FROM fused f JOIN knowledge_chunks c ON c.id = f.id JOIN knowledge_documents d ON d.id = c.document_id

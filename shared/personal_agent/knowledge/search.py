@@ -28,6 +28,9 @@ class Passage:
     section: str | None
     text: str
     score: float
+    author_id: UUID | None = None
+    trusted: bool = False
+    """An org admin vouched for the document's text (migration 0024)."""
 
     @property
     def citation(self) -> str:
@@ -89,6 +92,8 @@ async def search(
             r["section"],
             r["text"],
             float(r["score"]),
+            r["author_id"],
+            r["trusted"],
         )
         for r in rows
     ]

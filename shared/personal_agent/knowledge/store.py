@@ -9,16 +9,16 @@ from personal_agent.db.pool import Conn
 
 COLUMNS = (
     "id, org_id, created_by, owner_user_id, collection, filename, content_type, size, classification, object_key, "
-    "status, error_code, error_message, object_version, pages, chunk_count, created_at, updated_at"
+    "trusted, status, error_code, error_message, object_version, pages, chunk_count, created_at, updated_at"
 )
 
 
 async def insert_document(conn: Conn, values: dict[str, Any]) -> dict[str, Any]:
     cur = await conn.execute(
         f"""INSERT INTO knowledge_documents (id, org_id, created_by, owner_user_id, collection, filename,
-                content_type, size, classification, object_key)
+                content_type, size, classification, object_key, trusted)
             VALUES (%(id)s, %(org_id)s, %(created_by)s, %(owner_user_id)s, %(collection)s, %(filename)s,
-                %(content_type)s, %(size)s, %(classification)s, %(object_key)s)
+                %(content_type)s, %(size)s, %(classification)s, %(object_key)s, %(trusted)s)
             RETURNING {COLUMNS}""",
         values,
     )
@@ -54,6 +54,16 @@ async def set_status(
                 chunk_count = CASE WHEN %s = 'failed' THEN 0 ELSE chunk_count END
             WHERE id = %s RETURNING {COLUMNS}""",
         [status, code, message, version, status, document_id],
+    )
+    row = await cur.fetchone()
+    return dict(row) if row else None
+
+
+async def set_trusted(conn: Conn, document_id: UUID, trusted: bool) -> dict[str, Any] | None:
+    """An admin vouches for the document's text (or stops): None when the caller may not change it."""
+    cur = await conn.execute(
+        f"UPDATE knowledge_documents SET trusted = %s, updated_at = now() WHERE id = %s RETURNING {COLUMNS}",
+        [trusted, document_id],
     )
     row = await cur.fetchone()
     return dict(row) if row else None
