@@ -67,7 +67,7 @@ pytest:
 # tests/unit/test_openapi_drift.py fails while either is stale.
 openapi: $(VENV)/.installed frontend/node_modules/.installed
 	$(VENV)/bin/python -m personal_agent.local.openapi_export frontend/src/api/openapi.json
-	cd frontend && npm run gen:api
+	cd frontend && npm run gen:api && npm run gen:operations
 
 # ---- LocalStack: the second AWS emulator (`pa dev --aws localstack`; the durable tests run on it too) ----
 # Its own venv like the SAM CLI: LocalStack core needs Python 3.13 and pins of its own

@@ -1,11 +1,14 @@
 """Every CUSTOM event value has one model (personal_agent/events/custom.py): every name the code emits is
 registered for its stream, a value that drifts from its model is refused where it is made, and the checked-in
-OpenAPI document and the web chat's generated types carry the models as they are now (the events' drift test)."""
+OpenAPI document and the web chat's generated types carry the models as they are now (the events' drift test),
+like the table of operation ids the web chat calls the API by."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -72,3 +75,17 @@ def test_the_web_chats_generated_types_have_every_event_by_name() -> None:
         assert union, f"schema.d.ts has no {custom.UNION_NAMES[stream]} ({STALE})"
         names = set(re.findall(r'name: "(\w+)";', union.group(1)))
         assert names == set(registry), f"schema.d.ts's {custom.UNION_NAMES[stream]} is stale ({STALE})"
+
+
+def test_the_web_chats_operation_table_is_what_the_document_says() -> None:
+    """The web chat calls the API by operation id; `operations.ts` maps each id to its method and path."""
+    node = shutil.which("node")
+    assert node, "node is needed to check the web chat's generated operation table (Node 20+)"
+    done = subprocess.run(
+        [node, "scripts/gen-operations.mjs", "--check"],
+        cwd=ROOT / "frontend",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr

@@ -1,16 +1,16 @@
 /**
- * The typed API client: one function per route under /api/v1. Every request and response type comes from
- * `schema.d.ts`, generated from the API's checked-in OpenAPI document (`make openapi`), by operation id.
+ * The one way the web chat calls the API: `call(operationId, { path, query, body })`. The method and path come from
+ * `operations.ts` and every request and response type from `schema.d.ts`, both generated from the API's checked-in
+ * OpenAPI document (`make openapi`), so a renamed route or a changed body fails the type check, not the browser.
  */
 
 import { type Query, request } from "./http";
+import { OPERATIONS } from "./operations";
 import type { components, operations } from "./schema";
 
-const V1 = "/api/v1";
-
-export type OperationId = keyof operations;
+export type OperationId = keyof operations & keyof typeof OPERATIONS;
 type JsonOf<T> = T extends { content: { "application/json": infer B } } ? B : never;
-/** The JSON body of a successful `Op` (its 200, 201 or 202 response). */
+/** The JSON body of a successful `Op` (its 200, 201 or 202 response; nothing for a 204). */
 export type Ok<Op extends OperationId> = operations[Op]["responses"] extends infer R
   ? R extends { 200: infer X }
     ? JsonOf<X>
@@ -18,74 +18,48 @@ export type Ok<Op extends OperationId> = operations[Op]["responses"] extends inf
       ? JsonOf<X>
       : R extends { 202: infer X }
         ? JsonOf<X>
-        : never
+        : R extends { 204: unknown }
+          ? void
+          : never
   : never;
 /** The JSON request body of `Op`. */
 export type In<Op extends OperationId> = JsonOf<NonNullable<operations[Op]["requestBody"]>>;
 /** The query parameters of `Op`. */
 export type QueryOf<Op extends OperationId> = NonNullable<operations[Op]["parameters"]["query"]>;
+/** The path parameters of `Op` (`never` when it has none). */
+export type PathOf<Op extends OperationId> = operations[Op]["parameters"] extends { path: infer P } ? P : never;
 
-const path = (id: string) => encodeURIComponent(id);
+type PathArg<Op extends OperationId> = [PathOf<Op>] extends [never] ? { path?: never } : { path: PathOf<Op> };
+type BodyArg<Op extends OperationId> = [In<Op>] extends [never]
+  ? { body?: never }
+  : undefined extends operations[Op]["requestBody"]
+    ? { body?: In<Op> }
+    : { body: In<Op> };
+export type CallArgs<Op extends OperationId> = PathArg<Op> &
+  BodyArg<Op> & { query?: QueryOf<Op>; auth?: boolean; signal?: AbortSignal };
+type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
+/** The arguments of `call(op, …)`: required when the operation has path parameters or a required body. */
+type ArgsOf<Op extends OperationId> = [RequiredKeys<CallArgs<Op>>] extends [never] ? [args?: CallArgs<Op>] : [args: CallArgs<Op>];
 
-export const api = {
-  config: () => request<Ok<"client_config">>("GET", `${V1}/config`, { auth: false }),
-  devLogin: (body: In<"dev_login">) => request<Ok<"dev_login">>("POST", `${V1}/dev/login`, { body, auth: false }),
-  me: () => request<Ok<"get_me">>("GET", `${V1}/me`),
+/** `OPERATIONS[op].path` with its `{name}` parameters filled in from `params`. */
+export function operationPath(op: OperationId, params: Record<string, string | number> = {}): string {
+  return OPERATIONS[op].path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`${op}: the path parameter ${name} is missing`);
+    return encodeURIComponent(String(value));
+  });
+}
 
-  listChats: (query: QueryOf<"list_chats"> = {}) => request<Ok<"list_chats">>("GET", `${V1}/chats`, { query }),
-  createChat: (title?: string) =>
-    request<Ok<"create_chat">>("POST", `${V1}/chats`, { body: (title ? { title } : {}) satisfies In<"create_chat"> }),
-  getChat: (id: string) => request<Ok<"get_chat">>("GET", `${V1}/chats/${path(id)}`),
-  renameChat: (id: string, title: string) =>
-    request<Ok<"rename_chat">>("PATCH", `${V1}/chats/${path(id)}`, { body: { title } satisfies In<"rename_chat"> }),
-  deleteChat: (id: string) => request<void>("DELETE", `${V1}/chats/${path(id)}`),
-  /** A page of the transcript: the newest without `cursor`, else the items before it (`next_cursor` of the newer page). */
-  listMessages: (chatId: string, query: QueryOf<"chat_transcript"> = {}) =>
-    request<Ok<"chat_transcript">>("GET", `${V1}/chats/${path(chatId)}/messages`, { query }),
-
-  startRun: (chatId: string, body: In<"start_run">) =>
-    request<Ok<"start_run">>("POST", `${V1}/chats/${path(chatId)}/runs`, { body }),
-  getRun: (runId: string) => request<Ok<"get_run">>("GET", `${V1}/runs/${path(runId)}`),
-  cancelRun: (runId: string) => request<Ok<"cancel_run">>("POST", `${V1}/runs/${path(runId)}/cancel`),
-
-  listModels: () => request<Ok<"list_models">>("GET", `${V1}/models`),
-
-  listApprovals: (status: NonNullable<QueryOf<"list_approvals">["status"]> = "pending") =>
-    request<Ok<"list_approvals">>("GET", `${V1}/approvals`, { query: { status } }),
-  decideApproval: (id: string, body: In<"decide_approval">) =>
-    request<Ok<"decide_approval">>("POST", `${V1}/approvals/${path(id)}`, { body }),
-
-  usage: (query: QueryOf<"get_usage">) => request<Ok<"get_usage">>("GET", `${V1}/usage`, { query }),
-
-  getSettings: () => request<Ok<"get_my_settings">>("GET", `${V1}/me/settings`),
-  putSettings: (body: In<"put_my_settings">) => request<Ok<"put_my_settings">>("PUT", `${V1}/me/settings`, { body }),
-  getOrgSettings: () => request<Ok<"get_org_settings">>("GET", `${V1}/admin/settings`),
-  putOrgSettings: (body: In<"put_org_settings">) =>
-    request<Ok<"put_org_settings">>("PUT", `${V1}/admin/settings`, { body }),
-  listKeys: () => request<Ok<"list_keys">>("GET", `${V1}/keys`),
-  addKey: (body: In<"create_key">) => request<Ok<"create_key">>("POST", `${V1}/keys`, { body }),
-  deleteKey: (id: string) => request<void>("DELETE", `${V1}/keys/${path(id)}`),
-
-  listTools: () => request<Ok<"list_tools">>("GET", `${V1}/tools`),
-  listMcpServers: () => request<Ok<"list_mcp_servers">>("GET", `${V1}/admin/mcp-servers`),
-  createMcpServer: (body: In<"create_mcp_server">) =>
-    request<Ok<"create_mcp_server">>("POST", `${V1}/admin/mcp-servers`, { body }),
-  updateMcpServer: (id: string, body: In<"update_mcp_server">) =>
-    request<Ok<"update_mcp_server">>("PATCH", `${V1}/admin/mcp-servers/${path(id)}`, { body }),
-  deleteMcpServer: (id: string) => request<void>("DELETE", `${V1}/admin/mcp-servers/${path(id)}`),
-  /** Connect to the server now (`refresh`), or reuse a discovery younger than five minutes. */
-  discoverMcpTools: (id: string, refresh = true) =>
-    request<Ok<"discover_mcp_server_tools">>("GET", `${V1}/admin/mcp-servers/${path(id)}/tools`, { query: { refresh } }),
-};
-
-// Compile-time guard: `never` (an operation id or status the schema lacks) or a free-form object would
-// type-check anything the UI does with it, so every function must resolve to a real generated type.
-type Loose<T> = [T] extends [never] ? true : unknown extends T ? true : string extends keyof T ? true : false;
-type LooseFunctions = {
-  [K in keyof typeof api]: Loose<Awaited<ReturnType<(typeof api)[K]>>> extends true ? K : never;
-}[keyof typeof api];
-const everyResponseIsTyped: [LooseFunctions] extends [never] ? true : LooseFunctions = true;
-void everyResponseIsTyped;
+/** Call the API's operation `op` (its method and path from the generated table). */
+export function call<Op extends OperationId>(op: Op, ...[args]: ArgsOf<Op>): Promise<Ok<Op>> {
+  const a = (args ?? {}) as { path?: Record<string, string | number>; query?: Query; body?: unknown; auth?: boolean; signal?: AbortSignal };
+  return request<Ok<Op>>(OPERATIONS[op].method, operationPath(op, a.path), {
+    body: a.body,
+    query: a.query,
+    auth: a.auth,
+    signal: a.signal,
+  });
+}
 
 /** The types the UI works with, all generated. */
 type Schemas = components["schemas"];

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { Message } from "../api/client";
 import { storedItems } from "../chat/transcript";
-import { formatSize } from "./attachmentsApi";
+import { formatSize } from "./upload";
 
 describe("attachments", () => {
   it("shows sizes as people read them", () => {

@@ -6,7 +6,8 @@
 import { computed, ref, type Ref, watch } from "vue";
 
 import { describeError } from "../api/http";
-import { attachmentsApi, uploadFile } from "./attachmentsApi";
+import { call } from "../api/client";
+import { uploadFile } from "./upload";
 
 export interface PendingFile {
   key: string;
@@ -46,7 +47,7 @@ export function useAttachments(chatId: Ref<string>) {
     const abort = new AbortController();
     files.value.push({ key, name: file.name, size: file.size, contentType, id: null, progress: 0, state: "uploading", error: null, abort });
     try {
-      const created = await attachmentsApi.create(chatId.value, { filename: file.name, content_type: contentType, size: file.size });
+      const created = await call("create_attachment", { path: { chat_id: chatId.value }, body: { filename: file.name, content_type: contentType, size: file.size } });
       update(key, { id: created.id });
       await uploadFile(created.upload, file, (progress) => update(key, { progress }), abort.signal);
       update(key, { state: "ready", progress: 1 });
@@ -65,7 +66,7 @@ export function useAttachments(chatId: Ref<string>) {
     if (!file) return;
     file.abort.abort();
     files.value = files.value.filter((f) => f.key !== key);
-    if (file.id) await attachmentsApi.remove(file.id).catch(() => undefined);
+    if (file.id) await call("delete_attachment", { path: { attachment_id: file.id } }).catch(() => undefined);
   }
 
   /** After the message went: the chips go (the files are the message's now). */

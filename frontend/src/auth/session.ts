@@ -10,7 +10,7 @@
 
 import { reactive } from "vue";
 
-import { api } from "../api/client";
+import { call } from "../api/client";
 import type { ClientConfig, DevLoginRole, Me } from "../api/client";
 import { setTokenProvider, setUnauthorizedHandler } from "../api/http";
 
@@ -86,7 +86,7 @@ setUnauthorizedHandler(() => {
 export async function initSession(): Promise<void> {
   if (session.ready) return;
   try {
-    session.config = await api.config();
+    session.config = await call("client_config", { auth: false });
     session.configError = null;
   } catch (err) {
     // Without /config we still offer the dev login; the API refuses it outside local mode.
@@ -95,7 +95,7 @@ export async function initSession(): Promise<void> {
   }
   if (await currentToken()) {
     try {
-      session.me = await api.me();
+      session.me = await call("get_me");
     } catch {
       session.me = null;
     }
@@ -104,9 +104,9 @@ export async function initSession(): Promise<void> {
 }
 
 export async function devLogin(org: string, user: string, role: DevLoginRole): Promise<void> {
-  const { access_token: token } = await api.devLogin({ org, user, role });
+  const { access_token: token } = await call("dev_login", { body: { org, user, role }, auth: false });
   sessionStorage.setItem(DEV_TOKEN_KEY, token);
-  session.me = await api.me();
+  session.me = await call("get_me");
 }
 
 export async function oidcLogin(returnTo: string): Promise<void> {
@@ -119,7 +119,7 @@ export async function completeOidcLogin(): Promise<string> {
   const issuer = session.config?.oidc;
   if (!issuer) throw new Error("single sign-on is not configured");
   const returnTo = await (await oidc()).completeSignIn(issuer);
-  session.me = await api.me();
+  session.me = await call("get_me");
   return returnTo;
 }
 

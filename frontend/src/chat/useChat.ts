@@ -6,7 +6,7 @@
 
 import { computed, onBeforeUnmount, reactive, ref, shallowRef, watch, type Ref } from "vue";
 
-import { api } from "../api/client";
+import { call } from "../api/client";
 import type { Approval, Chat, RunMode } from "../api/client";
 import { ApiError, describeError, getToken, resolveUrl, streamBase } from "../api/http";
 import { loadApprovals, markDecided, pendingApprovals } from "../state/approvals";
@@ -75,7 +75,7 @@ export function useChat(chatId: Ref<string>) {
   }
 
   async function reloadMessages(): Promise<void> {
-    const page = await api.listMessages(chatId.value, leaf.value !== null ? { leaf: leaf.value } : {});
+    const page = await call("chat_transcript", { path: { chat_id: chatId.value }, query: leaf.value !== null ? { leaf: leaf.value } : {} });
     transcript.value = withNewest(transcript.value, page);
     summarisedUpto.value = page.summarised_upto ?? null;
   }
@@ -84,7 +84,7 @@ export function useChat(chatId: Ref<string>) {
   async function showBranch(id: number): Promise<void> {
     const mine = generation;
     try {
-      const page = await api.listMessages(chatId.value, { leaf: id });
+      const page = await call("chat_transcript", { path: { chat_id: chatId.value }, query: { leaf: id } });
       if (mine !== generation) return;
       leaf.value = page.leaf_id ?? id; // the branch's newest message: a new turn continues from there
       transcript.value = fromNewest(page);
@@ -101,7 +101,7 @@ export function useChat(chatId: Ref<string>) {
     const mine = generation;
     loadingEarlier.value = true;
     try {
-      const page = await api.listMessages(chatId.value, { cursor, ...(leaf.value !== null ? { leaf: leaf.value } : {}) });
+      const page = await call("chat_transcript", { path: { chat_id: chatId.value }, query: { cursor, ...(leaf.value !== null ? { leaf: leaf.value } : {}) } });
       // Another chat, or a reload that started again from the newest page: this page no longer fits.
       if (mine !== generation || transcript.value.older !== cursor) return;
       transcript.value = withOlder(transcript.value, page);
@@ -126,7 +126,7 @@ export function useChat(chatId: Ref<string>) {
     f = followRun(current, {
       getToken,
       store,
-      isFinished: async () => !isActiveStatus((await api.getRun(current.runId)).status),
+      isFinished: async () => !isActiveStatus((await call("get_run", { path: { run_id: current.runId } })).status),
       onState(state, err) {
         if (mine !== generation || (f !== null && following !== f)) return;
         streamState.value = state;
@@ -196,7 +196,7 @@ export function useChat(chatId: Ref<string>) {
     let status: string;
     let mode: string | null = known?.mode ?? null;
     try {
-      const run = await api.getRun(runId);
+      const run = await call("get_run", { path: { run_id: runId } });
       status = run.status;
       mode = run.mode ?? mode;
     } catch {
@@ -230,7 +230,7 @@ export function useChat(chatId: Ref<string>) {
     runMode.value = null;
     loading.value = true;
     try {
-      const [c, page] = await Promise.all([api.getChat(chatId.value), api.listMessages(chatId.value)]);
+      const [c, page] = await Promise.all([call("get_chat", { path: { chat_id: chatId.value } }), call("chat_transcript", { path: { chat_id: chatId.value } })]);
       if (mine !== generation) return;
       chat.value = c;
       transcript.value = fromNewest(page);
@@ -277,14 +277,14 @@ export function useChat(chatId: Ref<string>) {
     error.value = null;
     const mine = generation;
     try {
-      const started = await api.startRun(chatId.value, {
+      const started = await call("start_run", { path: { chat_id: chatId.value }, body: {
         message,
         model,
         mode,
         ...(attachments.length ? { attachments } : {}),
         ...(tools ? { tools } : {}),
         ...parent,
-      });
+      } });
       if (mine !== generation) return true;
       sending.value = null;
       if (branch) transcript.value = { ...transcript.value, messages: cutAt(transcript.value.messages, branch.itemId, branch.regenerate) };
@@ -314,7 +314,7 @@ export function useChat(chatId: Ref<string>) {
     const view = live.value;
     if (!view) return;
     try {
-      await api.cancelRun(view.runId);
+      await call("cancel_run", { path: { run_id: view.runId } });
     } catch (err) {
       error.value = describeError(err);
     }

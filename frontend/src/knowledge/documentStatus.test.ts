@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { applyStatus, contentTypeOf, isPending, parseStatusEvent, upsert } from "./documentStatus";
-import type { KnowledgeDocument } from "./knowledgeApi";
+import type { KnowledgeDocument } from "./types";
 
 const doc = (id: string, status: KnowledgeDocument["status"] = "uploading"): KnowledgeDocument => ({
   id,

@@ -1,7 +1,7 @@
 /** A document list kept current by `document_status` announcements on the user's feed (and by polling a document
  * while the feed is down); what each status reads as. */
 
-import type { KnowledgeDocument } from "./knowledgeApi";
+import type { KnowledgeDocument } from "./types";
 
 export type DocumentStatus = KnowledgeDocument["status"];
 

@@ -4,10 +4,11 @@
 import { onBeforeUnmount, onMounted, ref } from "vue";
 
 import { describeError } from "../api/http";
-import { uploadFile } from "../attachments/attachmentsApi";
+import { uploadFile } from "../attachments/upload";
 import { onDocumentStatus, onFeedReconnect } from "../state/feed";
 import { applyStatus, contentTypeOf, isPending, parseStatusEvent, upsert } from "./documentStatus";
-import { type Classification, type KnowledgeDocument, knowledgeApi } from "./knowledgeApi";
+import { call } from "../api/client";
+import { type Classification, type KnowledgeDocument } from "./types";
 
 /** How often documents still in the pipeline are re-read, as a fallback to the feed. */
 const POLL_MS = 10_000;
@@ -28,7 +29,7 @@ export function useDocuments() {
 
   async function load() {
     try {
-      items.value = (await knowledgeApi.list()).items;
+      items.value = (await call("list_documents")).items;
       error.value = null;
     } catch (err) {
       error.value = describeError(err);
@@ -40,7 +41,7 @@ export function useDocuments() {
   async function poll() {
     for (const d of items.value.filter((i) => isPending(i.status))) {
       try {
-        items.value = upsert(items.value, await knowledgeApi.get(d.id));
+        items.value = upsert(items.value, await call("get_document", { path: { document_id: d.id } }));
       } catch {
         /* the next announcement or poll tells */
       }
@@ -71,13 +72,13 @@ export function useDocuments() {
     error.value = null;
     note.value = null;
     try {
-      const created = await knowledgeApi.create({
+      const created = await call("create_document", { body: {
         filename: file.name,
         content_type: contentTypeOf(file),
         size: file.size,
         collection,
         classification,
-      });
+      } });
       items.value = upsert(items.value, created.document);
       await uploadFile(created.upload, file, (fraction) => {
         uploads.value = uploads.value.map((u) => (u.key === entry.key ? { ...u, progress: fraction } : u));
@@ -103,12 +104,12 @@ export function useDocuments() {
 
   const remove = (d: KnowledgeDocument) =>
     act(async () => {
-      await knowledgeApi.remove(d.id);
+      await call("delete_document", { path: { document_id: d.id } });
       items.value = items.value.filter((i) => i.id !== d.id);
     }, `${d.filename} deleted.`);
   const reindex = (d: KnowledgeDocument) =>
     act(async () => {
-      items.value = upsert(items.value, await knowledgeApi.reindex(d.id));
+      items.value = upsert(items.value, await call("reindex_document", { path: { document_id: d.id } }));
     }, `${d.filename} is being indexed again.`);
 
   return { items, uploads, loaded, error, note, load, upload, remove, reindex };

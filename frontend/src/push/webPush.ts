@@ -5,7 +5,8 @@
  */
 
 import { ApiError, describeError } from "../api/http";
-import { type PushConfig, pushApi } from "./pushApi";
+import { call } from "../api/client";
+import { type PushConfig, subscriptionBody } from "./subscription";
 
 /** What this device is set to, in the order the checks run. */
 export type PushState = "unsupported" | "disabled-on-server" | "denied" | "off" | "on";
@@ -51,7 +52,7 @@ function sameBytes(a: ArrayBuffer | null | undefined, b: Uint8Array): boolean {
 /** The server's settings; a server without the push routes (404) has push off, like one without a key. */
 async function serverConfig(): Promise<PushConfig> {
   try {
-    return await pushApi.config();
+    return await call("get_push_config");
   } catch (err) {
     if (err instanceof ApiError && err.status === 404) return { enabled: false, public_key: null };
     throw err;
@@ -71,7 +72,7 @@ export async function pushState(): Promise<PushState> {
   if (Notification.permission !== "granted") return "off";
   const subscription = await (await registration())?.pushManager.getSubscription();
   if (!subscription) return "off";
-  const { items } = await pushApi.list();
+  const { items } = await call("list_push_subscriptions");
   return items.some((s) => s.endpoint === subscription.endpoint) ? "on" : "off";
 }
 
@@ -114,7 +115,7 @@ export async function enablePush(): Promise<PushState> {
     }
   }
   try {
-    await pushApi.subscribe(subscription.toJSON());
+    await call("create_push_subscription", { body: subscriptionBody(subscription.toJSON()) });
   } catch (err) {
     if (created) await subscription.unsubscribe().catch(() => false); // nothing half set up
     throw new PushError("server", describeError(err));
@@ -127,8 +128,8 @@ export async function disablePush(): Promise<PushState> {
   if (!pushSupported()) return "unsupported";
   const subscription = await (await registration())?.pushManager.getSubscription();
   if (!subscription) return "off";
-  const { items } = await pushApi.list();
-  for (const record of items.filter((s) => s.endpoint === subscription.endpoint)) await pushApi.remove(record.id);
+  const { items } = await call("list_push_subscriptions");
+  for (const record of items.filter((s) => s.endpoint === subscription.endpoint)) await call("delete_push_subscription", { path: { subscription_id: record.id } });
   await subscription.unsubscribe();
   return "off";
 }

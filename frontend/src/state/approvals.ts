@@ -2,7 +2,7 @@
 
 import { reactive } from "vue";
 
-import { api } from "../api/client";
+import { call } from "../api/client";
 import type { Approval } from "../api/client";
 import { describeError } from "../api/http";
 
@@ -16,7 +16,7 @@ export const approvals = reactive({
 export async function loadApprovals(): Promise<void> {
   approvals.loading = true;
   try {
-    const page = await api.listApprovals();
+    const page = await call("list_approvals", { query: { status: "pending" } });
     approvals.items = page.items;
     approvals.error = null;
   } catch (err) {

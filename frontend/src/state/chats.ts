@@ -2,7 +2,7 @@
 
 import { reactive } from "vue";
 
-import { api } from "../api/client";
+import { call } from "../api/client";
 import type { Chat } from "../api/client";
 import { describeError } from "../api/http";
 
@@ -21,7 +21,7 @@ export async function loadChats(more = false): Promise<void> {
   chats.loading = true;
   chats.error = null;
   try {
-    const page = await api.listChats({ limit: 30, q: chats.query.trim() || undefined, cursor: more ? chats.nextCursor : undefined });
+    const page = await call("list_chats", { query: { limit: 30, q: chats.query.trim() || undefined, cursor: more ? chats.nextCursor : undefined } });
     if (mine !== generation) return; // a newer search answered first
     chats.items = more ? [...chats.items, ...page.items] : page.items;
     chats.nextCursor = page.next_cursor ?? null;
@@ -33,25 +33,25 @@ export async function loadChats(more = false): Promise<void> {
 }
 
 export async function createChat(title?: string): Promise<Chat> {
-  const chat = await api.createChat(title);
+  const chat = await call("create_chat", { body: title ? { title } : {} });
   chats.items = [chat, ...chats.items.filter((c) => c.id !== chat.id)];
   return chat;
 }
 
 export async function renameChat(id: string, title: string): Promise<void> {
-  const chat = await api.renameChat(id, title);
+  const chat = await call("rename_chat", { path: { chat_id: id }, body: { title } });
   chats.items = chats.items.map((c) => (c.id === id ? { ...c, ...chat } : c));
 }
 
 export async function deleteChat(id: string): Promise<void> {
-  await api.deleteChat(id);
+  await call("delete_chat", { path: { chat_id: id } });
   chats.items = chats.items.filter((c) => c.id !== id);
 }
 
 /** Bring a chat to the top after activity (a run started or finished in it). */
 export async function refreshChat(id: string): Promise<void> {
   try {
-    const chat = await api.getChat(id);
+    const chat = await call("get_chat", { path: { chat_id: id } });
     if (chats.query && !chats.items.some((c) => c.id === id)) return;
     chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
   } catch {

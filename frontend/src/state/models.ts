@@ -2,7 +2,7 @@
 
 import { reactive } from "vue";
 
-import { api } from "../api/client";
+import { call } from "../api/client";
 import { ApiError } from "../api/http";
 
 /** Where the default model is kept when the server has no per-user settings (GET /me/settings → 404). */
@@ -23,7 +23,7 @@ let loading: Promise<void> | null = null;
 export function loadModels(force = false): Promise<void> {
   if (loading && !force) return loading;
   loading = (async () => {
-    const [list, settings] = await Promise.allSettled([api.listModels(), api.getSettings()]);
+    const [list, settings] = await Promise.allSettled([call("list_models"), call("get_my_settings")]);
     if (list.status === "fulfilled") models.items = list.value.items;
     else models.error = "The model list could not be loaded.";
     if (settings.status === "fulfilled") {

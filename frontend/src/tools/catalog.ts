@@ -2,7 +2,7 @@
 
 import { reactive } from "vue";
 
-import { api, type Tool } from "../api/client";
+import { call, type Tool } from "../api/client";
 import { describeError } from "../api/http";
 import { session } from "../auth/session";
 
@@ -16,7 +16,7 @@ export function loadCatalog(force = false): Promise<void> {
   const who = `${session.me?.org.slug ?? ""}/${session.me?.user_id ?? ""}`;
   if (loading && !force && loadedFor === who) return loading;
   loadedFor = who;
-  loading = api.listTools().then(
+  loading = call("list_tools").then(
     (list) => {
       catalog.items = list.items;
       catalog.error = null;

@@ -5,7 +5,7 @@
 
 import { reactive } from "vue";
 
-import { api, type Run, type RunTool } from "../api/client";
+import { call, type Run, type RunTool } from "../api/client";
 
 export interface ToolSource {
   server: string | null;
@@ -28,7 +28,7 @@ export function toolSource(runId: string | null | undefined, name: string): Tool
 }
 
 /** Load the snapshot of each run not asked for yet (a run's toolset never changes after launch). */
-export function loadSources(runIds: Iterable<string>, getRun: (id: string) => Promise<Pick<Run, "tools">> = api.getRun): void {
+export function loadSources(runIds: Iterable<string>, getRun: (id: string) => Promise<Pick<Run, "tools">> = (id) => call("get_run", { path: { run_id: id } })): void {
   for (const id of runIds) {
     if (runs.has(id)) continue;
     runs.set(id, "loading");

@@ -1,18 +1,11 @@
-/** Attachments: register a file for a chat (a presigned POST comes back), upload it straight to the bucket with
- * progress, remove one not sent yet. Types generated from the API. */
+/** Uploading a file (an attachment or a knowledge document) straight to the bucket with its presigned POST, with
+ * progress. Types generated from the API. */
 
-import { ApiError, request } from "../api/http";
+import { ApiError } from "../api/http";
 import type { components } from "../api/schema";
 
 export type AttachmentCreated = components["schemas"]["AttachmentCreated"];
 export type SentAttachment = components["schemas"]["TranscriptAttachment"];
-type AttachmentIn = components["schemas"]["AttachmentIn"];
-
-export const attachmentsApi = {
-  create: (chatId: string, body: AttachmentIn) =>
-    request<AttachmentCreated>("POST", `/api/v1/chats/${encodeURIComponent(chatId)}/attachments`, { body }),
-  remove: (id: string) => request<void>("DELETE", `/api/v1/attachments/${encodeURIComponent(id)}`),
-};
 
 /** POST the file to its presigned form (fields first, then `file`), reporting progress from 0 to 1. */
 export function uploadFile(
