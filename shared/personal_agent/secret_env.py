@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, MutableMapping
 from urllib.parse import quote
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.errors import ConfigurationError
 
 DATABASE_SECRET = "PA_DATABASE_SECRET_ARN"
@@ -87,12 +88,9 @@ def provider_keys_from_secret(secret: str) -> dict[str, str]:
 
 
 def _fetch_with_boto3(arn: str) -> str:
-    import boto3
-    from botocore.config import Config
-
     # Short timeouts: a function in a VPC without a route to Secrets Manager should fail fast and say so.
-    config = Config(connect_timeout=3, read_timeout=5, retries={"max_attempts": 2, "mode": "standard"})
-    client = boto3.client("secretsmanager", config=config)
+    retries = {"max_attempts": 2, "mode": "standard"}
+    client = aws_client_at("secretsmanager", None, None, connect_timeout=3, read_timeout=5, retries=retries)
     try:
         return str(client.get_secret_value(SecretId=arn)["SecretString"])
     except Exception as exc:

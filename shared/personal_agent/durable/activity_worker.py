@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
+
 log = logging.getLogger("personal_agent.durable.activity")
 
 # Called with the task's event and the function the Task names (`FunctionName`; None when it names none).
@@ -59,11 +61,8 @@ def run_task(sfn: Any, task: dict[str, Any], runner: StepRunner) -> None:
 
 def activity_client(endpoint_url: str | None, region: str) -> Any:
     """A Step Functions client whose reads outlast a long poll."""
-    import boto3
-    from botocore.config import Config
-
-    config = Config(read_timeout=POLL_READ_TIMEOUT_SECONDS, retries={"max_attempts": 2, "mode": "standard"})
-    return boto3.client("stepfunctions", endpoint_url=endpoint_url, region_name=region, config=config)
+    retries = {"max_attempts": 2, "mode": "standard"}
+    return aws_client_at("stepfunctions", endpoint_url, region, read_timeout=POLL_READ_TIMEOUT_SECONDS, retries=retries)
 
 
 class ActivityWorker:

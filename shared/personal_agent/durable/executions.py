@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.approvals import store as approval_store
+from personal_agent.aws_clients import aws_client
 from personal_agent.db import org_transaction
 from personal_agent.runs import store as run_store
 from personal_agent.settings import get_settings
@@ -19,10 +20,7 @@ log = logging.getLogger("personal_agent.durable")
 
 
 def sfn_client() -> Any:
-    import boto3  # boto3 costs the API's cold start; only a route that starts or stops an execution needs it
-
-    settings = get_settings()
-    return boto3.client("stepfunctions", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    return aws_client("stepfunctions")
 
 
 def execution_input(spec: RunSpec) -> dict[str, Any]:

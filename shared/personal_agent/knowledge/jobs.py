@@ -3,23 +3,19 @@ model. Sent to the ingest queue, so it is retried, dead-lettered and run by the 
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, Literal
 from uuid import UUID
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.errors import ServiceUnavailable
 from personal_agent.settings import get_settings
 
 JobKind = Literal["reindex", "reembed"]
 
 
-@functools.cache
 def _sqs() -> Any:
-    import boto3
-
-    settings = get_settings()
-    return boto3.client("sqs", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    return aws_client("sqs")
 
 
 def job_body(kind: JobKind, org_id: UUID, document_id: UUID) -> str:

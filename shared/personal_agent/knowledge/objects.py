@@ -3,12 +3,12 @@ boto3 is imported on first use (the API's cold start does not pay for it)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.errors import ServiceUnavailable
 from personal_agent.settings import get_settings
 
@@ -42,19 +42,10 @@ def parse_key(key: str) -> tuple[UUID, UUID] | None:
         return None
 
 
-@functools.cache
 def _client() -> Any:
-    import boto3
-    from botocore.config import Config
-
-    settings = get_settings()
     # SigV4 and the regional endpoint: a presigned POST from the default global endpoint redirects in some regions.
-    return boto3.client(
-        "s3",
-        endpoint_url=settings.aws_endpoint_url,
-        region_name=settings.aws_region,
-        config=Config(signature_version="s3v4", s3={"addressing_style": "path" if settings.is_local else "auto"}),
-    )
+    style = "path" if get_settings().is_local else "auto"
+    return aws_client("s3", signature_version="s3v4", s3={"addressing_style": style})
 
 
 def bucket() -> str:

@@ -4,10 +4,10 @@ by the ingest function on AWS, whose layer has it (the API layer leaves wordllam
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 from typing import Any
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.errors import ServiceUnavailable
 from personal_agent.knowledge.embedding_catalog import EmbeddingModelInfo
 from personal_agent.settings import get_settings
@@ -24,12 +24,8 @@ async def query_vector(info: EmbeddingModelInfo, text: str) -> list[float]:
     return await asyncio.to_thread(_invoke, function, info, text)
 
 
-@functools.cache
 def _lambda() -> Any:
-    import boto3
-
-    settings = get_settings()
-    return boto3.client("lambda", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    return aws_client("lambda")
 
 
 def _invoke(function: str, info: EmbeddingModelInfo, text: str) -> list[float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.local.aws import ACCOUNT_ID
 
 BUCKET = "pa-documents"
@@ -19,10 +20,8 @@ MAX_RECEIVES = 3
 
 def provision_knowledge(endpoint: str, region: str, web_origins: list[str]) -> dict[str, str]:
     """Create (or keep) the bucket, the queues and the notification; return the env vars that name them."""
-    import boto3
-
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=region)
-    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=region)
+    s3 = aws_client_at("s3", endpoint, region)
+    sqs = aws_client_at("sqs", endpoint, region)
     dlq_url = sqs.create_queue(QueueName=DLQ, Attributes={"MessageRetentionPeriod": "1209600"})["QueueUrl"]
     dlq_arn = f"arn:aws:sqs:{region}:{ACCOUNT_ID}:{DLQ}"
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": MAX_RECEIVES})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.local.aws import ACCOUNT_ID
 
 QUEUE = "pa-outputs"
@@ -17,14 +18,12 @@ MAX_RECEIVES = 5
 
 def provision_outputs(endpoint: str, region: str, email_from: str) -> dict[str, str]:
     """Create (or keep) the queues and verify the sender address; return the env var naming the queue."""
-    import boto3
-
-    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=region)
+    sqs = aws_client_at("sqs", endpoint, region)
     sqs.create_queue(QueueName=DLQ, Attributes={"MessageRetentionPeriod": "1209600"})
     redrive = json.dumps(
         {"deadLetterTargetArn": f"arn:aws:sqs:{region}:{ACCOUNT_ID}:{DLQ}", "maxReceiveCount": MAX_RECEIVES}
     )
     attributes: Any = {"VisibilityTimeout": str(LOCAL_VISIBILITY_SECONDS), "RedrivePolicy": redrive}
     queue_url = sqs.create_queue(QueueName=QUEUE, Attributes=attributes)["QueueUrl"]
-    boto3.client("ses", endpoint_url=endpoint, region_name=region).verify_email_identity(EmailAddress=email_from)
+    aws_client_at("ses", endpoint, region).verify_email_identity(EmailAddress=email_from)
     return {"PA_OUTPUT_QUEUE_URL": queue_url}

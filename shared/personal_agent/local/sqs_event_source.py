@@ -10,6 +10,7 @@ import logging
 import threading
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.local.aws import ACCOUNT_ID, LambdaDispatcher
 
 log = logging.getLogger("personal_agent.local.sqs")
@@ -39,14 +40,12 @@ class SqsEventSource:
     """One queue → one function, on a daemon thread named after the function."""
 
     def __init__(self, dispatcher: LambdaDispatcher, endpoint: str, region: str, queue_url: str, function: str) -> None:
-        import boto3
-
         self.dispatcher = dispatcher
         self.function = function
         self.region = region
         self.queue_url = queue_url
         self.queue_arn = f"arn:aws:sqs:{region}:{ACCOUNT_ID}:{queue_url.rsplit('/', 1)[-1]}"
-        self.sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=region)
+        self.sqs = aws_client_at("sqs", endpoint, region)
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"{function}-poller", daemon=True)
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.db.migrate import apply_migrations
 from personal_agent.errors import ConfigurationError
 from personal_agent.local.aws import (
@@ -174,11 +175,9 @@ class LocalStack:
     def provision_state_machines(self, endpoint: str, activities: bool = False) -> dict[str, str]:
         """Create every `infra/statemachines/*.asl.json` with local substitutions; return name -> ARN. With
         `activities`, Tasks run behind the `pa-steps` activity, polled by a worker this stack starts."""
-        import boto3
-
         assert self.registry is not None
         region = self.settings.aws_region
-        sfn = boto3.client("stepfunctions", endpoint_url=endpoint, region_name=region)
+        sfn = aws_client_at("stepfunctions", endpoint, region)
         subs = local_substitutions(self.registry, region, LOCAL_ASL_PARAMETERS)
         if activities:
             from personal_agent.local.localstack import activity_substitutions, ensure_activity, start_activity_worker
@@ -196,9 +195,7 @@ class LocalStack:
     def provision_kms_key(self, endpoint: str) -> str:
         """The KMS key that wraps provider-key data keys (moto's KMS keeps keys in memory only, so
         locally stored BYOK keys must be entered again after a restart of the dev server)."""
-        import boto3
-
-        kms = boto3.client("kms", endpoint_url=endpoint, region_name=self.settings.aws_region)
+        kms = aws_client_at("kms", endpoint, self.settings.aws_region)
         alias = "alias/pa-provider-keys"
         if not any(a["AliasName"] == alias for a in kms.list_aliases()["Aliases"]):
             key = kms.create_key(Description="Personal Agent provider keys (local)")["KeyMetadata"]["KeyId"]

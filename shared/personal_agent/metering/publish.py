@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.metering.config import MeteringConfig
 from personal_agent.metering.document import ExportDocument, event_detail
 
@@ -16,11 +17,9 @@ class OperatorPublisher:
     """S3 and EventBridge clients for one stack's metering (the bus may be another account's, by ARN)."""
 
     def __init__(self, config: MeteringConfig) -> None:
-        import boto3
-
         self.config = config
-        self._s3: Any = boto3.client("s3", endpoint_url=config.endpoint_url, region_name=config.region)
-        self._events: Any = boto3.client("events", endpoint_url=config.endpoint_url, region_name=config.region)
+        self._s3: Any = aws_client_at("s3", config.endpoint_url, config.region)
+        self._events: Any = aws_client_at("events", config.endpoint_url, config.region)
 
     def publish(self, key: str, document: ExportDocument) -> None:
         """Write the object (same key and bytes on a repeat), then announce it; raise if the bus refused it."""

@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from personal_agent.aws_clients import aws_client_at
 from personal_agent.db.migrate import MIGRATIONS_DIR, apply_migrations
 from personal_agent.provisioning.cfn_response import CustomResourceResponse, send_response
 from personal_agent.secret_env import database_url_from_secret
@@ -56,9 +57,7 @@ def app_credentials(secret: str) -> tuple[str, str | None]:
 
 
 def _fetch_secret(arn: str) -> str:
-    import boto3
-
-    return str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+    return str(aws_client_at("secretsmanager", None, None).get_secret_value(SecretId=arn)["SecretString"])
 
 
 def migrate_for_stack(properties: dict[str, Any], fetch: FetchSecret, directory: Path) -> dict[str, str]:

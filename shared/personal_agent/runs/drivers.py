@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 from uuid import UUID
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.db import org_transaction
 from personal_agent.durable import executions
 from personal_agent.engine.cancellation import signal_cancel
@@ -174,11 +175,8 @@ async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
 
 
 def _invoke_worker(spec: RunSpec) -> None:
-    import boto3  # boto3 is not in the API's cold start (the API imports this module)
-
     settings = get_settings()
-    client = boto3.client("lambda", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
-    client.invoke(
+    aws_client("lambda").invoke(
         FunctionName=settings.run_worker_function,
         InvocationType="Event",
         Payload=json.dumps({"run_id": str(spec.run_id), "org_id": str(spec.org_id)}).encode(),

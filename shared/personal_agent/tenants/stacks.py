@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from personal_agent.aws_clients import aws_client_at
+
 TENANT_TAG = "pa:tenant"
 VERSION_TAG = "pa:version"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
@@ -13,16 +15,12 @@ NO_CHANGES = ("didn't contain changes", "No updates are to be performed")
 
 
 def cloudformation(region: str | None) -> Any:
-    """A CloudFormation client of its own (one per thread); AWS_ENDPOINT_URL points it at an emulator."""
-    import boto3
-
-    return boto3.session.Session().client("cloudformation", region_name=region)
+    """A CloudFormation client of the region; AWS_ENDPOINT_URL points it at an emulator."""
+    return aws_client_at("cloudformation", None, region)
 
 
 def s3_client(region: str | None) -> Any:
-    import boto3
-
-    return boto3.session.Session().client("s3", region_name=region)
+    return aws_client_at("s3", None, region)
 
 
 def tenant_stacks(client: Any) -> dict[str, dict[str, Any]]:

@@ -10,6 +10,7 @@ import logging
 from typing import Any
 from uuid import UUID
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 
@@ -19,10 +20,7 @@ MAX_DELAY_SECONDS = 900  # SQS's longest per-message delay
 
 
 def _sqs() -> Any:
-    import boto3  # not in the API's cold start
-
-    settings = get_settings()
-    return boto3.client("sqs", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    return aws_client("sqs")
 
 
 def send(message: dict[str, Any], delay_seconds: int = 0) -> None:

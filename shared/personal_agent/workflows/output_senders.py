@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.net.public_address import AddressRefused, checked_address, parse_allow_hosts, pinned_request
 from personal_agent.settings import get_settings
 
@@ -82,11 +83,8 @@ async def post_text(url: str, text: str) -> Sent:
 
 
 def _send_email(to: str, subject: str, text: str) -> None:
-    import boto3
-
     settings = get_settings()
-    ses = boto3.client("ses", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
-    ses.send_email(
+    aws_client("ses").send_email(
         Source=settings.output_email_from,
         Destination={"ToAddresses": [to]},
         Message={"Subject": {"Data": subject[:200]}, "Body": {"Text": {"Data": text}}},

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput
 from personal_agent.settings import get_settings
@@ -46,10 +47,7 @@ def target_input(org_id: UUID, workflow_id: UUID) -> str:
 
 
 def scheduler_client() -> Any:
-    import boto3
-
-    settings = get_settings()
-    return boto3.client("scheduler", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    return aws_client("scheduler")
 
 
 def _target(org_id: UUID, workflow_id: UUID) -> dict[str, Any]:
