@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from personal_agent.aws_clients import aws_client
 from personal_agent.db import org_transaction
 from personal_agent.errors import ConfigurationError, InvalidInput, NotFound
 from personal_agent.settings import get_settings
@@ -25,10 +26,7 @@ class Envelope:
 
 
 def _kms() -> Any:
-    import boto3
-
-    settings = get_settings()
-    return boto3.client("kms", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    return aws_client("kms")
 
 
 def _context(org_id: UUID, provider: str) -> dict[str, str]:
