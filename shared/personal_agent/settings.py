@@ -175,6 +175,14 @@ class Settings(BaseSettings):
     vapid_subject: str = Field("mailto:admin@personal-agent.local", validation_alias=_env("PA_VAPID_SUBJECT"))
     # The web chat's address, for links in notifications (unset: links are relative paths).
     public_url: str = Field("", validation_alias=_env("PA_PUBLIC_URL"))
+    # Org providers' `base_url` (README, Keys and budgets): the same address checks as outputs (public internet only,
+    # cloud metadata never); this operator allow-list (`host` / `host:port`, comma-separated) lets an org register
+    # a server on loopback or the VPC (a local Ollama/vLLM: `localhost:11434`). PA_OPENAI_COMPATIBLE_BASE_URL's host
+    # is the operator's own and always allowed.
+    provider_allow_hosts: str = Field("", validation_alias=_env("PA_PROVIDER_ALLOW_HOSTS"))
+    # Web Push endpoints must be on a push service: FCM, Mozilla autopush, Apple and Windows push by default; this
+    # operator list (`host`, `host:port`, or `.domain` for its subdomains) adds more, e.g. a test's push service.
+    push_allow_hosts: str = Field("", validation_alias=_env("PA_PUSH_ALLOW_HOSTS"))
 
     @property
     def is_local(self) -> bool:

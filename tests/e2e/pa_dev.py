@@ -45,9 +45,18 @@ class DevServer:
 
 
 @contextmanager
-def running_pa_dev(data_dir: Path, *, org: str = "e2e", args: tuple[str, ...] = ()) -> Iterator[DevServer]:
-    """`pa dev [args]` until the block ends (then stopped with Ctrl-C, as a user would)."""
-    env = dev_env(data_dir, PA_LOCALSTACK_PORT=str(free_port()), PA_DEMO_DELAY_MS="0")
+def running_pa_dev(
+    data_dir: Path, *, org: str = "e2e", args: tuple[str, ...] = (), env_extra: dict[str, str] | None = None
+) -> Iterator[DevServer]:
+    """`pa dev [args]` until the block ends (then stopped with Ctrl-C, as a user would). The operator allow-lists
+    loopback for org providers (the tests' fake model servers); `env_extra` adds or overrides settings."""
+    env = dev_env(
+        data_dir,
+        PA_LOCALSTACK_PORT=str(free_port()),
+        PA_DEMO_DELAY_MS="0",
+        PA_PROVIDER_ALLOW_HOSTS="127.0.0.1",
+        **(env_extra or {}),
+    )
     env.pop("PYTHONPATH", None)
     proc = subprocess.Popen(
         [str(PA), "dev", *args], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

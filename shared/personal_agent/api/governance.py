@@ -137,7 +137,12 @@ async def list_providers(principal: OrgAdmin) -> dict[str, Any]:
 
 @router.post("/providers", status_code=201, operation_id="create_provider", response_model=ProviderOut)
 async def create_provider(body: ProviderIn, principal: OrgAdmin) -> dict[str, Any]:
-    return await admin.create_provider(principal.org_id, body.model_dump())
+    """422 `address_not_allowed` for a base_url off the public internet (unless the operator allow-lists its
+    host), 409 `key_endpoint_mismatch` for a key entered for another endpoint (a key is bound to the first
+    provider's kind and base_url it is attached to)."""
+    from personal_agent.governance.providers import create_provider as create
+
+    return await create(principal.org_id, body.model_dump())
 
 
 @router.delete("/providers/{provider_id}", status_code=204, operation_id="delete_provider")

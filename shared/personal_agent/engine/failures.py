@@ -1,31 +1,65 @@
-"""What ends a run `failed`, and the RUN_ERROR code each failure gets (a stable code and a short message)."""
+"""What ends a run `failed`, and the RUN_ERROR code each failure gets (a stable code and a short message).
+
+A message never carries what an upstream server answered: a provider's error body can echo the request (the
+prompt, a tool result) or name the key it was sent, and RUN_ERROR reaches the browser, the run row and the
+workflow outputs. A model error says the HTTP status and which model answered, nothing more."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai.exceptions import AgentRunError, ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.exceptions import (
+    AgentRunError,
+    FallbackExceptionGroup,
+    ModelAPIError,
+    ModelHTTPError,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+)
 
+from personal_agent.errors import AppError
 from personal_agent.governance.budgets import BudgetExceeded
+from personal_agent.governance.keys import KeyEndpointMismatch
 from personal_agent.governance.tiers import ClassificationBlocked
+from personal_agent.models.provider_address import ProviderAddressRefused
 
 
 class RunLimitExceeded(Exception):
     """The run reached a hard limit of its spec (`RunLimits`: model requests, tool calls)."""
 
 
-MODEL_ERRORS = (ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded, AgentRunError)
-RUN_FAILURES = (*MODEL_ERRORS, RunLimitExceeded, BudgetExceeded, ClassificationBlocked)
+MODEL_ERRORS = (ModelHTTPError, UnexpectedModelBehavior, UsageLimitExceeded, AgentRunError, FallbackExceptionGroup)
+RUN_FAILURES = (
+    *MODEL_ERRORS,
+    RunLimitExceeded,
+    BudgetExceeded,
+    ClassificationBlocked,
+    KeyEndpointMismatch,
+    ProviderAddressRefused,
+)
 """The exceptions the engine turns into a failed run; anything else is a bug (the driver fails the run)."""
 
 
+def model_error_message(exc: BaseException) -> str:
+    """What the run may say of a model's failure: its status and model, never the body it answered."""
+    if isinstance(exc, ModelHTTPError):
+        return f"the model provider answered HTTP {exc.status_code} (model {exc.model_name})"
+    if isinstance(exc, ModelAPIError):
+        return f"the model provider could not be reached (model {exc.model_name})"
+    if isinstance(exc, UnexpectedModelBehavior):
+        return f"the model answered something unexpected: {exc.message}"
+    if isinstance(exc, FallbackExceptionGroup):
+        return "every model failed: " + "; ".join(model_error_message(e) for e in exc.exceptions)
+    if isinstance(exc, AgentRunError | RunLimitExceeded):
+        return str(exc)  # pydantic-ai's or our own words (limits, retries), not a server's
+    return f"the model failed ({type(exc).__name__})"
+
+
 def run_error(exc: BaseException) -> dict[str, Any]:
-    """The run's `error` (and its RUN_ERROR event): `limit_exceeded`, the budget's or the gate's own code, or
-    `model_error`."""
-    if isinstance(exc, BudgetExceeded | ClassificationBlocked):
-        code = exc.code
-    elif isinstance(exc, RunLimitExceeded | UsageLimitExceeded):
-        code = "limit_exceeded"
-    else:
-        code = "model_error"
-    return {"code": code, "message": str(exc)[:500]}
+    """The run's `error` (and its RUN_ERROR event): `limit_exceeded`, the budget's, the gate's or the key's own
+    code, or `model_error`."""
+    if isinstance(exc, AppError):
+        return {"code": exc.code, "message": exc.message[:500]}
+    if isinstance(exc, RunLimitExceeded | UsageLimitExceeded):
+        return {"code": "limit_exceeded", "message": str(exc)[:500]}
+    return {"code": "model_error", "message": model_error_message(exc)[:500]}

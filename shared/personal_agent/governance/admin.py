@@ -6,7 +6,6 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
-from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 
 PROVIDER_COLUMNS = "id, name, kind, base_url, trust_tier, locality, key_id, enabled, created_at"
@@ -88,11 +87,6 @@ async def delete_provider(org_id: UUID, provider_id: UUID) -> None:
         cur = await conn.execute("DELETE FROM providers WHERE id = %s RETURNING id", [provider_id])
         if await cur.fetchone() is None:
             raise NotFound("provider not found", code="provider_not_found")
-
-
-async def disable_providers_using_key(conn: Conn, key_id: UUID) -> None:
-    """A deleted key's providers stop offering models (inside the deleting transaction)."""
-    await conn.execute("UPDATE providers SET enabled = false WHERE key_id = %s", [key_id])
 
 
 async def add_model(org_id: UUID, provider_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
