@@ -184,6 +184,14 @@ class Settings(BaseSettings):
     # operator list (`host`, `host:port`, or `.domain` for its subdomains) adds more, e.g. a test's push service.
     push_allow_hosts: str = Field("", validation_alias=_env("PA_PUSH_ALLOW_HOSTS"))
 
+    # MCP servers (docs/mcp.md): their URLs pass the same address checks as outputs at save and before every
+    # connection (public internet only, cloud metadata never); this operator allow-list (`host` / `host:port`,
+    # comma-separated) lets an org register a server on loopback or the VPC. `pa dev` adds its own demo server.
+    mcp_allow_hosts: str = Field("", validation_alias=_env("PA_MCP_ALLOW_HOSTS"))
+    # The exact command lines a `stdio` MCP server may be (local mode only), one per line; an admin picks one of
+    # them as the server's `url`, never sends a command of their own. Empty: no stdio servers.
+    mcp_stdio_commands: str = Field("", validation_alias=_env("PA_MCP_STDIO_COMMANDS"))
+
     @property
     def is_local(self) -> bool:
         return self.environment in ("local", "test")

@@ -19,7 +19,10 @@ from tests.scripted import scripted_model, text_then_tool
 COMMAND = f"{sys.executable} -m personal_agent.local.demo_mcp"
 
 
-async def test_a_stdio_server_is_discovered_and_its_tool_runs(http: httpx.AsyncClient, make_tenant: Any) -> None:
+async def test_a_stdio_server_is_discovered_and_its_tool_runs(
+    http: httpx.AsyncClient, make_tenant: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(get_settings(), "mcp_stdio_commands", COMMAND)  # the operator's list of stdio commands
     headers = auth_headers(make_tenant(roles=ADMIN), roles=ADMIN)
     created = await http.post(
         "/api/v1/admin/mcp-servers",

@@ -20,6 +20,7 @@ from personal_agent.local.dev_processes import DevWorkers, listening_socket, pro
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.serving import ReadyServer, serve
 from personal_agent.local.stack import LocalStack
+from personal_agent.mcp_servers.endpoint import allow_own_server
 from personal_agent.observability import route_package_logs
 from personal_agent.settings import get_settings
 
@@ -87,6 +88,8 @@ def run_dev_server() -> int:
         workers.stop()
         raise
     demo_mcp = DemoMcpThread().start() if settings.is_local else None
+    if demo_mcp is not None:
+        allow_own_server(demo_mcp.url)  # its own demo server on loopback; any other needs PA_MCP_ALLOW_HOSTS
     try:
         workers.start(dict(os.environ))
         app = build_dev_app(demo_mcp.url if demo_mcp is not None else None)

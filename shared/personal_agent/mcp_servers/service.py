@@ -13,7 +13,8 @@ from uuid import UUID
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.governance.keys import seal
-from personal_agent.mcp_servers import store
+from personal_agent.mcp_servers import endpoint, store
+from personal_agent.mcp_servers.client import HASH_VERSION, discover, key_context
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import McpServerRef, ToolRef
 
@@ -36,17 +37,26 @@ def check_transport(transport: str) -> None:
         raise InvalidInput("stdio MCP servers run only in local mode", code="stdio_local_only")
 
 
-async def _seal_headers(org_id: UUID, server_id: UUID, headers: dict[str, str]) -> Any:
-    from personal_agent.mcp_servers.client import key_context
+async def check_endpoint(url: str, transport: str) -> None:
+    """A URL the address checks refuse (422 `mcp_url_refused`), a stdio command the operator did not configure
+    (422 `mcp_stdio_not_allowed`) or stdio outside local mode (422 `stdio_local_only`) is not saved."""
+    try:
+        await endpoint.check_endpoint(url, transport)
+    except endpoint.EndpointRefused as exc:
+        raise InvalidInput(str(exc), code=exc.code) from None
 
-    return await asyncio.to_thread(seal, org_id, key_context(server_id), json.dumps(headers))
+
+async def _seal_headers(org_id: UUID, server_id: UUID, server_origin: str, headers: dict[str, str]) -> Any:
+    return await asyncio.to_thread(seal, org_id, key_context(server_id, server_origin), json.dumps(headers))
 
 
 async def create(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
     check_transport(values["transport"])
+    await check_endpoint(values["url"], values["transport"])
     headers: dict[str, str] = values.pop("headers") or {}
     server_id = uuid.uuid4()
-    sealed = await _seal_headers(org_id, server_id, headers) if headers else None
+    values["headers_origin"] = endpoint.origin(values["url"], values["transport"])
+    sealed = await _seal_headers(org_id, server_id, values["headers_origin"], headers) if headers else None
     values["header_names"] = sorted(headers)
     from psycopg.errors import UniqueViolation
 
@@ -76,22 +86,31 @@ async def get(org_id: UUID, server_id: UUID) -> dict[str, Any]:
 
 
 async def update(org_id: UUID, server_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
-    """Change the given fields; `headers` replaces every header (`{}` removes them)."""
+    """Change the given fields; `headers` replaces every header (`{}` removes them). Headers entered for one
+    origin never go to another: a URL on another origin drops them unless the same change brings new ones."""
     headers = values.pop("headers", None)
+    row = await _row(org_id, server_id)
+    url = values.get("url", row["url"])
+    if "url" in values:
+        await check_endpoint(url, row["transport"])
+    values["headers_origin"] = endpoint.origin(url, row["transport"])
     sealed: Any = None
     if headers is not None:
-        sealed = await _seal_headers(org_id, server_id, headers) if headers else False
+        sealed = await _seal_headers(org_id, server_id, values["headers_origin"], headers) if headers else False
         values["header_names"] = sorted(headers)
+    elif row["header_names"] and values["headers_origin"] != endpoint.origin(row["url"], row["transport"]):
+        sealed, values["header_names"] = False, []
     from psycopg.errors import UniqueViolation
 
     try:
         async with org_transaction(org_id) as conn:
-            row = await store.update(conn, server_id, values, sealed)
+            updated = await store.update(conn, server_id, values, sealed, expected_url=row["url"])
     except UniqueViolation as exc:
         raise Conflict("an MCP server with that name exists", code="mcp_server_exists") from exc
-    if row is None:
-        raise NotFound("MCP server not found", code="mcp_server_not_found")
-    return public(row)
+    if updated is None:  # removed, or its URL changed under this change: the headers were sealed for that one
+        await _row(org_id, server_id)
+        raise Conflict("the MCP server changed meanwhile; try again", code="mcp_server_changed")
+    return public(updated)
 
 
 async def delete(org_id: UUID, server_id: UUID) -> None:
@@ -100,19 +119,23 @@ async def delete(org_id: UUID, server_id: UUID) -> None:
             raise NotFound("MCP server not found", code="mcp_server_not_found")
 
 
+def _current(discovery: dict[str, Any] | None) -> dict[str, Any]:
+    """A cached discovery whose hashes are of the current kind (older ones are as good as none)."""
+    return discovery if discovery is not None and discovery.get("hash_version") == HASH_VERSION else {}
+
+
 def _fresh(row: dict[str, Any]) -> bool:
     at = row["discovered_at"]
-    return row["discovered"] is not None and at is not None and datetime.now(UTC) - at < DISCOVERY_TTL
+    return bool(_current(row["discovered"])) and at is not None and datetime.now(UTC) - at < DISCOVERY_TTL
 
 
 async def _discover_row(org_id: UUID, row: dict[str, Any], *, refresh: bool) -> dict[str, Any]:
     """The row's discovery: cached while fresh, else asked of the server now (and cached)."""
     if not refresh and _fresh(row):
         return dict(row["discovered"])
-    from personal_agent.mcp_servers.client import discover
 
     found = await discover(org_id, row["id"], row["url"], row["transport"])
-    before = row["discovered"] or {}
+    before = _current(row["discovered"])
     last_known = before.get("tools") or before.get("last_known_tools")
     if not found["reachable"] and last_known:
         # Down now: launches keep the last known tool list (the engine step reports the server unreachable).

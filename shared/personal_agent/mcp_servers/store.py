@@ -1,4 +1,4 @@
-"""The SQL of `mcp_servers`. The sealed headers are read only by `sealed_headers` (for the step that connects)."""
+"""The SQL of `mcp_servers`. The sealed headers are read only by `connection` (for the step that connects)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ PUBLIC_COLUMNS = (
 async def insert(conn: Conn, org_id: UUID, server_id: UUID, values: dict[str, Any], sealed: Any) -> dict[str, Any]:
     cur = await conn.execute(
         "INSERT INTO mcp_servers (id, org_id, name, url, transport, trust_tier, ciphertext, nonce, encrypted_data_key,"
-        " header_names, allowed_tools, tool_policies, enabled) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-        f" %s, %s) RETURNING {PUBLIC_COLUMNS}",
+        " headers_origin, header_names, allowed_tools, tool_policies, enabled) VALUES (%s, %s, %s, %s, %s, %s, %s, %s,"
+        f" %s, %s, %s, %s, %s, %s) RETURNING {PUBLIC_COLUMNS}",
         [
             server_id,
             org_id,
@@ -28,6 +28,7 @@ async def insert(conn: Conn, org_id: UUID, server_id: UUID, values: dict[str, An
             sealed.ciphertext if sealed else None,
             sealed.nonce if sealed else None,
             sealed.encrypted_data_key if sealed else None,
+            values["headers_origin"] if sealed else None,
             values["header_names"],
             values["allowed_tools"],
             jsonb(values["tool_policies"]),
@@ -50,8 +51,11 @@ async def get(conn: Conn, server_id: UUID) -> dict[str, Any] | None:
     return await cur.fetchone()
 
 
-async def update(conn: Conn, server_id: UUID, values: dict[str, Any], sealed: Any | None) -> dict[str, Any] | None:
-    """Set the given columns; `sealed` (an envelope, or False to clear) replaces the headers when not None."""
+async def update(
+    conn: Conn, server_id: UUID, values: dict[str, Any], sealed: Any | None, *, expected_url: str
+) -> dict[str, Any] | None:
+    """Set the given columns of the server, if its URL is still `expected_url`; `sealed` (an envelope bound to
+    `values["headers_origin"]`, or False to clear) replaces the headers when not None."""
     sets, params = [], []
     for column in ("name", "url", "trust_tier", "allowed_tools", "enabled", "header_names"):
         if column in values:
@@ -61,14 +65,16 @@ async def update(conn: Conn, server_id: UUID, values: dict[str, Any], sealed: An
         sets.append("tool_policies = %s")
         params.append(jsonb(values["tool_policies"]))
     if sealed is not None:
-        sets.append("ciphertext = %s, nonce = %s, encrypted_data_key = %s")
-        params += [sealed.ciphertext, sealed.nonce, sealed.encrypted_data_key] if sealed else [None, None, None]
+        sets.append("ciphertext = %s, nonce = %s, encrypted_data_key = %s, headers_origin = %s")
+        envelope = [sealed.ciphertext, sealed.nonce, sealed.encrypted_data_key] if sealed else [None, None, None]
+        params += [*envelope, values["headers_origin"] if sealed else None]
     if "url" in values or sealed is not None:
         sets.append("discovered = NULL, discovered_at = NULL")  # another server now: the cache is not its
     if not sets:
         return await get(conn, server_id)
     cur = await conn.execute(
-        f"UPDATE mcp_servers SET {', '.join(sets)} WHERE id = %s RETURNING {PUBLIC_COLUMNS}", [*params, server_id]
+        f"UPDATE mcp_servers SET {', '.join(sets)} WHERE id = %s AND url = %s RETURNING {PUBLIC_COLUMNS}",
+        [*params, server_id, expected_url],
     )
     return await cur.fetchone()
 
@@ -84,13 +90,11 @@ async def save_discovery(conn: Conn, server_id: UUID, discovered: dict[str, Any]
     )
 
 
-async def sealed_headers(conn: Conn, server_id: UUID) -> tuple[bytes, bytes, bytes] | None:
-    """The server's sealed auth headers (ciphertext, nonce, encrypted data key), or None without any."""
+async def connection(conn: Conn, server_id: UUID) -> dict[str, Any] | None:
+    """What connecting to the server needs now: its URL and transport, and its sealed auth headers (`ciphertext`,
+    `nonce`, `encrypted_data_key`, all None without any) with the origin they were sealed for."""
     cur = await conn.execute(
-        "SELECT ciphertext, nonce, encrypted_data_key FROM mcp_servers WHERE id = %s AND ciphertext IS NOT NULL",
+        "SELECT url, transport, ciphertext, nonce, encrypted_data_key, headers_origin FROM mcp_servers WHERE id = %s",
         [server_id],
     )
-    row = await cur.fetchone()
-    if row is None:
-        return None
-    return bytes(row["ciphertext"]), bytes(row["nonce"]), bytes(row["encrypted_data_key"])
+    return await cur.fetchone()

@@ -1,7 +1,8 @@
 """Which addresses a user-given URL may reach: public internet only (no loopback, private, link-local,
 unique-local, shared, reserved, multicast or cloud metadata address) unless an admin allow-lists the host;
-cloud metadata never. The caller connects to the address that was checked (`pinned_request`), so a DNS answer
-that changes between the check and the connect (rebinding) cannot move the request."""
+cloud metadata never. An IPv6 address that carries an IPv4 one (IPv4-mapped or -compatible, SIIT, NAT64, 6to4)
+is judged by the IPv4 address it reaches. The caller connects to the address that was checked (`pinned_request`),
+so a DNS answer that changes between the check and the connect (rebinding) cannot move the request."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ METADATA_ADDRESSES = frozenset(
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
+_LAST_32_BITS = (
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64, the well-known prefix (RFC 6052)
+    ipaddress.ip_network("::ffff:0:0:0/96"),  # SIIT IPv4-translated (RFC 2765)
+    ipaddress.ip_network("::/96"),  # IPv4-compatible (deprecated; `::` and `::1` are not IPv4)
+)
+_NOT_PUBLIC_V6 = (ipaddress.ip_network("64:ff9b:1::/48"),)
+"""NAT64 local-use prefix (RFC 8215): where it carries the IPv4 address is the network's choice, so never public."""
+
 
 class AddressRefused(ValueError):
     """The URL may not be reached from here (its message says why, for the person who gave it)."""
@@ -29,10 +38,39 @@ def parse_allow_hosts(value: str) -> frozenset[str]:
     return frozenset(entry.strip().lower() for entry in value.split(",") if entry.strip())
 
 
+def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address reaches through a translation or tunnel (IPv4-mapped, IPv4-compatible,
+    SIIT, NAT64 well-known prefix, 6to4), or None."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if int(address) <= 1:  # `::` and `::1` are themselves, not IPv4-compatible addresses
+        return None
+    if any(address in network for network in _LAST_32_BITS):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def unwrap(address: IPAddress) -> IPAddress:
+    """The address a connection to `address` finally reaches (the IPv4 one it carries, else itself)."""
+    return embedded_ipv4(address) or address
+
+
+def is_metadata(address: IPAddress) -> bool:
+    """A cloud metadata service's address, directly or inside an IPv6 one."""
+    return address in METADATA_ADDRESSES or unwrap(address) in METADATA_ADDRESSES
+
+
 def is_public(address: IPAddress) -> bool:
     """True for an address on the public internet; everything internal or special-purpose is False."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return is_public(address.ipv4_mapped)
+    inner = embedded_ipv4(address)
+    if inner is not None:
+        return is_public(inner)
+    if isinstance(address, ipaddress.IPv6Address) and any(address in network for network in _NOT_PUBLIC_V6):
+        return False
     return address.is_global and not address.is_multicast and address not in METADATA_ADDRESSES
 
 
@@ -44,23 +82,30 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
 
 
-async def checked_address(url: httpx.URL, allow: frozenset[str], verb: str = "fetched") -> IPAddress:
-    """The checked address a request to `url` connects to; raises `AddressRefused` for what it may not reach."""
-    if url.scheme not in ("http", "https"):
+async def checked_host(
+    scheme: str, host: str | None, port: int | None, allow: frozenset[str], verb: str = "fetched"
+) -> IPAddress:
+    """The checked address a connection to `scheme://host:port` goes to; raises `AddressRefused` for what it may
+    not reach (every address the name resolves to must pass; metadata never, allow-listed or not)."""
+    if scheme not in ("http", "https"):
         raise AddressRefused(f"only http and https URLs can be {verb}")
-    if not url.host:
+    if not host:
         raise AddressRefused("the URL has no host")
-    port = url.port or (443 if url.scheme == "https" else 80)
-    host = url.host.lower()
+    port = port or (443 if scheme == "https" else 80)
+    host = host.lower()
     addresses = await resolve(host, port)
     if not addresses:
         raise AddressRefused(f"the host {host!r} could not be resolved")
     allowed = host in allow or f"{host}:{port}" in allow
     for address in addresses:
-        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-        if address in METADATA_ADDRESSES or mapped in METADATA_ADDRESSES or not (allowed or is_public(address)):
+        if is_metadata(address) or not (allowed or is_public(address)):
             raise AddressRefused(f"{host} is not a public internet address; it cannot be {verb}")
     return addresses[0]
+
+
+async def checked_address(url: httpx.URL, allow: frozenset[str], verb: str = "fetched") -> IPAddress:
+    """The checked address a request to `url` connects to; raises `AddressRefused` for what it may not reach."""
+    return await checked_host(url.scheme, url.host, url.port, allow, verb)
 
 
 def pinned_request(
