@@ -1,13 +1,11 @@
-"""The first-party tools, in pydantic-ai's idiom: functions taking `RunContext[RunDeps]` that raise `ModelRetry`
-for what the model can fix. Only the engine imports this module (it loads pydantic-ai); the metadata the API
-snapshots at launch is registered under the same names in `tools/registry.py`."""
+"""The first-party tools' functions, in pydantic-ai's idiom: functions taking `RunContext[RunDeps]` that raise
+`ModelRetry` for what the model can fix. Each is declared (name, description, flags, this module) once, in
+`tools/registry.py`; only the engine imports this module (it loads pydantic-ai)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from pydantic_ai import ModelRetry, RunContext, ToolReturn
 
@@ -17,8 +15,6 @@ from personal_agent.memories import saving as memories
 from personal_agent.spec.labels import UNTRUSTED_METADATA
 from personal_agent.spec.run_deps import RunDeps
 from personal_agent.tools import arithmetic, web
-from personal_agent.tools.delegate import delegate
-from personal_agent.tools.knowledge_search import search_knowledge
 
 log = logging.getLogger("personal_agent.tools")
 
@@ -68,15 +64,3 @@ async def remember(ctx: RunContext[RunDeps], fact: str) -> str:
     except AppError as exc:
         raise ModelRetry(exc.message) from exc
     return "Saved to the user's memories." if created else "Already in the user's memories."
-
-
-FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "current_time": current_time,
-    "calculate": calculate,
-    "send_demo_message": send_demo_message,
-    "web_fetch": web_fetch,
-    "web_search": web_search,
-    "delegate": delegate,
-    "remember": remember,
-    "search_knowledge": search_knowledge,
-}

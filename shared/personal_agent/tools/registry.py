@@ -1,14 +1,16 @@
 """Tools by name: what `runs/launch.py` snapshots into a RunSpec (name, acts, requires_approval, required_tier)
 and what the engine builds a run's toolset from (`tools/toolset.py`).
 
-Light on purpose: the API imports it at launch, and the API does not load pydantic-ai. So a first-party tool is
-registered here without its function (its implementation, which takes `RunContext[RunDeps]`, is in
-`tools/first_party.py` under the same name); a tool registered later (tests register scripted ones) brings its
-function: plain, or taking `RunContext[RunDeps]` first, as pydantic-ai infers.
+Every tool is declared here once: name, function, description (what the model reads) and flags. Light on purpose:
+the API imports it at launch, and the API does not load pydantic-ai, so a first-party tool names the module its
+function is in (a function of the tool's name, taking `RunContext[RunDeps]`), imported only when the engine
+builds the tool; a tool registered later (tests register scripted ones) brings its function: plain, or taking
+`RunContext[RunDeps]` first, as pydantic-ai infers.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +21,8 @@ from personal_agent.settings import get_settings
 @dataclass(frozen=True)
 class ToolDef:
     name: str
-    function: Callable[..., Any] | None
-    """None for a first-party tool: the engine uses `tools.first_party.FUNCTIONS[name]`."""
+    function: Callable[..., Any] | str
+    """The function, or for a first-party tool the module that has a function of the tool's name."""
     description: str
     acts: bool = False
     requires_approval: bool = False
@@ -30,6 +32,13 @@ class ToolDef:
     every acting tool needs a person's approval (`governance/tool_gates.py`)."""
     offered_when: str | None = None
     """A settings field that must be set for the tool to be offered at all (`web_search`: `web_search_url`)."""
+
+    def implementation(self) -> Callable[..., Any]:
+        """The tool's function (a first-party tool's module is imported now)."""
+        if isinstance(self.function, str):
+            function: Callable[..., Any] = getattr(importlib.import_module(self.function), self.name)
+            return function
+        return self.function
 
 
 _TOOLS: dict[str, ToolDef] = {}
@@ -53,8 +62,8 @@ def get_tool(name: str) -> ToolDef | None:
 
 
 def first_party_names() -> list[str]:
-    """The registered tools whose implementation is in `tools/first_party.py`."""
-    return [name for name, tool in _TOOLS.items() if tool.function is None]
+    """The platform's own tools (declared here with their function's module)."""
+    return [name for name, tool in _TOOLS.items() if isinstance(tool.function, str)]
 
 
 def default_tool_names() -> list[str]:
@@ -69,12 +78,14 @@ def default_tool_names() -> list[str]:
     return names
 
 
-register_tool(ToolDef("current_time", None, "The current date and time in UTC."))
-register_tool(ToolDef("calculate", None, "Evaluate an arithmetic expression."))
+FIRST_PARTY = "personal_agent.tools.first_party"
+
+register_tool(ToolDef("current_time", FIRST_PARTY, "The current date and time in UTC."))
+register_tool(ToolDef("calculate", FIRST_PARTY, "Evaluate an arithmetic expression."))
 register_tool(
     ToolDef(
         "send_demo_message",
-        None,
+        FIRST_PARTY,
         "Send a message to a person or team (demo: nothing leaves the machine).",
         acts=True,
     )
@@ -82,27 +93,31 @@ register_tool(
 register_tool(
     ToolDef(
         "search_knowledge",
-        None,
+        "personal_agent.tools.knowledge_search",
         "Search the knowledge base (the org's documents, your own, this chat's files): passages with citations.",
     )
 )
-register_tool(ToolDef("remember", None, "Save a fact or preference about the user for their later conversations."))
+register_tool(
+    ToolDef("remember", FIRST_PARTY, "Save a fact or preference about the user for their later conversations.")
+)
 register_tool(
     ToolDef(
         "delegate",
-        None,
+        "personal_agent.tools.delegate",
         "Hand a self-contained task to a sub-agent (a child run; the sub-agents of one response work in parallel) "
         "and get its final answer back. `tools`: a subset of your own tools; `model`: `cheap` for the cheaper "
         "model; `preset`: `explore` for read-only tools and the cheaper model.",
     )
 )
 register_tool(
-    ToolDef("web_fetch", None, "Fetch a public web page and return its readable text (untrusted).", untrusted=True)
+    ToolDef(
+        "web_fetch", FIRST_PARTY, "Fetch a public web page and return its readable text (untrusted).", untrusted=True
+    )
 )
 register_tool(
     ToolDef(
         "web_search",
-        None,
+        FIRST_PARTY,
         "Search the web: titles, URLs and snippets (untrusted).",
         untrusted=True,
         offered_when="web_search_url",

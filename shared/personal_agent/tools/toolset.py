@@ -17,7 +17,6 @@ from pydantic_ai.toolsets import FunctionToolset
 from personal_agent.governance.tool_gates import needs_approval
 from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
-from personal_agent.tools.first_party import FUNCTIONS
 from personal_agent.tools.registry import ToolDef, get_tool
 
 TOOL_RETRIES = 2
@@ -44,7 +43,7 @@ def _approval_gate(tool: ToolDef) -> ToolPrepareFunc[RunDeps]:
 def pydantic_tool(tool: ToolDef) -> Tool[RunDeps]:
     """The pydantic-ai tool of a registered tool, built on first use and kept for the process."""
     return Tool(
-        tool.function or FUNCTIONS[tool.name],
+        tool.implementation(),
         name=tool.name,
         description=tool.description,
         prepare=_approval_gate(tool),
