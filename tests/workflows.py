@@ -14,7 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.models.function import AgentInfo
 from standardwebhooks import Webhook
 
-from tests.sse import Frame
+from tests.sse import Frame, read_events
 
 
 async def echo_prompt(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
@@ -45,6 +45,15 @@ async def create_workflow(http: httpx.AsyncClient, headers: dict[str, str], **fi
     response = await http.post("/api/v1/workflows", json={"name": "ci-report", **fields}, headers=headers)
     assert response.status_code == 201, response.text
     return dict(response.json())
+
+
+async def fire_to_end(http: httpx.AsyncClient, hook: str, secret: str, headers: dict[str, str]) -> httpx.Response:
+    """Post a signed webhook and, when it started a run, read its events to the end (a workflow's chat takes one
+    run at a time: the next delivery is refused with 409 `run_in_progress` while one is going)."""
+    response = await http.post(hook, content=b"{}", headers=sign(secret, b"{}"))
+    if response.status_code == 202:
+        await read_events(http, response.json()["events_url"], headers)
+    return response
 
 
 def text_of(frames: list[Frame]) -> str:

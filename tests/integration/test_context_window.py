@@ -93,8 +93,10 @@ async def test_a_fifty_turn_chat_never_exceeds_a_small_window(
     # Without trimming the last request would have carried all fifty turns: far more than the window.
     last_prompts = [p.content for m in received[-1][1] if isinstance(m, ModelRequest) for p in m.parts]
     assert f"turn {TURNS - 1}: " in str(last_prompts[-1]) and not any("turn 0:" in str(p) for p in last_prompts)
-    lead = next(p for p in received[-1][1][0].parts if isinstance(p, SystemPromptPart) and "SUMMARY#" in p.content)
-    assert f"SUMMARY#{len(router)}" in lead.content  # the newest summary stands in for the older turns
+    # The newest summary stands in for the older turns, as a user-role part (data, not the platform's instructions).
+    lead = next(p for p in received[-1][1][0].parts if isinstance(p, UserPromptPart) and "SUMMARY#" in str(p.content))
+    assert f"SUMMARY#{len(router)}" in str(lead.content)
+    assert not any(isinstance(p, SystemPromptPart) and "SUMMARY#" in p.content for p in received[-1][1][0].parts)
     assert router and summarised and len(summarised) == len(router)
     assert any("Earlier summary: SUMMARY#" in asked for asked in router[1:])  # later summaries build on earlier
 

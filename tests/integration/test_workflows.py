@@ -18,7 +18,7 @@ from personal_agent.workflows.webhooks import MAX_BODY_BYTES
 from tests.auth import auth_headers
 from tests.sfn import wait_for_execution
 from tests.sse import read_events
-from tests.workflows import create_workflow, db_rows, sign, text_of
+from tests.workflows import create_workflow, db_rows, fire_to_end, sign, text_of
 
 
 def stored_for(admin_url: str, workflow: dict[str, Any]) -> dict[str, int]:
@@ -199,7 +199,7 @@ async def test_a_rotated_signing_secret_keeps_working_through_its_grace_period(
         == new[:12]
     )
     for secret in (old, new):
-        response = await http.post(hook, content=b"{}", headers=sign(secret, b"{}"))
+        response = await fire_to_end(http, hook, secret, headers)
         assert response.status_code == 202, response.text
 
     await http.post(f"/api/v1/workflows/{workflow['id']}/signing-secret", json={"grace_seconds": 0}, headers=headers)
@@ -216,9 +216,7 @@ async def test_a_workflow_over_its_rate_limit_gets_429_with_retry_after(
     workflow = await create_workflow(http, headers, model=echo_model, rate_limit_per_minute=2)
     hook = f"/api/v1/hooks/{workflow['id']}"
 
-    responses = [
-        await http.post(hook, content=b"{}", headers=sign(workflow["signing_secret"], b"{}")) for _ in range(3)
-    ]
+    responses = [await fire_to_end(http, hook, workflow["signing_secret"], headers) for _ in range(3)]
 
     assert [r.status_code for r in responses] == [202, 202, 429]
     limited = responses[2]

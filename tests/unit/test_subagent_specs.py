@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from personal_agent.spec.labels import CLEAN
 from personal_agent.spec.run_spec import ModelRef, RunSpec, ToolRef
 from personal_agent.subagents.specs import DelegationRefused, child_run_id, child_spec
 
@@ -40,7 +41,7 @@ def parent(**extra: object) -> RunSpec:
 
 def test_explore_gets_read_only_tools_and_the_routers_cheaper_model() -> None:
     spec = parent()
-    child = child_spec(spec, "call_1", {"task": "look around", "preset": "explore"})
+    child = child_spec(spec, "call_1", {"task": "look around", "preset": "explore"}, labels=CLEAN)
     assert [t.name for t in child.tools] == ["current_time"]
     assert (child.model, [m.id for m in child.model_chain], child.router_model) == (CHEAP.id, [CHEAP.id], None)
     assert (child.user_id, child.org_id, child.chat_id) == (spec.user_id, spec.org_id, spec.chat_id)
@@ -52,9 +53,11 @@ def test_explore_gets_read_only_tools_and_the_routers_cheaper_model() -> None:
 
 def test_a_child_keeps_the_parents_chain_and_may_take_the_cheap_model() -> None:
     spec = parent()
-    assert child_spec(spec, "a", {"task": "t"}).model_chain == (CAPABLE,)
-    assert child_spec(spec, "b", {"task": "t", "model": "cheap"}).model_chain == (CHEAP,)
-    assert [t.name for t in child_spec(spec, "c", {"task": "t", "tools": ["current_time"]}).tools] == ["current_time"]
+    assert child_spec(spec, "a", {"task": "t"}, labels=CLEAN).model_chain == (CAPABLE,)
+    assert child_spec(spec, "b", {"task": "t", "model": "cheap"}, labels=CLEAN).model_chain == (CHEAP,)
+    assert [t.name for t in child_spec(spec, "c", {"task": "t", "tools": ["current_time"]}, labels=CLEAN).tools] == [
+        "current_time"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -67,16 +70,16 @@ def test_a_child_keeps_the_parents_chain_and_may_take_the_cheap_model() -> None:
 )
 def test_what_the_parent_could_not_do_is_refused(args: dict[str, object], why: str) -> None:
     with pytest.raises(DelegationRefused, match=why):
-        child_spec(parent(), "x", args)
+        child_spec(parent(), "x", args, labels=CLEAN)
 
 
 def test_a_model_below_the_runs_tier_is_refused_even_if_the_parent_lists_it() -> None:
     low = ModelRef(id="cheap:tier0", provider="cheap", kind="openai", tier=0, model_name="tier0")
     with pytest.raises(DelegationRefused, match="may not receive this run's data"):
-        child_spec(parent(router_model=low), "x", {"task": "t", "model": low.id})
+        child_spec(parent(router_model=low), "x", {"task": "t", "model": low.id}, labels=CLEAN)
 
 
 def test_depth_is_refused_at_the_limit() -> None:
     deep = parent(depth=2)
     with pytest.raises(DelegationRefused, match="at most 2 deep"):
-        child_spec(deep, "x", {"task": "t"})
+        child_spec(deep, "x", {"task": "t"}, labels=CLEAN)

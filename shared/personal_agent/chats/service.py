@@ -10,7 +10,8 @@ from personal_agent.chats.branches import branch_leaf
 from personal_agent.chats.transcript import TranscriptPage, parse_cursor
 from personal_agent.db import org_transaction
 from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
-from personal_agent.errors import InvalidInput, NotFound
+from personal_agent.errors import Conflict, InvalidInput, NotFound
+from personal_agent.governance.tiers import MAX_TIER, classification_tier
 from personal_agent.identity.principal import Principal
 
 MAX_TITLE = 200
@@ -53,11 +54,18 @@ async def get_chat(principal: Principal, chat_id: UUID) -> dict[str, Any]:
 async def update_chat(
     principal: Principal, chat_id: UUID, title: str | None, classification: str | None
 ) -> dict[str, Any]:
-    """Rename a chat and/or change its data classification (which decides the models it may reach)."""
+    """Rename a chat and/or change its data classification (which decides the models it may reach). The
+    classification never goes below what already entered the chat (409 `classification_below_content`)."""
+    floor = classification_tier(classification) if classification is not None else MAX_TIER
     async with org_transaction(principal.org_id) as conn:
         row = await store.update_owned(
-            conn, chat_id, principal.user_id, _title(title) if title is not None else None, classification
+            conn, chat_id, principal.user_id, _title(title) if title is not None else None, classification, floor
         )
+        if row is None and await store.get_owned(conn, chat_id, principal.user_id) is not None:
+            raise Conflict(
+                f"this chat already holds data that needs more than {classification!r}; start a new chat instead",
+                code="classification_below_content",
+            )
     if row is None:
         raise NotFound("chat not found", code="chat_not_found")
     return row

@@ -3,11 +3,13 @@ transaction (RLS); ownership is a `user_id` condition, so a chat of someone else
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, jsonb
+from personal_agent.spec.labels import Labels
 
 COLUMNS = "id, title, classification, created_at, updated_at"
 
@@ -90,13 +92,15 @@ async def get_owned(conn: Conn, chat_id: UUID, user_id: UUID | None) -> dict[str
 
 
 async def update_owned(
-    conn: Conn, chat_id: UUID, user_id: UUID, title: str | None, classification: str | None
+    conn: Conn, chat_id: UUID, user_id: UUID, title: str | None, classification: str | None, min_tier: int = 0
 ) -> dict[str, Any] | None:
-    """Change what is given (None keeps it); None when the user has no such chat."""
+    """Change what is given (None keeps it); None when the user has no such chat, or when the chat's content
+    tier is above `min_tier` (the tier of the new classification): a classification never drops below what
+    already entered the chat."""
     cur = await conn.execute(
         "UPDATE chats SET title = coalesce(%s, title), classification = coalesce(%s, classification),"
-        f" updated_at = now() WHERE id = %s AND user_id = %s RETURNING {COLUMNS}",
-        [title, classification, chat_id, user_id],
+        f" updated_at = now() WHERE id = %s AND user_id = %s AND content_tier <= %s RETURNING {COLUMNS}",
+        [title, classification, chat_id, user_id, min_tier],
     )
     return await cur.fetchone()
 
@@ -106,17 +110,39 @@ async def delete_owned(conn: Conn, chat_id: UUID, user_id: UUID) -> bool:
     return await cur.fetchone() is not None
 
 
-async def lock_chat(conn: Conn, chat_id: UUID, owner: UUID | None = None, *, owned: bool = False) -> str | None:
-    """Lock the chat until the transaction ends (a run and its message land together): its classification, or
-    None when there is no such chat (`owned`: of `owner`)."""
+@dataclass(frozen=True)
+class LockedChat:
+    """A chat locked for a launch: its classification and the labels of what entered it so far."""
+
+    classification: str
+    labels: Labels
+
+
+async def lock_chat(conn: Conn, chat_id: UUID, owner: UUID | None = None, *, owned: bool = False) -> LockedChat | None:
+    """Lock the chat until the transaction ends (a run and its message land together): its classification and
+    labels, or None when there is no such chat (`owned`: of `owner`)."""
+    columns = "classification, content_tier, untrusted"
     if owned:
         cur = await conn.execute(
-            "SELECT classification FROM chats WHERE id = %s AND user_id = %s FOR UPDATE", [chat_id, owner]
+            f"SELECT {columns} FROM chats WHERE id = %s AND user_id = %s FOR UPDATE", [chat_id, owner]
         )
     else:
-        cur = await conn.execute("SELECT classification FROM chats WHERE id = %s FOR UPDATE", [chat_id])
+        cur = await conn.execute(f"SELECT {columns} FROM chats WHERE id = %s FOR UPDATE", [chat_id])
     row = await cur.fetchone()
-    return str(row["classification"]) if row else None
+    if row is None:
+        return None
+    labels = Labels(content_tier=int(row["content_tier"]), untrusted=bool(row["untrusted"]))
+    return LockedChat(str(row["classification"]), labels)
+
+
+async def raise_labels(conn: Conn, chat_id: UUID, labels: Labels) -> None:
+    """Raise the chat's labels to include `labels` (never lowers them)."""
+    if labels.content_tier == 0 and not labels.untrusted:
+        return
+    await conn.execute(
+        "UPDATE chats SET content_tier = greatest(content_tier, %s), untrusted = untrusted OR %s WHERE id = %s",
+        [labels.content_tier, labels.untrusted, chat_id],
+    )
 
 
 _TOUCH_CHAT = "UPDATE chats SET updated_at = now() WHERE id = %s"
@@ -266,9 +292,12 @@ async def latest_summary(conn: Conn, chat_id: UUID, covered: list[int]) -> dict[
     return await cur.fetchone()
 
 
-async def insert_summary(conn: Conn, org_id: UUID, chat_id: UUID, run_id: UUID, covers: int, text: str) -> int:
-    """Store a summary of the branch up to message `covers` (made by run `run_id`); its id."""
-    message = {"kind": "summary", "parts": [{"part_kind": "system-prompt", "content": text}]}
+async def insert_summary(
+    conn: Conn, org_id: UUID, chat_id: UUID, run_id: UUID, covers: int, text: str, metadata: dict[str, Any]
+) -> int:
+    """Store a summary of the branch up to message `covers` (made by run `run_id`) with the labels of the turns
+    it covers in `metadata`; its id."""
+    message = {"kind": "summary", "parts": [{"part_kind": "user-prompt", "content": text}], "metadata": metadata}
     cur = await conn.execute(
         "INSERT INTO messages (org_id, chat_id, run_id, kind, message, parent_id)"
         " VALUES (%s, %s, %s, 'summary', %s, %s) RETURNING id",

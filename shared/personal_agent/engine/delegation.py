@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from ag_ui.core import CustomEvent
-from pydantic_ai import DeferredToolRequests, DeferredToolResults
+from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolReturn
+from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
@@ -17,6 +18,7 @@ from personal_agent.engine.drive import Drive, StepOutcome, dump_messages
 from personal_agent.engine.finish import answer_text
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store
+from personal_agent.spec.labels import result_metadata, run_labels
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.subagents.specs import DELEGATE_TOOL, child_spec
 
@@ -30,7 +32,8 @@ async def start_children(drive: Drive, requests: DeferredToolRequests) -> StepOu
     announce each on the parent's stream."""
     spec = drive.spec
     calls = [call for call in requests.calls if call.tool_name == DELEGATE_TOOL]
-    children = [child_spec(spec, call.tool_call_id, call.args_as_dict()) for call in calls]
+    labels = run_labels(spec, drive.completed)  # the children start with the parent's labels at the call
+    children = [child_spec(spec, call.tool_call_id, call.args_as_dict(), labels=labels) for call in calls]
     ids = [str(child.run_id) for child in children]
     drive.seq += 1
     drive.state.update(children=ids, last_event_id=drive.emitter.last_id)
@@ -48,12 +51,18 @@ async def start_children(drive: Drive, requests: DeferredToolRequests) -> StepOu
 
 
 async def _result(conn: Conn, row: dict[str, Any]) -> Any:
+    """The child's answer (or its error) as the `delegate` call's result, carrying the child's labels: a child
+    that saw untrusted or classified content taints or raises its parent through it."""
+    cp = await store.latest_checkpoint(conn, row["id"])
+    messages = cp.messages if cp else []
     if row["status"] == "succeeded":
-        cp = await store.latest_checkpoint(conn, row["id"])
-        return answer_text(cp.messages if cp else [])
-    error = row["error"] or {"code": row["status"], "message": f"the sub-agent's run was {row['status']}"}
-    # An error the parent model can handle (retry, do it itself, tell the user), not a failure of the parent.
-    return {"sub_agent_run_id": str(row["id"]), "status": row["status"], "error": error}
+        value: Any = answer_text(messages)
+    else:
+        error = row["error"] or {"code": row["status"], "message": f"the sub-agent's run was {row['status']}"}
+        # An error the parent model can handle (retry, do it itself, tell the user), not a failure of the parent.
+        value = {"sub_agent_run_id": str(row["id"]), "status": row["status"], "error": error}
+    labels = run_labels(RunSpec.model_validate(row["spec"]), ModelMessagesTypeAdapter.validate_python(messages))
+    return ToolReturn(return_value=value, metadata=result_metadata(labels))
 
 
 async def children_results(spec: RunSpec, cp: store.Checkpoint) -> DeferredToolResults | None:

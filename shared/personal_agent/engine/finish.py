@@ -1,5 +1,6 @@
-"""Ending a run, once: its new messages into the chat, its terminal status, the terminal AG-UI event and the
-owner's feed. Used by the engine when a run ends and for a run no engine is advancing (cancel, a lost driver)."""
+"""Ending a run, once: its new messages into the chat, its terminal status (its approvals still pending expire),
+the terminal AG-UI event and the owner's feed. Used by the engine when a run ends and for a run no engine is
+advancing (cancel, a lost driver)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ag_ui.core import (
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from personal_agent import observability
+from personal_agent.approvals import store as approval_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import subagent_events
@@ -23,6 +25,7 @@ from personal_agent.engine.cancellation import clear_local_cancel
 from personal_agent.engine.drive import StepOutcome, StepStatus
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.runs import store
+from personal_agent.spec.labels import run_labels
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import output_queue
 
@@ -46,10 +49,14 @@ async def end_run(
     new = ModelMessagesTypeAdapter.dump_python(messages[history_len:], mode="json")
     async with org_transaction(spec.org_id) as conn:
         # A sub-agent's messages stay in its checkpoints (its answer reaches the chat through its parent).
-        if await store.finish_run(conn, spec.run_id, status, error) and spec.parent_run_id is None:
+        finished = await store.finish_run(conn, spec.run_id, status, error)
+        if finished:  # what the run still waited on can no longer be decided
+            await approval_store.expire_for_ended_run(conn, spec.org_id, spec.run_id, status)
+        if finished and spec.parent_run_id is None:
             tip = await chat_store.run_tip(conn, spec.run_id)  # its user turn (none for a regenerate)
             parent = tip if tip is not None else spec.parent_message_id
             await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
+            await chat_store.raise_labels(conn, spec.chat_id, run_labels(spec, messages))  # what entered stays
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:
         observability.record_run_failed(error["code"])

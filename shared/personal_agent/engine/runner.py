@@ -33,6 +33,7 @@ from personal_agent.governance.budgets import BudgetExceeded, reserve_request
 from personal_agent.governance.routing import classify_request
 from personal_agent.mcp_servers.toolsets import unavailable
 from personal_agent.runs import store
+from personal_agent.spec.labels import step_spec
 from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
 
@@ -193,7 +194,7 @@ async def _drive(
 async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToolResults | None) -> tuple[bool, Any]:
     """Walk pydantic-ai's graph node by node: (True, the run's output), or (False, None) when the time budget
     handed the run back first. The cancel flag is checked before every node."""
-    spec = drive.spec
+    spec = step_spec(drive.spec, history)  # its tier raised to what entered the run so far
     routing = drive.state.get("routing")
     agent = await build_agent(spec, drive.emitter)  # the classification gate runs here, every step
     async with agent.iter(

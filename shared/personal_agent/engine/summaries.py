@@ -26,6 +26,8 @@ from personal_agent.engine.context_window import (
     with_summary,
 )
 from personal_agent.governance.budgets import reserve_request
+from personal_agent.governance.tiers import passes
+from personal_agent.spec.labels import Labels, metadata_labels, result_metadata, run_labels, run_tier
 from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger(__name__)
@@ -63,7 +65,8 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
         reuse = ids.index(int(stored["parent_id"])) + 1
         text = str(stored["message"]["parts"][0]["content"])
         if reuse in cuts and _fits(messages, reuse, text_tokens(text), budget):
-            return with_summary(messages, reuse, text), None
+            labels = metadata_labels(stored["message"].get("metadata")).join(run_labels(spec, messages[:reuse]))
+            return with_summary(messages, reuse, text, labels), None
     limit = summary_budget(budget)
     cut = next((c for c in cuts if _fits(messages, c, limit, budget)), None)
     if cut is None:
@@ -72,18 +75,27 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
         base = await chat_store.latest_summary(conn, spec.chat_id, ids[:cut])
     start = ids.index(int(base["parent_id"])) + 1 if base else 0
     earlier = f"Earlier summary: {base['message']['parts'][0]['content']}\n" if base else ""
-    text, summary_id = await _summarise(spec, earlier + as_text(messages[start:cut]), limit, ids[cut - 1])
+    # A summary of tainted or classified turns is itself tainted or classified; the router that writes it must
+    # pass the tier of what it reads.
+    labels = run_labels(spec, messages[:cut])
+    if base is not None:
+        labels = labels.join(metadata_labels(base["message"].get("metadata")))
+    covered = earlier + as_text(messages[start:cut])
+    tier = max(run_tier(spec, messages), labels.content_tier)
+    text, summary_id = await _summarise(spec, covered, limit, ids[cut - 1], labels, tier)
     turns = len([c for c in user_turns(messages) if c < cut])
     event = {"covers_message_id": ids[cut - 1], "summary_message_id": summary_id, "turns": turns}
-    return with_summary(messages, cut, text), event
+    return with_summary(messages, cut, text, labels), event
 
 
-async def _summarise(spec: RunSpec, conversation: str, limit: int, covers: int) -> tuple[str, int | None]:
-    """The routing model's summary, stored with its usage; without a routing model (or when it fails), a note
-    that the older turns were left out, not stored."""
+async def _summarise(
+    spec: RunSpec, conversation: str, limit: int, covers: int, labels: Labels, tier: int
+) -> tuple[str, int | None]:
+    """The routing model's summary, stored with its usage and labels; without a routing model (or when it fails,
+    or when it may not receive data of `tier`), a note that the older turns were left out, not stored."""
     router = spec.router_model
     left_out = "[Older turns of this conversation were left out to fit the model's context.]"
-    if router is None:
+    if router is None or not passes(tier, router.tier):
         return left_out, None
     from personal_agent.models.build import build_one
 
@@ -93,9 +105,7 @@ async def _summarise(spec: RunSpec, conversation: str, limit: int, covers: int) 
         index = -2 - await chat_store.count_run_summaries(conn, spec.run_id)
     await reserve_request(spec, index, [ModelRequest.user_text_prompt(prompt)], (router,))
     try:
-        agent: Agent[None, str] = Agent(
-            await build_one(spec.org_id, router, spec.routing_tier), instructions=SUMMARY_INSTRUCTIONS
-        )
+        agent: Agent[None, str] = Agent(await build_one(spec.org_id, router, tier), instructions=SUMMARY_INSTRUCTIONS)
         result = await agent.run(prompt, model_settings={"max_tokens": limit})
     except Exception as exc:  # a failed summary leaves the older turns out rather than fail the run
         log.warning("summarising older turns failed: %s", type(exc).__name__)
@@ -103,7 +113,9 @@ async def _summarise(spec: RunSpec, conversation: str, limit: int, covers: int) 
     text = result.output.strip()[: limit * 3] or left_out
     response = next((m for m in reversed(result.all_messages()) if isinstance(m, ModelResponse)), None)
     async with org_transaction(spec.org_id) as conn:
-        summary_id = await chat_store.insert_summary(conn, spec.org_id, spec.chat_id, spec.run_id, covers, text)
+        summary_id = await chat_store.insert_summary(
+            conn, spec.org_id, spec.chat_id, spec.run_id, covers, text, result_metadata(labels)
+        )
         if response is not None:
             await usage.record(conn, spec, index, response)
     return text, summary_id

@@ -23,8 +23,10 @@ def latest_user_text(messages: list[ModelMessage]) -> str:
 
 
 async def memory_instructions(ctx: RunContext[RunDeps]) -> str | None:
-    """The memories of the run's user most relevant to their newest message (None: no user, or no memories)."""
+    """The memories of the run's user most relevant to their newest message (None: no user, no memories, or a run
+    that does not recall them: a workflow's triggered run whose owner did not opt in)."""
     user_id = ctx.deps.user_id
-    if user_id is None:
+    if user_id is None or not ctx.deps.spec.recall_memories:
         return None
-    return instructions_block(await recall(ctx.deps.org_id, user_id, latest_user_text(ctx.messages)))
+    tier = ctx.deps.spec.labels.content_tier  # what the run launched with: it counted the memories up to it
+    return instructions_block(await recall(ctx.deps.org_id, user_id, latest_user_text(ctx.messages), tier))

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
 from personal_agent.memories import embedding, saving, store
 
 log = logging.getLogger("personal_agent.memories")
@@ -33,11 +34,19 @@ async def _ensure_embeddings(org_id: UUID, user_id: UUID, rows: list[dict[str, A
             row["embedding"] = vector
 
 
-async def recall(org_id: UUID, user_id: UUID, query: str) -> list[str]:
-    """The memory texts for a run whose new message is `query`, most relevant first."""
+async def launch_tier(conn: Conn, user_id: UUID, floor: int) -> int:
+    """At launch: the content tier the memories a run may recall bring into it (only memories whose tier every
+    model of the run passes, `floor`, are ever recalled)."""
+    await store.as_user(conn, user_id)
+    return await store.recallable_tier(conn, user_id, floor)
+
+
+async def recall(org_id: UUID, user_id: UUID, query: str, max_tier: int) -> list[str]:
+    """The memory texts for a run whose new message is `query`, most relevant first: only memories of at most
+    `max_tier` (the content tier the run launched with, which counted them)."""
     async with org_transaction(org_id) as conn:
         await store.as_user(conn, user_id)
-        rows = await store.with_embeddings(conn, user_id, saving.MAX_MEMORIES)
+        rows = await store.with_embeddings(conn, user_id, saving.MAX_MEMORIES, max_tier)
     if len(rows) > MAX_RECALLED and query.strip():
         try:
             await _ensure_embeddings(org_id, user_id, rows)

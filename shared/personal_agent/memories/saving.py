@@ -27,13 +27,16 @@ def clean_text(text: str) -> str:
 
 
 async def save(
-    conn: Conn, org_id: UUID, user_id: UUID, text: str, source_run_id: UUID | None = None
+    conn: Conn, org_id: UUID, user_id: UUID, text: str, source_run_id: UUID | None = None, content_tier: int = 0
 ) -> tuple[dict[str, Any], bool]:
-    """Save a memory for `user_id` in this (org) transaction: (its row, whether it is new)."""
+    """Save a memory for `user_id` in this (org) transaction: (its row, whether it is new). `content_tier`: the
+    tier of the data it was saved from (a run's content tier); it is recalled only where that tier may go."""
     cleaned = clean_text(text)
     await store.as_user(conn, user_id)
     same = await store.find_same(conn, user_id, cleaned)
     if same is not None:
+        if content_tier:
+            await store.raise_tier(conn, same["id"], content_tier)
         return same, False
     if await store.count(conn, user_id) >= MAX_MEMORIES:
         raise Conflict(
@@ -41,4 +44,4 @@ async def save(
             code="memory_limit",
             limit=MAX_MEMORIES,
         )
-    return await store.insert(conn, org_id, user_id, cleaned, source_run_id), True
+    return await store.insert(conn, org_id, user_id, cleaned, source_run_id, content_tier), True

@@ -24,11 +24,12 @@ async def count(conn: Conn, user_id: UUID) -> int:
 
 
 async def insert(
-    conn: Conn, org_id: UUID, user_id: UUID, text: str, source_run_id: UUID | None = None
+    conn: Conn, org_id: UUID, user_id: UUID, text: str, source_run_id: UUID | None = None, content_tier: int = 0
 ) -> dict[str, Any]:
     cur = await conn.execute(
-        f"INSERT INTO memories (org_id, user_id, text, source_run_id) VALUES (%s, %s, %s, %s) RETURNING {COLUMNS}",
-        [org_id, user_id, text, source_run_id],
+        "INSERT INTO memories (org_id, user_id, text, source_run_id, content_tier) VALUES (%s, %s, %s, %s, %s)"
+        f" RETURNING {COLUMNS}",
+        [org_id, user_id, text, source_run_id, content_tier],
     )
     row = await cur.fetchone()
     assert row is not None
@@ -53,12 +54,13 @@ async def list_own(conn: Conn, user_id: UUID, limit: int) -> list[dict[str, Any]
     return list(await cur.fetchall())
 
 
-async def with_embeddings(conn: Conn, user_id: UUID, limit: int) -> list[dict[str, Any]]:
-    """The user's memories with their stored embedding (and its model), most recently changed first."""
+async def with_embeddings(conn: Conn, user_id: UUID, limit: int, max_tier: int) -> list[dict[str, Any]]:
+    """The user's memories of at most `max_tier` with their stored embedding (and its model), most recently
+    changed first."""
     cur = await conn.execute(
-        f"SELECT {COLUMNS}, embedding, embedding_model FROM memories WHERE user_id = %s"
+        f"SELECT {COLUMNS}, embedding, embedding_model FROM memories WHERE user_id = %s AND content_tier <= %s"
         " ORDER BY updated_at DESC, id DESC LIMIT %s",
-        [user_id, limit],
+        [user_id, max_tier, limit],
     )
     return list(await cur.fetchall())
 
@@ -84,3 +86,20 @@ async def update_text(conn: Conn, memory_id: UUID, user_id: UUID, text: str) -> 
 async def delete(conn: Conn, memory_id: UUID, user_id: UUID) -> bool:
     cur = await conn.execute("DELETE FROM memories WHERE id = %s AND user_id = %s RETURNING id", [memory_id, user_id])
     return await cur.fetchone() is not None
+
+
+async def raise_tier(conn: Conn, memory_id: UUID, content_tier: int) -> None:
+    """The same text saved again from data of a higher tier: the memory takes that tier."""
+    await conn.execute(
+        "UPDATE memories SET content_tier = greatest(content_tier, %s) WHERE id = %s", [content_tier, memory_id]
+    )
+
+
+async def recallable_tier(conn: Conn, user_id: UUID, floor: int) -> int:
+    """The highest content tier among the user's memories a run whose models pass `floor` may recall."""
+    cur = await conn.execute(
+        "SELECT coalesce(max(content_tier), 0) AS tier FROM memories WHERE user_id = %s AND content_tier <= %s",
+        [user_id, floor],
+    )
+    row = await cur.fetchone()
+    return int(row["tier"]) if row else 0

@@ -14,18 +14,20 @@ from personal_agent.chats import store as chat_store
 from personal_agent.chats.branches import Parent, resolve_parent
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
+from personal_agent.errors import AppError, Conflict, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import merge_candidates, read_org_models, read_org_settings
 from personal_agent.governance.selection import ModelPlan, plan_models
-from personal_agent.governance.tiers import routing_tier, tool_tier_passes
+from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
 from personal_agent.identity.members import check_member_active
 from personal_agent.mcp_servers import service as mcp_service
+from personal_agent.memories import recall as memory_recall
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
 from personal_agent.runs.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.runs.lease import Leased
 from personal_agent.settings import get_settings
+from personal_agent.spec.labels import Labels, launch_labels
 from personal_agent.spec.run_spec import (
     MAX_MESSAGE_CHARS,
     GatedTool,
@@ -69,6 +71,8 @@ class LaunchRequest:
     """Answer the user message `parent_message_id` again: no new user turn, the new answer a sibling of the old."""
     owned_chat: bool = False
     """The chat must be `user_id`'s (404 `chat_not_found` otherwise), checked in the launch's transaction."""
+    recall_memories: bool = True
+    """The run recalls its user's memories (triggered runs only when their workflow's owner opted in)."""
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -155,12 +159,30 @@ def _ref(info: ModelInfo) -> ModelRef:
     )
 
 
-async def _chat_classification(conn: Conn, request: LaunchRequest) -> str:
-    """The chat's classification, the chat locked until the launch commits (its run and message land together)."""
-    classification = await chat_store.lock_chat(conn, request.chat_id, request.user_id, owned=request.owned_chat)
-    if classification is None:
+async def _lock_chat(conn: Conn, request: LaunchRequest) -> chat_store.LockedChat:
+    """The chat's classification and labels, the chat locked until the launch commits (its run and message land
+    together, and no second run starts beside an active one: 409 `run_in_progress`)."""
+    chat = await chat_store.lock_chat(conn, request.chat_id, request.user_id, owned=request.owned_chat)
+    if chat is None:
         raise NotFound("chat not found", code="chat_not_found")
-    return classification
+    active = await store.active_run_in_chat(conn, request.chat_id)
+    if active is not None:
+        raise Conflict(
+            "a run is already in progress in this chat; wait for it to end or stop it",
+            code="run_in_progress",
+            run_id=str(active),
+        )
+    return chat
+
+
+async def _labels(conn: Conn, request: LaunchRequest, chat: chat_store.LockedChat, plan: ModelPlan) -> Labels:
+    """The run's labels at launch (`spec/labels.py`): the chat's, its classification's and the trigger's, raised by
+    the memories it may recall (those every model of its chain passes)."""
+    entered = []
+    if request.user_id is not None and request.recall_memories:
+        floor = min(m.tier for m in (plan.primary, *plan.fallbacks))
+        entered.append(Labels(content_tier=await memory_recall.launch_tier(conn, request.user_id, floor)))
+    return launch_labels(chat.labels, classification_tier(chat.classification), request.trigger_source, entered)
 
 
 async def _user_default_model(conn: Conn, request: LaunchRequest) -> str | None:
@@ -202,12 +224,16 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     async with org_transaction(request.org_id) as conn:
         if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
             await check_member_active(conn, request.user_id)  # an offboarded owner's workflows stop too
-        classification = await _chat_classification(conn, request)
+        chat = await _lock_chat(conn, request)
         await check_launch_budget(conn, request.user_id)
         org = await read_org_settings(conn, request.org_id)
-        tier = routing_tier(classification, org["tier_floor"], [t.required_tier for t in tools])
-        mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
+        tiers = [chat.labels.content_tier, *(t.required_tier for t in tools)]  # what entered the chat stays in it
+        tier = routing_tier(chat.classification, org["tier_floor"], tiers)
         plan, attached = await _plan(conn, request, tier, org)
+        labels = await _labels(conn, request, chat, plan)
+        tier = max(tier, labels.content_tier)  # recallable memories pass every model of the plan
+        mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
+        await chat_store.raise_labels(conn, request.chat_id, labels)
         spec = RunSpec(
             run_id=request.run_id or uuid.uuid4(),
             org_id=request.org_id,
@@ -217,7 +243,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             model_chain=tuple(_ref(m) for m in (plan.primary, *plan.fallbacks)),
             router_model=_ref(plan.router) if plan.router else None,
             routing_tier=tier,
-            classification=classification,
+            classification=chat.classification,
+            labels=labels,
             confidence_threshold=float(org["confidence_threshold"]),
             instructions=request.instructions or DEFAULT_INSTRUCTIONS,
             tools=tools + mcp_tools,
@@ -228,6 +255,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
             approval_policy=request.approval_policy,
             history=request.history,
+            recall_memories=request.recall_memories,
         )
         spec, leased = await _store_turn(conn, request, spec, attached, message)
     await _start_or_fail(spec, leased)

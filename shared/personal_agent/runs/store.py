@@ -64,6 +64,17 @@ async def insert_run(
     return row
 
 
+async def active_run_in_chat(conn: Conn, chat_id: UUID) -> UUID | None:
+    """The run a person or a trigger started on the chat that has not ended yet (sub-agents aside), if any."""
+    cur = await conn.execute(
+        "SELECT id FROM runs WHERE chat_id = %s AND parent_run_id IS NULL"
+        " AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped') LIMIT 1",
+        [chat_id],
+    )
+    row = await cur.fetchone()
+    return UUID(str(row["id"])) if row else None
+
+
 async def set_answered_model(conn: Conn, run_id: UUID, model_name: str | None) -> None:
     await conn.execute("UPDATE runs SET answered_model = %s WHERE id = %s", [model_name, run_id])
 
@@ -324,9 +335,9 @@ async def unfinished_descendants(conn: Conn, run_id: UUID) -> list[dict[str, Any
 
 
 async def round_children(conn: Conn, run_id: UUID, ids: list[str]) -> list[dict[str, Any]]:
-    """The children `ids` of the run (one round of `delegate` calls) with their status and error."""
+    """The children `ids` of the run (one round of `delegate` calls) with their status, error and spec."""
     cur = await conn.execute(
-        "SELECT id, status, error, spec->'delegation'->>'tool_call_id' AS tool_call_id FROM runs"
+        "SELECT id, status, error, spec, spec->'delegation'->>'tool_call_id' AS tool_call_id FROM runs"
         " WHERE parent_run_id = %s AND id = ANY(%s::uuid[])",
         [run_id, ids],
     )
@@ -347,3 +358,29 @@ async def take_children_token(conn: Conn, run_id: UUID) -> str | None:
     )
     row = await cur.fetchone()
     return row["token"] if row else None
+
+
+@dataclass(frozen=True)
+class TreeFanout:
+    """What a run tree and its user have going, read before `delegate` starts another sub-agent."""
+
+    descendants: int
+    """Runs below the root, every depth, ended or not."""
+    model_requests: int
+    """Model requests of the root and every run below it (the ledger's rows)."""
+    user_active_children: int
+    """Sub-agents of the user (in any of their trees) that have not ended."""
+
+
+async def tree_fanout(conn: Conn, root_run_id: UUID, user_id: UUID | None) -> TreeFanout:
+    """The fan-out counts of the tree under `root_run_id` and of `user_id`'s running sub-agents, in one query."""
+    cur = await conn.execute(
+        f"{_TREE} SELECT (SELECT count(*) FROM tree WHERE depth > 0) AS descendants,"
+        " (SELECT count(*) FROM usage_records u WHERE u.run_id IN (SELECT id FROM tree)) AS model_requests,"
+        " (SELECT count(*) FROM runs WHERE user_id = %s AND parent_run_id IS NOT NULL"
+        "  AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped')) AS user_active_children",
+        [root_run_id, user_id],
+    )
+    row = await cur.fetchone()
+    assert row is not None  # aggregates always return a row
+    return TreeFanout(int(row["descendants"]), int(row["model_requests"]), int(row["user_active_children"]))

@@ -81,9 +81,11 @@ def launch_labels(
 
 def messages_labels(messages: Sequence[ModelMessage], untrusted_tools: frozenset[str] = frozenset()) -> Labels:
     """The labels of the tool results in these messages (their metadata, and tools whose every result is
-    untrusted)."""
+    untrusted) and of the summaries in front of them."""
     labels = CLEAN
     for message in messages:
+        if message.kind == "request" and message.metadata:  # a summary of earlier turns carries theirs
+            labels = labels.join(metadata_labels(message.metadata))
         for part in message.parts:
             if part.part_kind != "tool-return":
                 continue
@@ -99,9 +101,18 @@ def run_labels(spec: RunSpec, messages: Sequence[ModelMessage]) -> Labels:
     launched = spec.labels
     if spec.trigger_source in UNTRUSTED_TRIGGERS and not launched.untrusted:
         launched = launched.join(Labels(untrusted=True))
+    if any(ref.untrusted and ref.server_id is not None for ref in spec.tools) and not launched.untrusted:
+        launched = launched.join(Labels(untrusted=True))  # a tier-0 MCP tool's description is in every request
     return launched.join(messages_labels(messages, untrusted_tools))
 
 
 def run_tier(spec: RunSpec, messages: Sequence[ModelMessage]) -> int:
     """The tier every model and tool source of the run must pass now: its routing tier raised to its content."""
     return max(spec.routing_tier, run_labels(spec, messages).content_tier)
+
+
+def step_spec(spec: RunSpec, messages: Sequence[ModelMessage]) -> RunSpec:
+    """The spec an engine step runs with: its routing tier raised to what its content needs now (the
+    classification gate, the tools and the summariser of the step read it)."""
+    tier = run_tier(spec, messages)
+    return spec if tier == spec.routing_tier else spec.model_copy(update={"routing_tier": tier})

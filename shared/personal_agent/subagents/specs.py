@@ -1,7 +1,8 @@
 """A sub-agent's RunSpec, derived from its parent's and never wider: a subset of the parent's tools, one of the
 parent's models (or the router's cheaper one), the parent's user, org, classification, routing tier, limits and
-approval policy. What the parent asked for that it could not do itself is refused (`DelegationRefused`), and the
-`delegate` tool turns that into a tool error the model sees."""
+approval policy, and its labels as they stand at the call (a child of a tainted parent starts tainted). What the
+parent asked for that it could not do itself is refused (`DelegationRefused`), and the `delegate` tool turns that
+into a tool error the model sees."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Literal
 from uuid import UUID
 
 from personal_agent.governance.tiers import passes
+from personal_agent.spec.labels import Labels
 from personal_agent.spec.run_spec import Delegation, ModelRef, RunSpec, ToolRef
 
 DELEGATE_TOOL = "delegate"
@@ -70,13 +72,23 @@ def child_tools(parent: RunSpec, requested: list[str] | None, preset: Preset | N
     return tools
 
 
-def child_models(parent: RunSpec, model: str | None, preset: Preset | None) -> tuple[ModelRef, ...]:
+def _passing(models: tuple[ModelRef, ...], tier: int, asked: str) -> tuple[ModelRef, ...]:
+    """The models that may receive data of `tier` (the classification gate); none: the delegation is refused."""
+    kept = tuple(ref for ref in models if passes(tier, ref.tier))
+    if models and not kept:
+        names = ", ".join(f"{ref.id} (tier {ref.tier})" for ref in models)
+        raise DelegationRefused(f"{asked}: {names} may not receive this run's data (tier {tier})")
+    return kept
+
+
+def child_models(parent: RunSpec, model: str | None, preset: Preset | None, tier: int) -> tuple[ModelRef, ...]:
     """The parent's model chain; `cheap` (and `explore` by default) the router's model; an explicit id only if
-    the parent may call it and it passes the parent's routing tier."""
+    the parent may call it. Every model must pass `tier`, the parent's routing tier raised to its content now."""
     if model is None and preset != "explore":
-        return parent.model_chain
+        return _passing(parent.model_chain, tier, "the sub-agent's models")
     if model is None or model == CHEAP:
-        return (parent.router_model,) if parent.router_model is not None else parent.model_chain
+        cheap = (parent.router_model,) if parent.router_model is not None else parent.model_chain
+        return _passing(cheap, tier, "the cheaper model")
     allowed = {ref.id: ref for ref in (*parent.model_chain, *([parent.router_model] if parent.router_model else []))}
     ref = allowed.get(model)
     if ref is None:
@@ -84,26 +96,30 @@ def child_models(parent: RunSpec, model: str | None, preset: Preset | None) -> t
             f"a sub-agent can only use a model this run may use ({', '.join(allowed) or 'none'}, or `cheap`); "
             f"{model!r} is not one"
         )
-    if not passes(parent.routing_tier, ref.tier):
-        raise DelegationRefused(
-            f"{model} (tier {ref.tier}) may not receive this run's data (tier {parent.routing_tier})"
-        )
+    if not passes(tier, ref.tier):
+        raise DelegationRefused(f"{model} (tier {ref.tier}) may not receive this run's data (tier {tier})")
     return (ref,)
 
 
-def child_spec(parent: RunSpec, tool_call_id: str, args: dict[str, Any]) -> RunSpec:
-    """The child run of one `delegate` call (validated again: a retried step builds the same child)."""
+def child_spec(parent: RunSpec, tool_call_id: str, args: dict[str, Any], *, labels: Labels) -> RunSpec:
+    """The child run of one `delegate` call (validated again: a retried step builds the same child). `labels`: the
+    parent's labels at the call (`run_labels` of its messages): the child starts with them, so it is tainted when
+    the parent is, and its models pass the tier the parent's content has reached."""
     check_depth(parent)
+    labels = parent.labels.join(labels)
+    tier = max(parent.routing_tier, labels.content_tier)
     preset: Preset | None = "explore" if args.get("preset") == "explore" else None
     requested = args.get("tools")
     tools = child_tools(parent, list(requested) if requested is not None else None, preset)
-    models = child_models(parent, args.get("model"), preset)
+    models = child_models(parent, args.get("model"), preset, tier)
     servers = {t.server_id for t in tools if t.server_id is not None}
     return parent.model_copy(
         update={
             "run_id": child_run_id(parent.run_id, tool_call_id),
             "model": models[0].id if models else parent.model,
             "model_chain": models,
+            "routing_tier": tier,
+            "labels": labels,
             "router_model": None,  # the parent's routing classification is not re-run (nor paid) per child
             "instructions": EXPLORE_INSTRUCTIONS if preset == "explore" else SUBAGENT_INSTRUCTIONS,
             "tools": tools,

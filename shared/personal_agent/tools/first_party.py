@@ -10,9 +10,8 @@ from datetime import UTC, datetime
 from pydantic_ai import ModelRetry, RunContext, ToolReturn
 
 from personal_agent.errors import AppError
-from personal_agent.governance.tool_gates import untrusted_in_context
 from personal_agent.memories import saving as memories
-from personal_agent.spec.labels import UNTRUSTED_METADATA
+from personal_agent.spec.labels import UNTRUSTED_METADATA, run_labels
 from personal_agent.spec.run_deps import RunDeps
 from personal_agent.tools import arithmetic, web
 
@@ -56,11 +55,13 @@ async def remember(ctx: RunContext[RunDeps], fact: str) -> str:
     the user asks you to remember something, or states a preference they will want kept."""
     if ctx.deps.user_id is None:
         return "Not saved: this run acts for no person, so there is nobody to remember it for."
-    if untrusted_in_context(ctx.deps.spec, ctx.messages):  # injected text must not persist into later runs
+    labels = run_labels(ctx.deps.spec, ctx.messages)
+    if labels.untrusted:  # injected text must not persist into later runs
         return "Not saved: untrusted content is in this conversation. The user can add it in Settings, Memories."
+    tier = max(ctx.deps.spec.routing_tier, labels.content_tier)  # recalled only where this run's data may go
     try:
         async with ctx.deps.db() as conn:
-            _, created = await memories.save(conn, ctx.deps.org_id, ctx.deps.user_id, fact, ctx.deps.run_id)
+            _, created = await memories.save(conn, ctx.deps.org_id, ctx.deps.user_id, fact, ctx.deps.run_id, tier)
     except AppError as exc:
         raise ModelRetry(exc.message) from exc
     return "Saved to the user's memories." if created else "Already in the user's memories."
