@@ -88,6 +88,7 @@ export const OPERATIONS = {
   start_run: { method: "POST", path: "/api/v1/chats/{chat_id}/runs" },
   stream_run: { method: "POST", path: "/api/v1/chats/{chat_id}/runs/stream" },
   test_fire_workflow: { method: "POST", path: "/api/v1/workflows/{workflow_id}/test-fire" },
+  update_document: { method: "PATCH", path: "/api/v1/knowledge/documents/{document_id}" },
   update_knowledge_settings: { method: "PUT", path: "/api/v1/knowledge/settings" },
   update_mcp_server: { method: "PATCH", path: "/api/v1/admin/mcp-servers/{server_id}" },
   update_memory: { method: "PATCH", path: "/api/v1/me/memories/{memory_id}" },

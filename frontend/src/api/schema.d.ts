@@ -150,7 +150,12 @@ export interface paths {
         /** List Providers */
         get: operations["list_providers"];
         put?: never;
-        /** Create Provider */
+        /**
+         * Create Provider
+         * @description 422 `address_not_allowed` for a base_url off the public internet (unless the operator allow-lists its
+         *     host), 409 `key_endpoint_mismatch` for a key entered for another endpoint (a key is bound to the first
+         *     provider's kind and base_url it is attached to).
+         */
         post: operations["create_provider"];
         delete?: never;
         options?: never;
@@ -608,12 +613,16 @@ export interface paths {
         post?: never;
         /**
          * Delete Document
-         * @description Remove the document, every chunk of it and its file.
+         * @description Remove the document, every chunk of it and its file (its author or an org admin).
          */
         delete: operations["delete_document"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Update Document
+         * @description Mark a document trusted or not (org admins).
+         */
+        patch: operations["update_document"];
         trace?: never;
     };
     "/api/v1/knowledge/documents/{document_id}/reindex": {
@@ -627,7 +636,7 @@ export interface paths {
         put?: never;
         /**
          * Reindex Document
-         * @description Parse, chunk and embed the stored file again, in the background.
+         * @description Parse, chunk and embed the stored file again, in the background (its author or an org admin).
          */
         post: operations["reindex_document"];
         delete?: never;
@@ -2083,12 +2092,13 @@ export interface components {
             /** Code */
             code: string;
             /** Message */
-            message: string | null;
+            message: string;
         };
         /** DocumentIn */
         DocumentIn: {
             /**
              * Classification
+             * @description above the org's default (its tier floor) only for org admins, in the `org` collection
              * @default standard
              * @enum {string}
              */
@@ -2111,6 +2121,12 @@ export interface components {
              * @description bytes; at most 26214400 (25 MB)
              */
             size: number;
+            /**
+             * Trusted
+             * @description org admins: its passages do not count as untrusted content
+             * @default false
+             */
+            trusted?: boolean;
         };
         /** DocumentList */
         DocumentList: {
@@ -2119,6 +2135,12 @@ export interface components {
         };
         /** DocumentOut */
         DocumentOut: {
+            /**
+             * Author Id
+             * Format: uuid
+             * @description who registered it (the only one besides org admins who may change it)
+             */
+            author_id: string;
             /** Chunk Count */
             chunk_count: number;
             /**
@@ -2154,6 +2176,11 @@ export interface components {
              */
             status: "uploading" | "processing" | "ready" | "failed";
             /**
+             * Trusted
+             * @description an org admin vouched for its text
+             */
+            trusted: boolean;
+            /**
              * Updated At
              * Format: date-time
              */
@@ -2177,6 +2204,14 @@ export interface components {
             type: "document";
         } & {
             [key: string]: unknown;
+        };
+        /** DocumentPatch */
+        DocumentPatch: {
+            /**
+             * Trusted
+             * @description org admins: its passages do not count as untrusted content for other readers
+             */
+            trusted: boolean;
         };
         /** EmbeddingModelOut */
         EmbeddingModelOut: {
@@ -2294,8 +2329,11 @@ export interface components {
              */
             embedding_model?: string | null;
             error: components["schemas"]["DocumentErrorValue"] | null;
-            /** Status */
-            status: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "uploading" | "processing" | "ready" | "failed";
         };
         /**
          * FeedOutputDelivery
@@ -4408,6 +4446,12 @@ export interface components {
              * @default 60
              */
             rate_limit_per_minute?: number;
+            /**
+             * Recall Memories
+             * @description its runs (webhook, schedule, test-fire) recall your memories; off unless you opt in
+             * @default false
+             */
+            recall_memories?: boolean;
             schedule?: components["schemas"]["ScheduleIn"] | null;
             /** Tools */
             tools?: string[] | null;
@@ -4458,6 +4502,11 @@ export interface components {
             prompt_template: string;
             /** Rate Limit Per Minute */
             rate_limit_per_minute: number;
+            /**
+             * Recall Memories
+             * @description its runs recall the owner's memories (the owner opted in)
+             */
+            recall_memories: boolean;
             schedule: components["schemas"]["ScheduleOut"] | null;
             /**
              * Signing Secret
@@ -4514,6 +4563,11 @@ export interface components {
             prompt_template: string;
             /** Rate Limit Per Minute */
             rate_limit_per_minute: number;
+            /**
+             * Recall Memories
+             * @description its runs recall the owner's memories (the owner opted in)
+             */
+            recall_memories: boolean;
             schedule: components["schemas"]["ScheduleOut"] | null;
             /** Tools */
             tools: string[] | null;
@@ -4585,6 +4639,8 @@ export interface components {
             prompt_template?: string | null;
             /** Rate Limit Per Minute */
             rate_limit_per_minute?: number | null;
+            /** Recall Memories */
+            recall_memories?: boolean | null;
             schedule?: components["schemas"]["ScheduleIn"] | null;
             /** Tools */
             tools?: string[] | null;
@@ -6435,6 +6491,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DocumentPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentOut"];
+                };
             };
             /** @description Validation Error */
             422: {

@@ -332,13 +332,13 @@ export function useChat(chatId: Ref<string>) {
 
   // Runs that start or finish elsewhere (another tab, a webhook, a schedule).
   const unsubscribe = onFeed((event) => {
-    if (event.run.chat_id !== chatId.value) return;
+    if (event.value.chat_id !== chatId.value) return;
     if (event.name === "run_started" && !running.value && sending.value === null) {
       // Its user message is stored at launch: show it, then follow the run from its first event.
       void reloadMessages()
         .catch(() => undefined)
-        .then(() => attachIfActive(event.run.run_id));
-    } else if (event.name === "run_finished" && live.value?.runId !== event.run.run_id) {
+        .then(() => attachIfActive(event.value.run_id));
+    } else if (event.name === "run_finished" && live.value?.runId !== event.value.run_id) {
       void reloadMessages().catch(() => undefined);
     }
   });

@@ -1,35 +1,13 @@
 /** A document list kept current by `document_status` announcements on the user's feed (and by polling a document
  * while the feed is down); what each status reads as. */
 
+import type { FeedEventValue } from "../stream/customEvents";
 import type { KnowledgeDocument } from "./types";
 
 export type DocumentStatus = KnowledgeDocument["status"];
 
-/** The value of a `document_status` feed event (see knowledge/status_feed.py). */
-export interface DocumentStatusEvent {
-  document_id: string;
-  collection: string;
-  status: DocumentStatus;
-  error: { code: string; message: string } | null;
-  chunk_count: number;
-}
-
-const STATUSES: readonly string[] = ["uploading", "processing", "ready", "failed"];
-
-/** The event's value if it is a well-formed document status, else null. */
-export function parseStatusEvent(value: unknown): DocumentStatusEvent | null {
-  if (!value || typeof value !== "object") return null;
-  const v = value as Record<string, unknown>;
-  if (typeof v.document_id !== "string" || typeof v.status !== "string" || !STATUSES.includes(v.status)) return null;
-  const error = v.error && typeof v.error === "object" ? (v.error as { code: string; message: string }) : null;
-  return {
-    document_id: v.document_id,
-    collection: typeof v.collection === "string" ? v.collection : "",
-    status: v.status as DocumentStatus,
-    error,
-    chunk_count: typeof v.chunk_count === "number" ? v.chunk_count : 0,
-  };
-}
+/** The value of a `document_status` feed event (generated from knowledge/status_feed.py's model). */
+export type DocumentStatusEvent = FeedEventValue<"document_status">;
 
 /** The list with the announced status applied; `known` false when the document is not in it (reload the list). */
 export function applyStatus(items: KnowledgeDocument[], event: DocumentStatusEvent): { items: KnowledgeDocument[]; known: boolean } {

@@ -6,7 +6,7 @@ import { onBeforeUnmount, onMounted, ref } from "vue";
 import { describeError } from "../api/http";
 import { uploadFile } from "../attachments/upload";
 import { onDocumentStatus, onFeedReconnect } from "../state/feed";
-import { applyStatus, contentTypeOf, isPending, parseStatusEvent, upsert } from "./documentStatus";
+import { applyStatus, contentTypeOf, isPending, upsert } from "./documentStatus";
 import { call } from "../api/client";
 import { type Classification, type KnowledgeDocument } from "./types";
 
@@ -48,9 +48,7 @@ export function useDocuments() {
     }
   }
 
-  const stopStatus = onDocumentStatus((value) => {
-    const event = parseStatusEvent(value);
-    if (!event) return;
+  const stopStatus = onDocumentStatus((event) => {
     const next = applyStatus(items.value, event);
     if (next.known) items.value = next.items;
     else void load(); // uploaded from another tab: list it

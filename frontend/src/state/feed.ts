@@ -1,27 +1,18 @@
-/** The per-user feed: runs that started or finished anywhere (another tab, a webhook, a schedule). */
+/** The per-user feed: runs that started or finished anywhere (another tab, a webhook, a schedule), and the other
+ * announcements of `FeedCustomEvent` (generated from the server's models). */
 
 import { getToken, resolveUrl, streamBase } from "../api/http";
+import type { FeedCustomEvent, FeedEventValue } from "../stream/customEvents";
 import { EventStream } from "../stream/eventStream";
 
-export interface FeedRun {
-  run_id: string;
-  chat_id: string | null;
-  status?: string | null;
-  source?: string | null;
-}
-
-export interface FeedEvent {
-  name: "run_started" | "run_finished" | string;
-  run: FeedRun;
-}
-
+/** A run of one of the user's chats started or finished. */
+export type FeedEvent = Extract<FeedCustomEvent, { name: "run_started" | "run_finished" }>;
 type Listener = (event: FeedEvent) => void;
 
 const listeners = new Set<Listener>();
 const reconnectListeners = new Set<() => void>();
-/** `document_status` announcements (knowledge/status_feed.py): their value as sent. */
-const documentListeners = new Set<(value: unknown) => void>();
-let stream: EventStream<{ type?: string; name?: string; value?: unknown }> | null = null;
+const documentListeners = new Set<(value: FeedEventValue<"document_status">) => void>();
+let stream: EventStream<FeedCustomEvent | { type?: undefined }> | null = null;
 
 export function startFeed(): void {
   if (stream) return;
@@ -36,14 +27,12 @@ export function startFeed(): void {
       if (state === "open" && ++opened > 1) for (const listener of reconnectListeners) listener();
     },
     onEvent(event) {
-      if (event.type !== "CUSTOM" || typeof event.name !== "string") return;
+      if (event.type !== "CUSTOM") return;
       if (event.name === "document_status") {
         for (const listener of documentListeners) listener(event.value);
-        return;
+      } else if (event.name === "run_started" || event.name === "run_finished") {
+        for (const listener of listeners) listener(event);
       }
-      const value = event.value as FeedRun | undefined;
-      if (!value || typeof value.run_id !== "string") return;
-      for (const listener of listeners) listener({ name: event.name, run: value });
     },
   });
   void stream.start();
@@ -65,7 +54,7 @@ export function onFeed(listener: Listener): () => void {
 }
 
 /** A knowledge document's status changed (the page that lists documents follows uploads with it). */
-export function onDocumentStatus(listener: (value: unknown) => void): () => void {
+export function onDocumentStatus(listener: (value: FeedEventValue<"document_status">) => void): () => void {
   documentListeners.add(listener);
   return () => documentListeners.delete(listener);
 }

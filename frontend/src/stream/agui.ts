@@ -1,6 +1,6 @@
 /**
  * AG-UI events as `@ag-ui/core` types them (types and the `EventType` enum only: its zod schemas are not imported,
- * so nothing here builds code at run time under the strict CSP). Our own CUSTOM payloads are typed below.
+ * so nothing here builds code at run time under the strict CSP). Our own CUSTOM events are typed in `customEvents.ts`.
  */
 
 import { type Event, EventType } from "@ag-ui/core";
@@ -19,16 +19,4 @@ export function isTerminalEvent(event: AguiEvent): boolean {
   if (event.type === EventType.RUN_ERROR) return true;
   if (event.type === EventType.RUN_FINISHED) return event.outcome?.type !== "interrupt";
   return event.type === EventType.CUSTOM && event.name === "resume_expired";
-}
-
-/** The value of our `approval_*` CUSTOM events. */
-export interface ApprovalRequest {
-  approval_id: string;
-  tool: string;
-  args: unknown;
-  expires_at?: string | null;
-}
-
-export function isApprovalRequest(value: unknown): value is ApprovalRequest {
-  return typeof value === "object" && value !== null && typeof (value as { approval_id?: unknown }).approval_id === "string";
 }

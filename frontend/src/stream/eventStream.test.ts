@@ -168,7 +168,7 @@ describe("EventStream", () => {
   it("keeps streaming through an approval interrupt until the run really finishes", async () => {
     const data = [
       { type: "RUN_STARTED" },
-      { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", tool: "send", args: {} } },
+      { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", run_id: "r", tool: "send", tool_call_id: "t", args: {}, expires_at: "2030-01-01T00:00:00Z" } },
       { type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ id: "a1" }] } },
       { type: "RUN_STARTED" },
       { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "sent" },
@@ -184,7 +184,7 @@ describe("EventStream", () => {
   });
 
   it("stops at resume_expired (the events are gone; the transcript is reloaded instead)", async () => {
-    const relay = new FakeRelay([{ id: "", data: { type: "CUSTOM", name: "resume_expired", value: { reason: "retention" } } }]);
+    const relay = new FakeRelay([{ id: "", data: { type: "CUSTOM", name: "resume_expired", value: { after: "1-0", reason: "retention" } } }]);
     const { stream, seen } = collect(relay, { lastEventId: "1-0" });
     await stream.start();
     expect(seen).toHaveLength(1);

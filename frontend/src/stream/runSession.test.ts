@@ -76,16 +76,15 @@ describe("resuming a run after a reload", () => {
       { id: "1-0", data: { type: "RUN_STARTED" } },
       {
         id: "2-0",
-        data: { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", tool: "send_email", args: { to: "x" }, expires_at: "2030-01-01T00:00:00Z" } },
+        data: { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", run_id: "r1", tool: "send_email", tool_call_id: "t1", args: { to: "x" }, expires_at: "2030-01-01T00:00:00Z" } },
       },
-      { id: "2-0", data: { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", tool: "send_email", args: {} } } },
-      { id: "3-0", data: { type: "CUSTOM", name: "approval_decided", value: { approval_id: "a1", decision: "deny" } } },
+      { id: "2-0", data: { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a1", run_id: "r1", tool: "send_email", tool_call_id: "t1", args: {}, expires_at: "2030-01-01T00:00:00Z" } } },
       { id: "4-0", data: { type: "RUN_ERROR", message: "budget exceeded", code: "budget_exceeded" } },
     ];
     const relay = new FakeRelay(events);
     const after = await followUntil(relay, new MemoryStore(), view(), null);
     expect(after.items).toEqual([
-      { kind: "approval", id: "a1", tool: "send_email", args: { to: "x" }, expiresAt: "2030-01-01T00:00:00Z", status: "denied" },
+      { kind: "approval", id: "a1", tool: "send_email", args: { to: "x" }, expiresAt: "2030-01-01T00:00:00Z", status: "pending" },
       { kind: "error", id: "error-4-0", message: "budget exceeded", code: "budget_exceeded" },
     ]);
     expect(after.phase).toBe("error");
@@ -93,7 +92,7 @@ describe("resuming a run after a reload", () => {
 
   it("marks the view expired when the relay no longer has the run's events", async () => {
     const relay = new FakeRelay([
-      { id: "9-0", data: { type: "CUSTOM", name: "resume_expired" } },
+      { id: "9-0", data: { type: "CUSTOM", name: "resume_expired", value: { after: "8-0", reason: "retention" } } },
       { id: "9-1", data: { type: "RUN_FINISHED" } },
     ]);
     const after = await followUntil(relay, new MemoryStore(), view(), null);

@@ -11,7 +11,7 @@ describe("the live view of a run", () => {
     const v = view();
     apply(v, [
       { type: "RUN_STARTED" },
-      { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a", tool: "send", args: { to: "x" } } },
+      { type: "CUSTOM", name: "approval_requested", value: { approval_id: "a", run_id: "r", tool: "send", tool_call_id: "t", args: { to: "x" }, expires_at: "2030-01-01T00:00:00Z" } },
       { type: "RUN_FINISHED", outcome: { type: "interrupt", interrupts: [{ id: "a" }] } },
     ]);
     expect(v.phase).toBe("running");

@@ -4,7 +4,8 @@
  * place (so a Vue `reactive()` proxy around it re-renders as tokens arrive).
  */
 
-import { type AguiEvent, contentToText, EventType, isApprovalRequest } from "./agui";
+import { type AguiEvent, contentToText, EventType } from "./agui";
+import { type RunCustomEvent, runCustomEvent, type RunEventValue } from "./customEvents";
 
 /** "decided": the run went on after it, but this page did not see which way (decided elsewhere). */
 export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "decided";
@@ -160,75 +161,67 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       view.items.push({ kind: "error", id: `error-${id ?? view.items.length}`, message: event.message, code: event.code ?? null });
       break;
     case EventType.CUSTOM:
-      applyCustom(view, event.name, event.value, id);
+      applyCustom(view, runCustomEvent(event)!, id);
       break;
     default:
       break; // steps, state snapshots and anything newer are not shown
   }
 }
 
-function applyCustom(view: RunView, name: string, value: unknown, id: string | null): void {
-  if (name === "approval_requested" && isApprovalRequest(value)) {
-    const existing = find(view, "approval", value.approval_id);
-    if (!existing) {
-      view.items.push({
-        kind: "approval",
-        id: value.approval_id,
-        tool: value.tool,
-        args: value.args,
-        expiresAt: value.expires_at ?? null,
-        status: "pending",
-      });
+function applyCustom(view: RunView, event: RunCustomEvent, id: string | null): void {
+  switch (event.name) {
+    case "approval_requested":
+      if (!find(view, "approval", event.value.approval_id)) {
+        const { approval_id, tool, args, expires_at } = event.value;
+        view.items.push({ kind: "approval", id: approval_id, tool, args, expiresAt: expires_at, status: "pending" });
+      }
+      break;
+    case "subagent_started":
+    case "subagent_finished":
+      applySubagent(view, event);
+      break;
+    case "run_cancelled":
+      endStreaming(view);
+      view.phase = "cancelled";
+      view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
+      break;
+    case "resume_expired":
+      view.phase = "expired";
+      break;
+    case "history_summarised": {
+      // Long chats fit the model: its older turns now reach it as a summary (the transcript marks where it ends).
+      const text = "This chat is longer than the model's context: its older turns were summarised for the model.";
+      view.items.push({ kind: "notice", id: `summarised-${id ?? view.items.length}`, text });
+      break;
     }
-  } else if (name.startsWith("approval_") && isApprovalRequest(value)) {
-    // approval_decided / approval_resolved / approval_expired: the card shows the outcome.
-    const item = find(view, "approval", value.approval_id);
-    const status = approvalStatus(name, value);
-    if (item && status) item.status = status;
-  } else if (name === "subagent_started" || name === "subagent_finished") {
-    applySubagent(view, name, value);
-  } else if (name === "run_cancelled") {
-    endStreaming(view);
-    view.phase = "cancelled";
-    view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
-  } else if (name === "resume_expired") {
-    view.phase = "expired";
-  } else if (name === "history_summarised") {
-    // Long chats fit the model: its older turns now reach it as a summary (the transcript marks where it ends).
-    const text = "This chat is longer than the model's context: its older turns were summarised for the model.";
-    view.items.push({ kind: "notice", id: `summarised-${id ?? view.items.length}`, text });
+    default:
+      break; // progress, gated or unreachable tools, resumes: not shown in the live view
   }
 }
 
-function applySubagent(view: RunView, name: string, value: unknown): void {
-  if (!value || typeof value !== "object") return;
-  const v = value as Record<string, unknown>;
-  if (typeof v.child_run_id !== "string") return;
+function applySubagent(
+  view: RunView,
+  event: { name: "subagent_started"; value: RunEventValue<"subagent_started"> } | { name: "subagent_finished"; value: RunEventValue<"subagent_finished"> },
+): void {
+  const v = event.value;
   let item = find(view, "subagent", v.child_run_id);
   if (!item) {
+    const started = event.name === "subagent_started" ? event.value : null;
     item = {
       kind: "subagent",
       id: v.child_run_id,
-      task: typeof v.task === "string" ? v.task : "",
-      preset: typeof v.preset === "string" ? v.preset : null,
-      eventsUrl: typeof v.events_url === "string" ? v.events_url : `/api/v1/runs/${encodeURIComponent(v.child_run_id)}/events`,
+      task: started?.task ?? "",
+      preset: started?.preset ?? null,
+      eventsUrl: v.events_url,
       status: "running",
       answer: null,
     };
     view.items.push(item);
   }
-  if (name === "subagent_finished") {
-    item.status = typeof v.status === "string" ? v.status : "finished";
-    item.answer = typeof v.answer === "string" ? v.answer : null;
+  if (event.name === "subagent_finished") {
+    item.status = event.value.status;
+    item.answer = event.value.answer ?? null;
   }
-}
-
-function approvalStatus(name: string, value: object): ApprovalStatus | null {
-  const raw = String((value as { status?: unknown; decision?: unknown }).status ?? (value as { decision?: unknown }).decision ?? "");
-  if (name === "approval_expired" || raw === "expired") return "expired";
-  if (raw === "approve" || raw === "approved") return "approved";
-  if (raw === "deny" || raw === "denied") return "denied";
-  return null;
 }
 
 function endStreaming(view: RunView): void {

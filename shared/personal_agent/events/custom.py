@@ -173,7 +173,7 @@ class FeedOutputDelivery(_Value):
 
 class DocumentErrorValue(_Value):
     code: str
-    message: str | None
+    message: str
 
 
 class FeedDocumentStatus(_Value):
@@ -181,7 +181,7 @@ class FeedDocumentStatus(_Value):
 
     document_id: str
     collection: str
-    status: str
+    status: Literal["uploading", "processing", "ready", "failed"]
     error: DocumentErrorValue | None
     chunk_count: int
     embedding_model: str | None = None
