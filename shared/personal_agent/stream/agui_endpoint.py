@@ -12,6 +12,7 @@ from ag_ui.core import RunAgentInput
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, NotFound
@@ -19,7 +20,7 @@ from personal_agent.identity.principal import Principal
 from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.connection_limit import holding_slot
-from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE, HeaderPrincipal
+from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE
 from personal_agent.stream.run_stream import launch_streaming
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
@@ -73,7 +74,7 @@ def _rewrite_frame(frame: str, thread_id: str, run_id: str) -> str:
 
 
 @router.post("/agui/{agent}", operation_id="agui_run", response_class=StreamingResponse, responses=SSE_RESPONSE)
-async def agui_run(agent: str, run_input: RunAgentInput, principal: HeaderPrincipal) -> StreamingResponse:
+async def agui_run(agent: str, run_input: RunAgentInput, principal: CurrentPrincipal) -> StreamingResponse:
     """Start an inline run from the input's last user message and stream its events (a POST: the token
     must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,
     too many open streams."""

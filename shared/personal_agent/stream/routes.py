@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
-from urllib.parse import parse_qsl, urlencode
 from uuid import UUID
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
+from personal_agent.api.deps import StreamReader
 from personal_agent.bus.keys import feed_stream, run_stream
-from personal_agent.errors import AppError, Unauthorized
 from personal_agent.identity.principal import Principal
 from personal_agent.runs import store
 from personal_agent.runs.service import visible_run
@@ -49,62 +48,6 @@ SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
         },
     }
 }
-QUERY_TOKEN = "access_token"
-
-
-def take_query_token(request: Request) -> str | None:
-    """Remove `?access_token=` from the request and return it. The scope is edited in place, so the access
-    log, error reports and `request.url` (everything after this) never see the token."""
-    raw: bytes = request.scope.get("query_string", b"")
-    if not raw:
-        return None
-    pairs = parse_qsl(raw.decode("latin-1"), keep_blank_values=True)
-    tokens = [value for key, value in pairs if key == QUERY_TOKEN]
-    if not tokens:
-        return None
-    request.scope["query_string"] = urlencode([(k, v) for k, v in pairs if k != QUERY_TOKEN]).encode("latin-1")
-    return tokens[-1]
-
-
-async def _authenticate(request: Request, authorization: str | None) -> Principal:
-    from personal_agent.identity.authenticate import authenticate
-
-    if authorization is None:
-        raise Unauthorized("missing bearer token", code="missing_token")
-    principal = await authenticate(authorization, request.headers.get("x-org"))
-    request.state.principal = principal
-    return principal
-
-
-async def stream_principal(
-    request: Request,
-    access_token: Annotated[
-        str | None,
-        Query(description="only for EventSource clients, which cannot send `Authorization`; never logged"),
-    ] = None,
-) -> Principal:
-    """Bearer header, or `?access_token=` for GET streams from clients (EventSource) that cannot set headers."""
-    del access_token  # declared for the OpenAPI document; read (and scrubbed from the request) below
-    query_token = take_query_token(request)
-    authorization = request.headers.get("authorization")
-    if authorization is None and query_token:
-        authorization = f"Bearer {query_token}"
-    return await _authenticate(request, authorization)
-
-
-async def header_principal(request: Request) -> Principal:
-    """Bearer header only: a token in the URL of a POST is refused (it could be logged or replayed)."""
-    if take_query_token(request) is not None:
-        raise AppError(
-            "send the token in the Authorization header; a token in the URL is accepted only by GET event streams",
-            code="token_in_query",
-            status=400,
-        )
-    return await _authenticate(request, request.headers.get("authorization"))
-
-
-StreamPrincipal = Annotated[Principal, Depends(stream_principal)]
-HeaderPrincipal = Annotated[Principal, Depends(header_principal)]
 
 
 async def _response(principal: Principal, frames: AsyncIterator[str]) -> StreamingResponse:
@@ -119,7 +62,7 @@ async def _response(principal: Principal, frames: AsyncIterator[str]) -> Streami
 )
 async def run_events(
     run_id: UUID,
-    principal: StreamPrincipal,
+    principal: StreamReader,
     last_event_id: Annotated[str | None, Header()] = None,
     after: Annotated[str | None, Query(max_length=48)] = None,
 ) -> StreamingResponse:
@@ -145,7 +88,7 @@ async def run_events(
 
 @router.get("/feed", operation_id="feed", response_class=StreamingResponse, responses=SSE_RESPONSE)
 async def feed(
-    principal: StreamPrincipal,
+    principal: StreamReader,
     last_event_id: Annotated[str | None, Header()] = None,
     after: Annotated[str | None, Query(max_length=48)] = None,
 ) -> StreamingResponse:

@@ -14,6 +14,7 @@ from uuid import UUID
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.keys import run_stream
 from personal_agent.identity.principal import Principal
@@ -23,7 +24,7 @@ from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.access import while_permitted
 from personal_agent.stream.connection_limit import StreamSlot, holding_slot, release_stream_slot, take_stream_slot
 from personal_agent.stream.relay import relay
-from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE, HeaderPrincipal
+from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
 
@@ -61,7 +62,7 @@ async def launch_streaming(
     response_class=StreamingResponse,
     responses=SSE_RESPONSE,
 )
-async def stream_run(chat_id: UUID, body: RunCreate, principal: HeaderPrincipal) -> StreamingResponse:
+async def stream_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal) -> StreamingResponse:
     """Start a run as `POST /chats/{chat_id}/runs` does (same body, same errors) and answer with its AG-UI events,
     closing after the terminal one. `X-Run-Id` names the run; `Content-Location` is its events URL, where a
     dropped connection resumes with `Last-Event-ID`. The token must be in the `Authorization` header (a POST).
