@@ -35,7 +35,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     data_dir: Path = tmp_path_factory.mktemp("pa-data")
     # The fake model servers the tests register as org providers are on loopback: the operator allow-lists it.
     # So are the fake MCP servers (the MCP address-check tests set PA_MCP_ALLOW_HOSTS empty to see the default).
-    isolate_process(data_dir, PA_ENV="test", PA_PROVIDER_ALLOW_HOSTS="127.0.0.1", PA_MCP_ALLOW_HOSTS="127.0.0.1")
+    isolate_process(
+        data_dir,
+        PA_ENV="test",
+        PA_PROVIDER_ALLOW_HOSTS="127.0.0.1",
+        PA_PUSH_ALLOW_HOSTS="push.example.com",
+        PA_MCP_ALLOW_HOSTS="127.0.0.1",
+    )
     running = LocalStack(Settings()).start()
     try:
         yield running

@@ -27,8 +27,8 @@ URL = "/api/v1/push/subscriptions"
 
 @pytest.fixture
 def push_service(receiver: Receiver, monkeypatch: pytest.MonkeyPatch) -> Receiver:
-    """The test's push service is on loopback: an admin allow-lists it, as for any outbound URL."""
-    monkeypatch.setattr(get_settings(), "output_allow_hosts", f"127.0.0.1:{receiver.port}")
+    """The test's push service is on loopback: the operator adds it to the push services (`PA_PUSH_ALLOW_HOSTS`)."""
+    monkeypatch.setattr(get_settings(), "push_allow_hosts", f"push.example.com,127.0.0.1:{receiver.port}")
     receiver.status = 201
     return receiver
 

@@ -184,7 +184,7 @@ async def test_slack_teams_and_email_outputs_and_headless_approvals_notify_the_o
 
     tenant = make_tenant()
     headers = auth_headers(tenant)
-    inbox = f"owner-{tenant.slug}@example.com"
+    inbox = f"{tenant.subject}@example.test"  # the owner's own address (e-mail outputs go to members only)
     with scripted_model(email_script) as (model, _):
         workflow = await create_workflow(http, headers, model=model, tools=["send_email"], approval_policy="wait")
         outputs = f"/api/v1/workflows/{workflow['id']}/outputs"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Response
@@ -16,6 +16,7 @@ from personal_agent.governance import admin, budgets
 router = APIRouter(prefix="/api/v1/admin", tags=["governance"])
 keys_router = APIRouter(prefix="/api/v1/keys", tags=["keys"])
 
+EMAIL_DOMAIN = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$"
 Tag = Literal["frontier", "coding", "reasoning", "vision", "fast", "cheap"]
 
 
@@ -24,6 +25,9 @@ class OrgSettings(BaseModel):
     confidence_threshold: float
     routing_model: str | None
     default_model: str | None
+    output_email_domains: list[str] = Field(
+        description="domains workflow e-mail outputs may go to besides the org's members' own addresses"
+    )
 
 
 class ProviderModelOut(BaseModel):
@@ -86,6 +90,9 @@ class OrgSettingsIn(BaseModel):
     confidence_threshold: float = Field(0.8, ge=0, le=1)
     routing_model: str | None = Field(None, max_length=200)
     default_model: str | None = Field(None, max_length=200)
+    output_email_domains: list[Annotated[str, Field(pattern=EMAIL_DOMAIN, max_length=253)]] | None = Field(
+        None, max_length=50, description="e-mail output domains besides members' addresses; left out: unchanged"
+    )
 
 
 class ProviderIn(BaseModel):

@@ -12,26 +12,37 @@ PROVIDER_COLUMNS = "id, name, kind, base_url, trust_tier, locality, key_id, enab
 MODEL_COLUMNS = "id, provider_id, name, tags, quality, input_price, output_price, context_window, enabled, created_at"
 
 
-async def get_settings_row(org_id: UUID) -> dict[str, Any]:
-    from personal_agent.governance.candidates import org_settings
+SETTINGS_COLUMNS = "tier_floor, confidence_threshold, routing_model, default_model, output_email_domains"
 
-    return await org_settings(org_id)
+
+async def get_settings_row(org_id: UUID) -> dict[str, Any]:
+    async with org_transaction(org_id) as conn:
+        cur = await conn.execute(f"SELECT {SETTINGS_COLUMNS} FROM org_settings WHERE org_id = %s", [org_id])
+        row = await cur.fetchone()
+    defaults = {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
+    return row or {**defaults, "output_email_domains": []}
 
 
 async def put_settings(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
+    """Replace the settings sent; `output_email_domains` left out (None) keeps the org's list."""
+    domains = values.get("output_email_domains")
     async with org_transaction(org_id) as conn:
         cur = await conn.execute(
-            "INSERT INTO org_settings (org_id, tier_floor, confidence_threshold, routing_model, default_model)"
-            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (org_id) DO UPDATE SET tier_floor = EXCLUDED.tier_floor,"
+            "INSERT INTO org_settings (org_id, tier_floor, confidence_threshold, routing_model, default_model,"
+            " output_email_domains) VALUES (%s, %s, %s, %s, %s, COALESCE(%s::text[], '{}'))"
+            " ON CONFLICT (org_id) DO UPDATE SET tier_floor = EXCLUDED.tier_floor,"
             " confidence_threshold = EXCLUDED.confidence_threshold, routing_model = EXCLUDED.routing_model,"
-            " default_model = EXCLUDED.default_model, updated_at = now()"
-            " RETURNING tier_floor, confidence_threshold, routing_model, default_model",
+            " default_model = EXCLUDED.default_model,"
+            " output_email_domains = COALESCE(%s::text[], org_settings.output_email_domains), updated_at = now()"
+            f" RETURNING {SETTINGS_COLUMNS}",
             [
                 org_id,
                 values["tier_floor"],
                 values["confidence_threshold"],
                 values.get("routing_model"),
                 values.get("default_model"),
+                domains,
+                domains,
             ],
         )
         row = await cur.fetchone()

@@ -1,13 +1,14 @@
 """Sending one push message to one browser: the payload encrypted to the subscription's keys (RFC 8291,
 `aes128gcm`), signed for the push service with the server's VAPID key (RFC 8292), POSTed to the endpoint at its
-checked address (the same address checks as every outbound URL). A push service answering 404 or 410 says the
-subscription is gone."""
+checked address (the same address checks as every outbound URL, with the operator's push hosts as the allow-list),
+and only on a push service (`push_services`). A push service answering 404 or 410 says the subscription is gone."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from personal_agent.push.push_services import operator_hosts, refusal
 from personal_agent.push.vapid import Vapid, b64url_decode
 from personal_agent.workflows.output_senders import Sent, post_checked
 
@@ -31,5 +32,8 @@ async def send(vapid: Vapid, subscription: dict[str, Any], payload: dict[str, An
         "TTL": str(TTL_SECONDS),
         "Urgency": "high",
     }
+    reason = refusal(endpoint)  # a subscription stored before the push-service list, or since taken off it
+    if reason is not None:
+        return Sent(False, None, reason)
     body = encrypt(payload, str(subscription["p256dh"]), str(subscription["auth"]))
-    return await post_checked(endpoint, body, headers)
+    return await post_checked(endpoint, body, headers, allow=operator_hosts())

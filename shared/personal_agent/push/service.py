@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.net.public_address import parse_allow_hosts
 from personal_agent.push import store
 from personal_agent.settings import get_settings
 
@@ -29,15 +27,13 @@ def _invalid(message: str) -> InvalidInput:
 
 
 def check_endpoint(endpoint: str) -> str:
-    """A push endpoint is an https URL (plain http only to a host the admin allow-listed for outbound calls);
-    where it may connect is checked again when a message is sent, as for every outbound URL."""
-    parts = urlsplit(endpoint.strip())
-    allow = parse_allow_hosts(get_settings().output_allow_hosts)
-    host = (parts.hostname or "").lower()
-    if not host or parts.scheme not in ("https", "http"):
-        raise _invalid("the endpoint must be an https URL")
-    if parts.scheme == "http" and host not in allow and parts.netloc.lower() not in allow:
-        raise _invalid("the endpoint must be an https URL")
+    """A push endpoint is an https URL on a browser push service (or a host the operator added, see
+    `push_services`); where it may connect is checked again when a message is sent, as for every outbound URL."""
+    from personal_agent.push.push_services import refusal
+
+    reason = refusal(endpoint)
+    if reason is not None:
+        raise _invalid(reason)
     return endpoint.strip()
 
 

@@ -45,13 +45,14 @@ async def check_url(url: str) -> httpx.URL:
     return parsed
 
 
-async def post_checked(url: str, body: bytes, headers: dict[str, str]) -> Sent:
-    """POST to `url` at its checked address (no redirects); a refusal or a transport error is a failed `Sent`."""
+async def post_checked(url: str, body: bytes, headers: dict[str, str], allow: frozenset[str] | None = None) -> Sent:
+    """POST to `url` at its checked address (no redirects); a refusal or a transport error is a failed `Sent`.
+    `allow`: the internal hosts it may reach (None: the outputs' allow-list)."""
     import httpx
 
     try:
         parsed = httpx.URL(url)
-        address = await checked_address(parsed, allow_hosts(), verb="called")
+        address = await checked_address(parsed, allow_hosts() if allow is None else allow, verb="called")
         async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=TIMEOUT_SECONDS) as client:
             response = await client.send(pinned_request(client, "POST", parsed, address, {**_HEADERS, **headers}, body))
     except AddressRefused as exc:

@@ -20,6 +20,7 @@ from personal_agent.settings import get_settings
 from personal_agent.workflows import output_log, output_queue, output_store, store
 from personal_agent.workflows.credentials import new_signing_secret, seal
 from personal_agent.workflows.output_senders import check_url
+from personal_agent.workflows.output_targets import email_refusal
 
 if TYPE_CHECKING:  # httpx loads only when a URL is checked (off the API function's cold start)
     import httpx
@@ -49,6 +50,8 @@ async def add_output(principal: Principal, workflow_id: UUID, fields: dict[str, 
         email = (fields.get("email") or "").strip()
         if not _EMAIL.match(email):
             raise InvalidInput("an e-mail output needs a valid `email`", code="invalid_email", field="email")
+        if (refused := await email_refusal(principal.org_id, email)) is not None:
+            raise InvalidInput(refused, code="email_not_allowed", field="email")
         hint = email
     else:
         if not fields.get("url"):
