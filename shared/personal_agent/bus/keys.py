@@ -15,11 +15,6 @@ def feed_stream(org_id: UUID | str, user_id: UUID | str) -> str:
     return f"pa:{org_id}:feed:{user_id}"
 
 
-def cancel_channel(run_id: UUID | str) -> str:
-    """Pub/Sub control channel for cancelling a run (control only, never content)."""
-    return f"pa:control:cancel:{run_id}"
-
-
 def cancel_flag(run_id: UUID | str) -> str:
     """Set when a run's owner stops it: the engine reads this between stream chunks (the flag in Postgres
     stays the source of truth, read less often)."""
