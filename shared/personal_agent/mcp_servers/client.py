@@ -41,14 +41,9 @@ SERVER_CHANGED = "mcp_server_changed"
 HEADERS_REFUSED = "mcp_headers_refused"
 
 
-def key_context(server_id: UUID, server_origin: str) -> str:
-    """What a server's sealed headers are bound to (the KMS encryption context and the AES-GCM associated data):
-    the server and the origin the headers were entered for."""
-    return f"mcp-server:{server_id}:{server_origin}"
-
-
-def legacy_key_context(server_id: UUID) -> str:
-    """The binding of headers sealed before they were bound to an origin (migration 0026)."""
+def key_context(server_id: UUID) -> str:
+    """Whose sealed headers these are (with the org, the KMS encryption context and the AES-GCM associated data);
+    the origin they were entered for is the context's `endpoint` (`governance.keys`), so they open for no other."""
     return f"mcp-server:{server_id}"
 
 
@@ -71,10 +66,10 @@ async def load_headers(org_id: UUID, server_id: UUID, expected_url: str, transpo
     now = origin(expected_url)
     if row["headers_origin"] is not None and row["headers_origin"] != now:
         raise EndpointRefused("the server's auth headers were entered for another origin", HEADERS_REFUSED)
-    context = key_context(server_id, now) if row["headers_origin"] else legacy_key_context(server_id)
+    bound = now if row["headers_origin"] else None  # sealed before migration 0026: bound to the server only
     envelope = Envelope(bytes(row["ciphertext"]), bytes(row["nonce"]), bytes(row["encrypted_data_key"]))
     try:
-        plain = await asyncio.to_thread(unseal, org_id, context, envelope)
+        plain = await asyncio.to_thread(unseal, org_id, key_context(server_id), envelope, bound)
     except Exception:  # bound to another server or origin: the AES-GCM tag (or KMS) refuses
         raise EndpointRefused("the server's auth headers do not open for its URL", HEADERS_REFUSED) from None
     headers: dict[str, str] = json.loads(plain)

@@ -47,7 +47,7 @@ async def check_endpoint(url: str, transport: str) -> None:
 
 
 async def _seal_headers(org_id: UUID, server_id: UUID, server_origin: str, headers: dict[str, str]) -> Any:
-    return await asyncio.to_thread(seal, org_id, key_context(server_id, server_origin), json.dumps(headers))
+    return await asyncio.to_thread(seal, org_id, key_context(server_id), json.dumps(headers), server_origin)
 
 
 async def create(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
