@@ -176,15 +176,6 @@ async def append_messages(
     return parent_id
 
 
-async def chat_messages(conn: Conn, chat_id: UUID, before_run: UUID | None = None) -> list[Any]:
-    """The chat's stored messages (pydantic-ai JSON), oldest first, excluding `before_run`'s own."""
-    cur = await conn.execute(
-        "SELECT message FROM messages WHERE chat_id = %s AND (run_id IS DISTINCT FROM %s) ORDER BY id",
-        [chat_id, before_run],
-    )
-    return [row["message"] for row in await cur.fetchall()]
-
-
 # The path from a message up to its chat's first turn (a branch of the message tree, 0021), newest first.
 _ANCESTORS = (
     "WITH RECURSIVE branch AS (SELECT id, parent_id FROM messages WHERE id = %s AND chat_id = %s"

@@ -94,12 +94,6 @@ def most_restrictive(caps: Sequence[Cap]) -> Cap | None:
     return min(caps, key=lambda c: c.headroom, default=None)
 
 
-async def applicable_cap(org_id: UUID, user_id: UUID | None) -> Cap | None:
-    """The most restrictive of the user's, the org's and the platform's caps, or None when none is set."""
-    async with org_transaction(org_id) as conn:
-        return most_restrictive(await _caps(conn, await _cap_rows(conn, user_id), user_id))
-
-
 def _raise(cap: Cap) -> None:
     raise BudgetExceeded(
         f"the {cap.scope} budget of ${cap.monthly_usd:.2f} this month is spent (${cap.spent_usd:.4f})",

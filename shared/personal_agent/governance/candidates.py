@@ -80,8 +80,3 @@ async def read_org_settings(conn: Conn, org_id: UUID) -> dict[str, Any]:
     )
     row = await cur.fetchone()
     return row or {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
-
-
-async def org_settings(org_id: UUID) -> dict[str, Any]:
-    async with org_transaction(org_id) as conn:
-        return await read_org_settings(conn, org_id)

@@ -78,12 +78,6 @@ async def delete_chunks(conn: Conn, document_id: UUID) -> None:
     await conn.execute("DELETE FROM knowledge_chunks WHERE document_id = %s", [document_id])
 
 
-async def count_chunks(conn: Conn, document_id: UUID) -> int:
-    cur = await conn.execute("SELECT count(*) AS n FROM knowledge_chunks WHERE document_id = %s", [document_id])
-    row = await cur.fetchone()
-    return int(row["n"]) if row else 0
-
-
 async def stale_chunks(conn: Conn, document_id: UUID, model: str) -> list[tuple[UUID, str]]:
     """The document's chunks embedded by another model than `model`: (id, text)."""
     cur = await conn.execute(

@@ -19,7 +19,6 @@ from personal_agent.local.aws import LocalLambdaContext
 from personal_agent.local.lambda_registry import REPO_ROOT, LambdaRegistry
 
 LOCALSTACK_PYTHON = REPO_ROOT / ".tools" / "localstack" / "bin" / "python"
-LOCALSTACK_ACCOUNT_ID = "000000000000"
 
 # Offline and Docker-free: no DNS server (port 53, and its start-up probe of an upstream resolver needs the
 # network), no certificate download, no analytics; state under the data dir, not in the venv.

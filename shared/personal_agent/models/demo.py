@@ -20,7 +20,6 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-DEMO_MODEL_NAME = "offline:demo"
 TOOL_COMMAND = "/tool"
 
 

@@ -18,7 +18,6 @@ from personal_agent.settings import get_settings
 from personal_agent.stream import fanout
 
 _ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
-TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
 
 
 def parse_resume_point(last_event_id: str | None, after: str | None) -> str | None:

@@ -1,0 +1,26 @@
+"""What vulture cannot see being used (read by `tests/unit/test_dead_code.py`, never imported): names a library
+calls."""
+# ruff: noqa
+
+# pydantic-ai calls a capability's hooks, a toolset's and an embedding model's members by name.
+_.get_serialization_name  # AttachmentContent, ContextFit
+_.before_model_request  # AttachmentContent, ContextFit
+_.get_tools  # McpServerToolset
+_.system  # WordLlamaEmbeddingModel
+_.max_input_tokens  # WordLlamaEmbeddingModel
+# Starlette's router asks every route for a URL by name (fastpaths.lazy_routers._StandIn).
+_.url_path_for
+# html.parser.HTMLParser calls its handlers (with every argument) by name.
+_.handle_starttag
+_.handle_endtag
+_.handle_data
+_.attrs
+# The Lambda context and invoke signature the handlers are given (local/aws.py).
+_.invoked_function_arn
+_.qualifier
+# The tool registry imports each first-party tool's function by the tool's name (`ToolDef.implementation`).
+_.current_time
+_.send_demo_message
+_.web_fetch
+_.web_search
+_.remember
