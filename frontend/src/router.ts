@@ -16,9 +16,9 @@ export const router = createRouter({
   routes: [
     { path: "/login", component: () => import("./views/LoginView.vue"), meta: { public: true, title: "Sign in" } },
     { path: "/auth/callback", component: () => import("./views/AuthCallbackView.vue"), meta: { public: true, title: "Signing in" } },
-    { path: "/", component: () => import("./views/ChatsView.vue"), meta: { title: "Chats" } },
-    { path: "/chats/:id", component: () => import("./views/ChatsView.vue"), meta: { title: "Chat" } },
-    { path: "/approvals", component: () => import("./views/ApprovalsView.vue"), meta: { title: "Approvals" } },
+    { path: "/", component: () => import("./chat/ChatsView.vue"), meta: { title: "Chats" } },
+    { path: "/chats/:id", component: () => import("./chat/ChatsView.vue"), meta: { title: "Chat" } },
+    { path: "/approvals", component: () => import("./approvals/ApprovalsView.vue"), meta: { title: "Approvals" } },
     { path: "/knowledge", component: () => import("./views/KnowledgeView.vue"), meta: { title: "Knowledge" } },
     { path: "/usage", component: () => import("./views/UsageView.vue"), meta: { title: "Usage" } },
     { path: "/settings", component: () => import("./views/SettingsView.vue"), meta: { title: "Settings" } },
@@ -35,7 +35,7 @@ export const router = createRouter({
         { path: "audit", component: () => import("./views/admin/AdminAudit.vue"), meta: { title: "Approval audit" } },
       ],
     },
-    { path: "/settings/tools", component: () => import("./views/ToolsSettingsView.vue"), meta: { title: "Tools & MCP servers" } },
+    { path: "/settings/tools", component: () => import("./tools/ToolsSettingsView.vue"), meta: { title: "Tools & MCP servers" } },
     { path: "/:rest(.*)*", component: () => import("./views/NotFoundView.vue"), meta: { public: true, title: "Not found" } },
   ],
 });
