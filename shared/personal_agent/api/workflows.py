@@ -1,4 +1,5 @@
-"""Workflows: CRUD, credential rotation, and each workflow's run history. Webhooks arrive at `api/hooks.py`."""
+"""Workflows: CRUD, credential rotation, and each workflow's run history. Webhooks arrive at `api/hooks.py`. An org
+admin reads and may delete a member's workflow; changing it is its owner's alone (404 to anyone else)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,9 @@ class WorkflowCreate(BaseModel):
     approval_timeout_seconds: int = Field(86_400, ge=1, le=604_800)
     rate_limit_per_minute: int = Field(60, ge=1, le=10_000)
     webhook_enabled: bool = True
+    recall_memories: bool = Field(
+        False, description="its runs (webhook, schedule, test-fire) recall your memories; off unless you opt in"
+    )
     bearer_token: bool = Field(False, description="also issue a bearer token for senders that cannot sign")
     schedule: ScheduleIn | None = None
 
@@ -61,6 +65,7 @@ class WorkflowUpdate(BaseModel):
     approval_timeout_seconds: int | None = Field(None, ge=1, le=604_800)
     rate_limit_per_minute: int | None = Field(None, ge=1, le=10_000)
     webhook_enabled: bool | None = None
+    recall_memories: bool | None = None
     schedule: ScheduleIn | None = None
 
 
@@ -97,6 +102,7 @@ class WorkflowOut(BaseModel):
     approval_policy: Literal["wait", "deny"]
     approval_timeout_seconds: int
     rate_limit_per_minute: int
+    recall_memories: bool = Field(description="its runs recall the owner's memories (the owner opted in)")
     created_at: datetime
     updated_at: datetime
     webhook: WebhookOut

@@ -29,16 +29,19 @@ async def decide(
     principal: Principal, approval_id: UUID, decision: Decision, reason: str | None, arguments: dict[str, Any] | None
 ) -> dict[str, Any]:
     """Record a decision (owner of the chat or an org admin), audit it, and resume the run when none is pending."""
-    row, expired = await _lock_pending(principal, approval_id, decision, arguments)
-    if expired:
+    row, state = await _lock_pending(principal, approval_id, decision, arguments)
+    if state == "run_ended":
+        raise _decided("expired", ended=True)
+    if state == "expired":
         # Nothing else resolves an expired wait of an inline run: the run goes on as if denied.
         await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
-        raise Conflict("this approval has expired", code="approval_expired")
+        raise _decided("expired")
     status = "approved" if decision == "approve" else "denied"
     async with org_transaction(principal.org_id) as conn:
         updated = await store.record_decision(conn, approval_id, status, reason, arguments, principal.user_id)
-        if updated is None:  # another decision won the race
-            raise Conflict("this approval was already decided", code="approval_already_decided")
+        if updated is None:  # another decision, the wait's timeout or the run's end won the race
+            current = await store.lock(conn, approval_id)
+            raise _decided(current["status"] if current else "decided")
         record_approval_wait((datetime.now(UTC) - row["created_at"]).total_seconds())
         detail = {"reason": reason, "edited": arguments is not None}
         await store.audit(conn, principal.org_id, approval_id, principal.user_id, status, detail)
@@ -48,21 +51,35 @@ async def decide(
 
 async def _lock_pending(
     principal: Principal, approval_id: UUID, decision: Decision, arguments: dict[str, Any] | None
-) -> tuple[dict[str, Any], bool]:
-    """The pending approval the caller may decide (404 otherwise, 409 when decided), and whether it had expired
-    (then it is marked expired here)."""
+) -> tuple[dict[str, Any], Literal["pending", "expired", "run_ended"]]:
+    """The pending approval the caller may decide (404 otherwise, 409 when decided) and its state: still `pending`,
+    or just marked expired here because its wait timed out (`expired`) or its run has ended (`run_ended`)."""
     async with org_transaction(principal.org_id) as conn:
         row = await store.lock(conn, approval_id)
         if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
             raise NotFound("approval not found", code="approval_not_found")
         if row["status"] != "pending":
-            raise Conflict(f"this approval was already {row['status']}", code="approval_already_decided")
-        expired = row["expires_at"] <= datetime.now(UTC)
-        if expired:
+            raise _decided(row["status"])
+        run = await run_store.get_run(conn, row["run_id"])
+        if run is None or run["status"] in run_store.TERMINAL:  # a run that ended runs no tool: nothing to approve
+            ended = run["status"] if run else "deleted"
+            await store.expire_for_ended_run(conn, principal.org_id, row["run_id"], ended)
+            return row, "run_ended"
+        if row["expires_at"] <= datetime.now(UTC):
             await store.expire(conn, principal.org_id, approval_id)
-        elif arguments is not None and decision != "approve":
+            return row, "expired"
+        if arguments is not None and decision != "approve":
             raise InvalidInput("edited arguments only go with `approve`", code="arguments_without_approval")
-    return row, expired
+    return row, "pending"
+
+
+def _decided(status: str, *, ended: bool = False) -> Conflict:
+    """Why an approval can no longer be decided: 409 `approval_expired` (its wait timed out or its run ended) or
+    `approval_already_decided` (someone answered first)."""
+    if status == "expired":
+        why = "its run has ended" if ended else "it has expired"
+        return Conflict(f"this approval can no longer be decided: {why}", code="approval_expired")
+    return Conflict(f"this approval was already {status}", code="approval_already_decided")
 
 
 async def expire_pending(org_id: UUID, run_id: UUID) -> int:

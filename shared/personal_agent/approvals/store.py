@@ -16,6 +16,7 @@ PUBLIC = (
     " expires_at, created_at"
 )
 EXPIRED_REASON = "no decision before the approval timed out"
+RUN_ENDED_REASON = "the run ended before a decision"
 
 
 async def audit(
@@ -114,6 +115,12 @@ async def resolve_pending(
     for row in rows:
         await audit(conn, org_id, row["id"], None, status, detail)
     return len(rows)
+
+
+async def expire_for_ended_run(conn: Conn, org_id: UUID, run_id: UUID, run_status: str) -> int:
+    """The run ended (finished, failed, cancelled): its approvals still pending can no longer let anything run, so
+    they become `expired`, audited; how many."""
+    return await resolve_pending(conn, org_id, run_id, "expired", RUN_ENDED_REASON, {"run_status": run_status})
 
 
 async def attach_task_token(conn: Conn, run_id: UUID, token: str) -> int | None:

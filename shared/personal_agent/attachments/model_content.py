@@ -48,12 +48,14 @@ class AttachmentContent(AbstractCapability[RunDeps]):
     def get_serialization_name(cls) -> str | None:
         return None
 
-    async def _load(self, org_id: UUID, ids: set[UUID]) -> None:
+    async def _load(self, org_id: UUID, user_id: UUID | None, ids: set[UUID]) -> None:
         wanted = [i for i in ids if i not in self._loaded]
         if not wanted:
             return
-        async with org_transaction(org_id) as conn:
-            rows = {r["id"]: r for r in await store.by_ids(conn, wanted)}
+        rows: dict[UUID, dict[str, Any]] = {}
+        if user_id is not None:  # files belong to a person: a run without one reads none
+            async with org_transaction(org_id) as conn:
+                rows = {r["id"]: r for r in await store.by_ids(conn, wanted, user_id)}
         for i in wanted:
             row = rows.get(i)
             if row is not None and row["kind"] == "image":
@@ -93,6 +95,6 @@ class AttachmentContent(AbstractCapability[RunDeps]):
         ids = _references(request_context.messages)
         if not ids:
             return request_context
-        await self._load(ctx.deps.org_id, ids)
+        await self._load(ctx.deps.org_id, ctx.deps.user_id, ids)
         request_context.messages = [self._message(m) for m in request_context.messages]
         return request_context

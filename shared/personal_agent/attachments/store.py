@@ -1,5 +1,6 @@
-"""The only SQL on `attachments`. Calls run in an org transaction (RLS); ownership is a `user_id` condition, so
-someone else's attachment reads as missing."""
+"""The only SQL on `attachments`. Calls run in an org transaction (RLS) and act as one user (`app.current_user`):
+the table's restrictive policy shows a session only that user's files, and every call here that names a user sets
+it, so someone else's attachment reads as missing even to a query that forgets the `user_id` condition."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 
 COLUMNS = "id, chat_id, kind, filename, content_type, size, object_key, run_id, document_id, created_at"
+
+
+async def as_user(conn: Conn, user_id: UUID) -> None:
+    """Scope the rest of the transaction to `user_id`'s attachments (transaction-local)."""
+    await conn.execute("SELECT set_config('app.current_user', %s, true)", [str(user_id)])
 
 
 async def insert(
@@ -25,6 +31,7 @@ async def insert(
     object_key: str,
     document_id: UUID | None = None,
 ) -> dict[str, Any]:
+    await as_user(conn, user_id)
     cur = await conn.execute(
         "INSERT INTO attachments (id, org_id, user_id, chat_id, kind, filename, content_type, size, object_key,"
         f" document_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
@@ -36,6 +43,7 @@ async def insert(
 
 
 async def get_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str, Any] | None:
+    await as_user(conn, user_id)
     cur = await conn.execute(
         f"SELECT {COLUMNS} FROM attachments WHERE id = %s AND user_id = %s", [attachment_id, user_id]
     )
@@ -43,7 +51,8 @@ async def get_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str,
 
 
 async def owned_in_chat(conn: Conn, ids: list[UUID], user_id: UUID, chat_id: UUID) -> list[dict[str, Any]]:
-    """The user's attachments of this chat among `ids`."""
+    """The user's attachments of this chat among `ids` (the rest of the transaction acts as `user_id`)."""
+    await as_user(conn, user_id)
     cur = await conn.execute(
         f"SELECT {COLUMNS} FROM attachments WHERE id = ANY(%s) AND user_id = %s AND chat_id = %s",
         [ids, user_id, chat_id],
@@ -52,20 +61,23 @@ async def owned_in_chat(conn: Conn, ids: list[UUID], user_id: UUID, chat_id: UUI
 
 
 async def mark_sent(conn: Conn, ids: list[UUID], run_id: UUID) -> int:
-    """Bind the not-yet-sent attachments among `ids` to the run; how many were bound."""
+    """Bind the not-yet-sent attachments among `ids` to the run; how many were bound (as the transaction's user,
+    whom `owned_in_chat` named when the launch checked them)."""
     cur = await conn.execute(
         "UPDATE attachments SET run_id = %s WHERE id = ANY(%s) AND run_id IS NULL RETURNING id", [run_id, ids]
     )
     return len(await cur.fetchall())
 
 
-async def by_ids(conn: Conn, ids: list[UUID]) -> list[dict[str, Any]]:
-    """Attachments by id within the org (the engine reads those its run's messages name)."""
+async def by_ids(conn: Conn, ids: list[UUID], user_id: UUID) -> list[dict[str, Any]]:
+    """`user_id`'s attachments by id (the engine reads those its run's messages name, as the run's user)."""
+    await as_user(conn, user_id)
     cur = await conn.execute(f"SELECT {COLUMNS} FROM attachments WHERE id = ANY(%s)", [ids])
     return list(await cur.fetchall())
 
 
 async def delete_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str, Any] | None:
+    await as_user(conn, user_id)
     cur = await conn.execute(
         f"DELETE FROM attachments WHERE id = %s AND user_id = %s RETURNING {COLUMNS}", [attachment_id, user_id]
     )

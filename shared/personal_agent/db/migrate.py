@@ -104,3 +104,5 @@ def _grant_app_role(conn: psycopg.Connection[tuple[object, ...]], role: str) -> 
     conn.execute(sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {}").format(ident))
     conn.execute(sql.SQL("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {}").format(ident))
     conn.execute(sql.SQL("REVOKE ALL ON schema_migrations FROM {}").format(ident))
+    if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'pa_metering'").fetchone():  # 0025: the metering sums
+        conn.execute(sql.SQL("GRANT pa_metering TO {}").format(ident))

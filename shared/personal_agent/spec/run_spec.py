@@ -37,6 +37,12 @@ class RunLimits(BaseModel):
     """Sub-agents one model response may start; further `delegate` calls in it are refused as tool errors."""
     max_children: int = Field(16, ge=0, le=64)
     """Sub-agents the run may start in all (its children, not their own)."""
+    max_tree_runs: int = Field(32, ge=0, le=256)
+    """Sub-agents the whole tree may start, every depth together (counted at the root run)."""
+    max_tree_model_requests: int = Field(200, ge=1, le=2000)
+    """Model requests of the whole tree, the root's and every sub-agent's; past it `delegate` is refused."""
+    max_user_active_children: int = Field(16, ge=0, le=256)
+    """Sub-agents one user may have running at once, across all their runs."""
 
 
 class ToolRef(BaseModel):
@@ -162,6 +168,8 @@ class RunSpec(BaseModel):
     """The chat message the run continues from: its user turn's parent, or for a regenerate the user turn whose
     answer it rewrites (the run stores no user turn then). None: from the run's own first message's parent."""
     regenerate: bool = False
+    recall_memories: bool = True
+    """The user's memories go into the run's instructions (a workflow's triggered runs: only if its owner opted in)."""
     labels: Labels = Labels()
     """The run's governance labels at launch (`spec/labels.py`): the chat's, its classification's, an untrusted
     trigger's and those of what entered with the message. The engine raises them from the run's messages."""

@@ -1,6 +1,6 @@
 """Test-firing a workflow from the admin console: a webhook delivery made by the API on the user's behalf (the
 browser never holds the signing secret), started through the same claim and launch as a signed request. It
-shows in the run history as a webhook delivery keyed `test-fire:…`."""
+shows in the run history as a webhook delivery keyed `test-fire:…`. Only the owner may: the run acts as them."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
-from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.workflows import deliveries, store
+from personal_agent.workflows import deliveries, ownership, store
 from personal_agent.workflows.prompts import TriggerValues
 from personal_agent.workflows.triggers import Accepted, start_delivery
 from personal_agent.workflows.webhooks import check_depth, check_size
@@ -25,9 +24,7 @@ async def fire_now(principal: Principal, workflow_id: UUID, body: Any) -> tuple[
     check_size(len(text.encode()))
     check_depth(text)
     async with org_transaction(principal.org_id) as conn:
-        row = await store.get_row(conn, workflow_id)
-    if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
-        raise NotFound("workflow not found", code="workflow_not_found")
+        row = await ownership.owned_row(conn, principal, workflow_id)  # its run acts as the owner: nobody else's
     workflow = store.Workflow.from_row(row)
     key = f"test-fire:{uuid.uuid4().hex}"
     delivery = await deliveries.claim(workflow.org_id, workflow.id, "webhook", key)

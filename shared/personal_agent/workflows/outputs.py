@@ -1,6 +1,7 @@
 """Workflow outputs for the API: add (a callback URL gets a signing secret, returned once), list, switch on or
-off, remove; the delivery log and redelivery. Same visibility as the workflow: its owner and org admins;
-anyone else gets 404. A URL that fails the address checks is refused when it is saved (and again at send)."""
+off, remove; the delivery log and redelivery. Where results go is the owner's choice alone (`ownership`): an org
+admin may list the outputs and read the log, but adding, switching, removing and redelivering are 404 to anyone
+but the owner. A URL that fails the address checks is refused when it is saved (and again at send)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from personal_agent.errors import InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.identity.principal import Principal
 from personal_agent.net.public_address import AddressRefused
 from personal_agent.settings import get_settings
-from personal_agent.workflows import output_log, output_queue, output_store, store
+from personal_agent.workflows import output_log, output_queue, output_store, ownership
 from personal_agent.workflows.credentials import new_signing_secret, seal
 from personal_agent.workflows.output_senders import check_url
 from personal_agent.workflows.output_targets import email_refusal
@@ -30,9 +31,11 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 async def _workflow(conn: Conn, principal: Principal, workflow_id: UUID) -> None:
-    row = await store.get_row(conn, workflow_id)
-    if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
-        raise NotFound("workflow not found", code="workflow_not_found")
+    await ownership.readable_row(conn, principal, workflow_id)
+
+
+async def _own_workflow(conn: Conn, principal: Principal, workflow_id: UUID) -> None:
+    await ownership.owned_row(conn, principal, workflow_id)
 
 
 def _hint(url: httpx.URL) -> str:
@@ -42,7 +45,7 @@ def _hint(url: httpx.URL) -> str:
 
 async def add_output(principal: Principal, workflow_id: UUID, fields: dict[str, Any]) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
-        await _workflow(conn, principal, workflow_id)  # someone else's workflow is 404 before any other answer
+        await _own_workflow(conn, principal, workflow_id)  # someone else's workflow is 404 before any other answer
     kind = fields["kind"]
     events = list(dict.fromkeys(fields.get("events") or EVENTS))
     email, sealed, secret, hint = None, None, None, ""
@@ -67,7 +70,7 @@ async def add_output(principal: Principal, workflow_id: UUID, fields: dict[str, 
         sealed = await asyncio.to_thread(seal, principal.org_id, workflow_id, json.dumps(opened))
         hint = _hint(url)
     async with org_transaction(principal.org_id) as conn:
-        await _workflow(conn, principal, workflow_id)
+        await _own_workflow(conn, principal, workflow_id)
         row = await output_store.insert(conn, principal.org_id, workflow_id, kind, hint, email, sealed, events)
     return {**row, "signing_secret": secret}
 
@@ -80,7 +83,7 @@ async def list_outputs(principal: Principal, workflow_id: UUID) -> list[dict[str
 
 async def set_enabled(principal: Principal, workflow_id: UUID, output_id: UUID, enabled: bool) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
-        await _workflow(conn, principal, workflow_id)
+        await _own_workflow(conn, principal, workflow_id)
         row = await output_store.set_enabled(conn, workflow_id, output_id, enabled)
     if row is None:
         raise NotFound("output not found", code="output_not_found")
@@ -89,7 +92,7 @@ async def set_enabled(principal: Principal, workflow_id: UUID, output_id: UUID, 
 
 async def remove_output(principal: Principal, workflow_id: UUID, output_id: UUID) -> None:
     async with org_transaction(principal.org_id) as conn:
-        await _workflow(conn, principal, workflow_id)
+        await _own_workflow(conn, principal, workflow_id)
         if not await output_store.delete(conn, workflow_id, output_id):
             raise NotFound("output not found", code="output_not_found")
 
@@ -111,7 +114,7 @@ async def redeliver(principal: Principal, workflow_id: UUID, delivery_id: UUID) 
     if not get_settings().output_queue_url:
         raise ServiceUnavailable("the outputs queue is not configured (PA_OUTPUT_QUEUE_URL)", code="no_output_queue")
     async with org_transaction(principal.org_id) as conn:
-        await _workflow(conn, principal, workflow_id)
+        await _own_workflow(conn, principal, workflow_id)
         if await output_log.restart(conn, workflow_id, delivery_id) is None:
             raise NotFound("delivery not found", code="delivery_not_found")
         row = await output_log.get(conn, workflow_id, delivery_id)

@@ -1,5 +1,6 @@
-"""Workflow operations for the API. A workflow belongs to its owner: the owner and org admins see and change
-it; anyone else (same org or not) gets 404. Secrets are returned once, when made."""
+"""Workflow operations for the API. A workflow belongs to its owner: the owner and org admins see it (and an admin
+may delete it); only the owner changes it, rotates its credentials or starts it, because its runs act as the owner
+(an admin who is not the owner gets 404, as anyone else does). Secrets are returned once, when made."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.runs.launch import snapshot_tools
-from personal_agent.workflows import schedules, store
+from personal_agent.workflows import ownership, schedules, store
 from personal_agent.workflows.credentials import (
     HINT_CHARS,
     hash_token,
@@ -39,6 +40,7 @@ VIEW_FIELDS = (
     "approval_policy",
     "approval_timeout_seconds",
     "rate_limit_per_minute",
+    "recall_memories",
     "created_at",
     "updated_at",
 )
@@ -50,6 +52,7 @@ SIMPLE_FIELDS = (
     "approval_timeout_seconds",
     "rate_limit_per_minute",
     "webhook_enabled",
+    "recall_memories",
 )
 
 
@@ -68,10 +71,16 @@ def _tools(value: list[str] | None) -> list[str] | None:
 
 
 async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> dict[str, Any]:
+    """The workflow for reading (its owner or an org admin), locked with `for_update`; 404 otherwise."""
     row = await store.get_row(conn, workflow_id, for_update=for_update)
-    if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
-        raise NotFound("workflow not found", code="workflow_not_found")
+    if row is None or not ownership.may_read(principal, row):
+        raise ownership.not_found()
     return row
+
+
+async def _owned(conn: Conn, principal: Principal, workflow_id: UUID) -> dict[str, Any]:
+    """The caller's own workflow, locked for a change; 404 for anyone else's (an org admin's included)."""
+    return await ownership.owned_row(conn, principal, workflow_id, for_update=True)
 
 
 async def _owner_chat(conn: Conn, owner_id: UUID, chat_id: UUID) -> UUID:
@@ -143,7 +152,14 @@ async def get_workflow(principal: Principal, workflow_id: UUID) -> dict[str, Any
 
 async def update_workflow(principal: Principal, workflow_id: UUID, fields: dict[str, Any]) -> dict[str, Any]:
     """Change the given fields; `schedule: null` removes the schedule (here and in EventBridge Scheduler)."""
-    for key in ("name", "approval_policy", "approval_timeout_seconds", "rate_limit_per_minute", "webhook_enabled"):
+    for key in (
+        "name",
+        "approval_policy",
+        "approval_timeout_seconds",
+        "rate_limit_per_minute",
+        "webhook_enabled",
+        "recall_memories",
+    ):
         if key in fields and fields[key] is None:
             raise InvalidInput(f"`{key}` cannot be null", code="field_required", field=key)
     sets = {k: fields[k] for k in SIMPLE_FIELDS if k in fields}
@@ -153,7 +169,7 @@ async def update_workflow(principal: Principal, workflow_id: UUID, fields: dict[
         sets["tools"] = _tools(fields["tools"])
     schedule = _schedule(fields["schedule"]) if fields.get("schedule") else None
     async with org_transaction(principal.org_id) as conn:
-        row = await _visible(conn, principal, workflow_id, for_update=True)
+        row = await _owned(conn, principal, workflow_id)
         if "chat_id" in fields:
             sets["chat_id"] = await _owner_chat(conn, row["owner_id"], fields["chat_id"]) if fields["chat_id"] else None
         if sets:
@@ -185,7 +201,7 @@ async def rotate_signing_secret(principal: Principal, workflow_id: UUID, grace_s
     secret = new_signing_secret()
     sealed = await asyncio.to_thread(seal, principal.org_id, workflow_id, secret)
     async with org_transaction(principal.org_id) as conn:
-        await _visible(conn, principal, workflow_id, for_update=True)
+        await _owned(conn, principal, workflow_id)
         await store.retire_credentials(conn, workflow_id, "signing_secret", grace_seconds)
         await store.add_signing_secret(conn, principal.org_id, workflow_id, sealed, secret[:HINT_CHARS])
     return {"signing_secret": secret, "previous_valid_until": _until(grace_seconds)}
@@ -195,7 +211,7 @@ async def issue_bearer_token(principal: Principal, workflow_id: UUID, grace_seco
     """A new bearer token (returned once); a previous one keeps working for `grace_seconds`."""
     token = new_bearer_token()
     async with org_transaction(principal.org_id) as conn:
-        await _visible(conn, principal, workflow_id, for_update=True)
+        await _owned(conn, principal, workflow_id)
         await store.retire_credentials(conn, workflow_id, "bearer_token", grace_seconds)
         await store.add_bearer_token(conn, principal.org_id, workflow_id, hash_token(token), token[:HINT_CHARS])
     return {"bearer_token": token, "previous_valid_until": _until(grace_seconds)}
@@ -203,7 +219,7 @@ async def issue_bearer_token(principal: Principal, workflow_id: UUID, grace_seco
 
 async def revoke_bearer_token(principal: Principal, workflow_id: UUID) -> None:
     async with org_transaction(principal.org_id) as conn:
-        await _visible(conn, principal, workflow_id, for_update=True)
+        await _owned(conn, principal, workflow_id)
         await store.retire_credentials(conn, workflow_id, "bearer_token", 0)
 
 

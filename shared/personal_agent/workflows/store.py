@@ -14,7 +14,7 @@ from personal_agent.workflows.credentials import Sealed
 
 COLUMNS = (
     "id, org_id, owner_id, chat_id, name, instructions, prompt_template, model, tools, approval_policy,"
-    " approval_timeout_seconds, rate_limit_per_minute, webhook_enabled, created_at, updated_at"
+    " approval_timeout_seconds, rate_limit_per_minute, webhook_enabled, recall_memories, created_at, updated_at"
 )
 CredentialKind = Literal["signing_secret", "bearer_token"]
 
@@ -36,6 +36,8 @@ class Workflow:
     approval_timeout_seconds: int
     rate_limit_per_minute: int
     webhook_enabled: bool
+    recall_memories: bool = False
+    """Its runs recall the owner's memories (opted in by the owner; off by default)."""
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Workflow:

@@ -1,7 +1,8 @@
 """Starting a workflow's run for a claimed delivery, through the one launch chokepoint (`launch_run`).
 
 Triggered runs are durable (`auto` mode makes webhook and schedule runs durable), run as the workflow's
-owner in the workflow's chat, and carry its approval policy. Over budget, no run starts: a `skipped` run
+owner in the workflow's chat, and carry its approval policy; they recall the owner's memories only when the
+workflow opts in (`recall_memories`). Over budget, no run starts: a `skipped` run
 is recorded instead, so the workflow's history and the owner's feed show what happened.
 """
 
@@ -75,6 +76,7 @@ async def record_skipped(request: LaunchRequest, reason: BudgetExceeded) -> UUID
         trigger_source=request.trigger_source,
         approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
         approval_policy=request.approval_policy,
+        recall_memories=request.recall_memories,
     )
     error = {"code": reason.code, "message": reason.message, **reason.details}
     async with org_transaction(request.org_id) as conn:
@@ -105,6 +107,7 @@ async def start_delivery(
             approval_timeout_seconds=workflow.approval_timeout_seconds,
             approval_policy=workflow.approval_policy,
             history="none",  # every triggered run starts from its own prompt: the shared chat keeps growing
+            recall_memories=workflow.recall_memories,  # the owner's memories only where the owner opted in
         )
         try:
             run_id, status = (await launch_run(request)).run_id, "started"
