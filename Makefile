@@ -49,9 +49,11 @@ browser:
 		exit 1; \
 	fi
 
-lint:
+# ruff for the Python, ESLint (Vue and TypeScript presets, frontend/eslint.config.mjs) for the web chat.
+lint: frontend/node_modules/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	cd frontend && npm run --silent lint
 
 # The layers, no import cycle, and handlers that import only entry points ([tool.importlinter] in pyproject.toml).
 importlint:

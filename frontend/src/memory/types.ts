@@ -1,4 +1,4 @@
-/** What the agent remembers about the signed-in person (`/api/v1/me/memories`), types generated from the API. */
+/** What the agent remembers about the signed-in person (the memories routes), types generated from the API. */
 
 import type { components } from "../api/schema";
 
