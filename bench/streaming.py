@@ -131,7 +131,7 @@ async def bus_probe() -> Probe:
 async def sse_probe(tenant: Tenant, port: int) -> Probe:
     """`bus.publish` to a running run's stream -> the frame parsed by an SSE client of the relay process."""
     from personal_agent.bus import get_bus
-    from personal_agent.bus.keys import run_stream
+    from personal_agent.bus.key_names import run_stream
 
     bus = get_bus()
     (run_id,) = insert_running_runs(tenant, 1)

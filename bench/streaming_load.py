@@ -96,7 +96,7 @@ async def many_clients(
     tenant: Tenant, relay: RelayProcess, clients: int, streams: int, events: int, rate: float
 ) -> LoadFigures:
     """`clients` SSE clients spread over `streams` running runs; `events` published to each stream."""
-    from personal_agent.bus.keys import run_stream
+    from personal_agent.bus.key_names import run_stream
 
     run_ids = insert_running_runs(tenant, streams)
     keys = [run_stream(tenant.org_id, run_id) for run_id in run_ids]

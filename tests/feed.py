@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import redis
 
-from personal_agent.bus.keys import feed_stream
+from personal_agent.bus.key_names import feed_stream
 from personal_agent.settings import get_settings
 
 

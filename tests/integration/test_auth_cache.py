@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import auth_epoch
+from personal_agent.bus.key_names import auth_epoch
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers, bearer, dev_issuer
 

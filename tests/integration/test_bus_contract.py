@@ -18,7 +18,7 @@ import pytest
 from redis.asyncio import Redis
 
 from personal_agent.bus import BusEntry, EventBus, get_bus, reset_bus
-from personal_agent.bus.keys import run_stream
+from personal_agent.bus.key_names import run_stream
 from personal_agent.bus.redis_streams import RedisStreamsBus
 from personal_agent.bus.upstash import UpstashBus, UpstashBusError
 from personal_agent.settings import get_settings

@@ -8,13 +8,14 @@ import uuid
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import cancel_flag
+from personal_agent.bus.key_names import cancel_flag
+from personal_agent.db import org_transaction
 from personal_agent.engine import cancellation
 from personal_agent.engine.cancellation import CancelWatch, RunCancelled
+from personal_agent.runs import store
 from tests.auth import auth_headers
 from tests.runs import start_run
 from tests.scripted import scripted_model, text_then_tool
@@ -38,7 +39,7 @@ async def test_a_stop_set_in_redis_by_another_process_stops_the_engine_at_its_ne
 
 
 async def test_a_flag_only_in_postgres_is_read_at_a_watchs_first_check_and_every_db_poll(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, monkeypatch: pytest.MonkeyPatch
+    http: httpx.AsyncClient, make_tenant: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every Stop copies the flag to Redis, so a step's forced check reads Redis; Postgres is read at a watch's
     first check and every DB_POLL_SECONDS, which is how a flag whose Redis copy failed still stops the run."""
@@ -52,8 +53,8 @@ async def test_a_flag_only_in_postgres_is_read_at_a_watchs_first_check_and_every
     monkeypatch.setattr(cancellation, "DB_POLL_SECONDS", 0.0)
     due = CancelWatch(run_id, org_id)
     await due.check(force=True)  # not cancelled; its next Postgres read is due at once
-    with psycopg.connect(admin_url, autocommit=True) as conn:  # a Stop whose Redis copy was lost
-        conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
+    async with org_transaction(org_id) as conn:  # a Stop whose Redis copy was lost
+        await store.request_cancel(conn, run_id)
 
     await within.check(force=True)  # a step within DB_POLL_SECONDS: Redis only, which has no copy
     with pytest.raises(RunCancelled):
@@ -63,7 +64,7 @@ async def test_a_flag_only_in_postgres_is_read_at_a_watchs_first_check_and_every
 
 
 async def test_the_flag_read_as_the_run_is_marked_running_stands_for_its_first_postgres_read(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+    http: httpx.AsyncClient, make_tenant: Any
 ) -> None:
     """`store.mark_running` returns the flag in checkpoint 0's transaction, so the drive's first check need not
     read Postgres again; a set flag still stops the run at that check."""
@@ -72,8 +73,8 @@ async def test_the_flag_read_as_the_run_is_marked_running_stands_for_its_first_p
         run = await start_run(http, auth_headers(tenant), model)
         await read_events(http, run["events_url"], auth_headers(tenant))
     run_id, org_id = uuid.UUID(run["run_id"]), uuid.UUID(str(tenant.org_id))
-    with psycopg.connect(admin_url, autocommit=True) as conn:  # set after that read, its Redis copy lost
-        conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [run_id])
+    async with org_transaction(org_id) as conn:  # set after that read, its Redis copy lost
+        await store.request_cancel(conn, run_id)
 
     read_unset = CancelWatch(run_id, org_id)
     read_unset.read_from_db(False)

@@ -97,7 +97,7 @@ WITH_IDS = [
     o for o in OPERATIONS if not o.public and o not in PLATFORM and any(p not in NOT_TENANT_DATA for p in o.path_params)
 ]
 # Streaming lists (the per-user feed) start at "now" and never end, so they are not read here; the feed's
-# stream key is built from the caller's org and user (bus/keys.py).
+# stream key is built from the caller's org and user (bus/key_names.py).
 LISTS = [o for o in OPERATIONS if o.method == "GET" and not o.public and not o.path_params and not o.streams]
 
 

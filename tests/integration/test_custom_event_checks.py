@@ -10,7 +10,7 @@ from ag_ui.core import CustomEvent
 from pydantic import ValidationError
 
 from personal_agent.bus import feed, get_bus
-from personal_agent.bus.keys import feed_stream
+from personal_agent.bus.key_names import feed_stream
 from personal_agent.events.custom import UnregisteredEvent
 from tests.emitters import scratch_emitter
 

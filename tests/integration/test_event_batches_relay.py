@@ -13,7 +13,7 @@ import pytest
 from ag_ui.core import TextMessageContentEvent
 from redis.asyncio import Redis
 
-from personal_agent.bus.keys import run_stream
+from personal_agent.bus.key_names import run_stream
 from personal_agent.bus.redis_streams import RedisStreamsBus
 from personal_agent.engine import batch_window
 from tests.emitters import scratch_emitter

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from personal_agent.bus.keys import run_stream
+from personal_agent.bus.key_names import run_stream
 from personal_agent.models.catalog import register_model, unregister_model
 from tests.auth import auth_headers
 from tests.live_server import LiveServer

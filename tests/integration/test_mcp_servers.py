@@ -17,7 +17,7 @@ import redis
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
-from personal_agent.bus.keys import run_stream
+from personal_agent.bus.key_names import run_stream
 from personal_agent.local.demo_mcp import DemoLog, demo_mcp_app
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers

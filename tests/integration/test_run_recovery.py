@@ -26,7 +26,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import run_stream
+from personal_agent.bus.key_names import run_stream
 from personal_agent.engine.runner import fail_run
 from personal_agent.runs.drivers import drive_inline, stop_local_runs, wait_for_local_runs
 from personal_agent.runs.launch import LaunchRequest, launch_run

@@ -18,7 +18,7 @@ import uvicorn
 from ag_ui.core import RunAgentInput, UserMessage
 from redis.asyncio import Redis
 
-from personal_agent.bus.keys import stream_slots
+from personal_agent.bus.key_names import stream_slots
 from personal_agent.local.ports import free_port
 from personal_agent.local.serving import ReadyServer
 from personal_agent.settings import get_settings

@@ -14,19 +14,11 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import run_stream
+from personal_agent.bus.key_names import run_stream
 from tests.auth import auth_headers
 from tests.runs import EVENT, start_run
-from tests.scripted import scripted_model, text_then_tool
+from tests.scripted import many_chunks, scripted_model, text_then_tool
 from tests.sse import parse_frames, read_events
-
-
-def many_chunks(n: int) -> Any:
-    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-        for i in range(n):
-            yield f"c{i} "
-
-    return script
 
 
 async def test_every_cut_point_resumes_exactly(http: httpx.AsyncClient, make_tenant: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import feed_stream
+from personal_agent.bus.key_names import feed_stream
 from personal_agent.events import custom
 from personal_agent.settings import get_settings
 

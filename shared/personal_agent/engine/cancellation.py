@@ -16,7 +16,7 @@ import time
 from uuid import UUID
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import cancel_flag
+from personal_agent.bus.key_names import cancel_flag
 from personal_agent.db import org_transaction
 from personal_agent.runs import store
 from personal_agent.settings import get_settings

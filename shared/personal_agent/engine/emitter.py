@@ -23,7 +23,7 @@ import orjson
 from ag_ui.core import BaseEvent, CustomEvent, EventType, TextMessageContentEvent
 
 from personal_agent.bus import EventBus, get_bus
-from personal_agent.bus.keys import feed_stream, run_stream
+from personal_agent.bus.key_names import feed_stream, run_stream
 from personal_agent.engine import batch_window
 from personal_agent.events import custom
 from personal_agent.settings import get_settings

@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import auth_epoch
+from personal_agent.bus.key_names import auth_epoch
 from personal_agent.identity.principal import Principal
 from personal_agent.settings import get_settings
 

@@ -1,7 +1,7 @@
 """A per-user cap on open SSE and AG-UI streams, so one user (or a leaked token) cannot hold every
 concurrent execution of the stream function.
 
-Each open stream holds a lease in Redis (`bus.keys.stream_slots`); the relay renews it every heartbeat
+Each open stream holds a lease in Redis (`bus.key_names.stream_slots`); the relay renews it every heartbeat
 and gives it back when the stream ends. A relay that dies without giving it back (a killed Lambda, a
 crashed `pa dev`) holds it only until the lease lapses, one `lease_seconds` at most.
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import anyio
 
 from personal_agent.bus import get_bus
-from personal_agent.bus.keys import stream_slots
+from personal_agent.bus.key_names import stream_slots
 from personal_agent.errors import RateLimited
 from personal_agent.identity.principal import Principal
 from personal_agent.settings import Settings, get_settings

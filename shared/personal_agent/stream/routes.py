@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, Query
 from fastapi.responses import StreamingResponse
 
 from personal_agent.api.deps import StreamReader
-from personal_agent.bus.keys import feed_stream, run_stream
+from personal_agent.bus.key_names import feed_stream, run_stream
 from personal_agent.identity.principal import Principal
 from personal_agent.runs import store
 from personal_agent.runs.service import visible_run
