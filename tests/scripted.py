@@ -60,3 +60,13 @@ def text_then_tool(rounds: int = 1, tool: str = "current_time", args: str = "{}"
             yield "noon."
 
     return script
+
+
+def many_chunks(n: int) -> Script:
+    """Streams `n` short text chunks (`c0 `, `c1 `, ...) and nothing else."""
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        for i in range(n):
+            yield f"c{i} "
+
+    return script

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,14 +14,8 @@ import boto3
 import httpx
 import pytest
 
-from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
+from tests.e2e.pa_dev import PA, ROOT, DevServer
 from tests.workflows import sign
-
-
-@pytest.fixture(scope="module")
-def dev_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
-    with running_pa_dev(tmp_path_factory.mktemp("pa-dev-runs")) as server:
-        yield server
 
 
 def _events(server: DevServer, run_id: str, auth: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -8,7 +8,7 @@ import asyncio
 import httpx
 import pytest
 
-from tests.e2e.test_dev_server_runs import DevServer, dev_server  # noqa: F401  (the pa dev fixture)
+from tests.e2e.pa_dev import DevServer
 from tests.sse import read_events
 
 # The offline demo model quotes the message back word by word: a long message makes a long stream of deltas.
@@ -16,7 +16,7 @@ MESSAGE = "please echo " + " ".join(f"w{i}" for i in range(60))
 
 
 @pytest.mark.timeout(240)
-async def test_a_dropped_reader_resumes_exactly_from_its_last_event_id(dev_server: DevServer) -> None:  # noqa: F811
+async def test_a_dropped_reader_resumes_exactly_from_its_last_event_id(dev_server: DevServer) -> None:
     async with httpx.AsyncClient(base_url=dev_server.url, timeout=60) as http:
         for cut in (1, 4, 15, 33, 60):
             chat = await http.post("/api/v1/chats", json={"title": "resume"}, headers=dev_server.auth)

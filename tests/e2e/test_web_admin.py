@@ -12,16 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_chat import sign_in
-from tests.e2e.web_browser import chromium, open_page
 from tests.e2e.web_chat_stack import (
-    DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
+from tests.e2e.web_chat_steps import sign_in
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -58,22 +54,13 @@ def receiver() -> Iterator[FailingReceiver]:
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory, receiver: FailingReceiver) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    env = {
+def web_env(receiver: FailingReceiver) -> dict[str, str]:
+    return {
         "PA_DEMO_DELAY_MS": "0",
         "PA_OUTPUT_ALLOW_HOSTS": f"127.0.0.1:{receiver.port}",  # the platform admin allow-lists the test receiver
         "PA_OUTPUT_RETRY_BASE_SECONDS": "1",
         "PA_OUTPUT_MAX_ATTEMPTS": "2",
     }
-    with dev_stack(tmp_path_factory.mktemp("web-admin") / "data", **env) as running:
-        yield running
-
-
-@pytest.fixture
-def page(web: DevStack) -> Iterator[Any]:
-    with chromium() as browser, open_page(browser, web.url, {"width": 1280, "height": 900}) as tab:
-        yield tab
 
 
 def test_an_admin_creates_a_workflow_test_fires_it_and_sees_the_run_and_a_failed_delivery(

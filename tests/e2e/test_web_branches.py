@@ -4,36 +4,23 @@ answer and switch between the answers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_chat import new_chat, reply, send, sign_in
-from tests.e2e.web_browser import chromium, open_page
 from tests.e2e.web_chat_stack import (
-    DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
+from tests.e2e.web_chat_steps import new_chat, reply, send, sign_in
 
 pytestmark = pytest.mark.timeout(240)
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-branches") / "data", PA_DEMO_DELAY_MS="10") as running:
-        yield running
-
-
-@pytest.fixture
-def page(web: DevStack) -> Iterator[Any]:
-    with chromium() as browser, open_page(browser, web.url, {"width": 1280, "height": 900}) as tab:
-        yield tab
+def web_env() -> dict[str, str]:
+    return {"PA_DEMO_DELAY_MS": "10"}
 
 
 def users(page: Any) -> list[str]:

@@ -13,7 +13,6 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -21,105 +20,30 @@ import psycopg
 import pytest
 
 from tests.e2e.web_chat_stack import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
+)
+from tests.e2e.web_chat_steps import (
+    new_chat,
+    normalise,
+    page_token,
+    reply,
+    reply_texts,
+    send,
+    sign_in,
 )
 
 pytestmark = pytest.mark.timeout(240)
 
 # The demo reply is ~45 words: at 150 ms a word it streams for ~7 s.
 DEMO_DELAY_MS = "150"
-UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-chat") / "data", PA_DEMO_DELAY_MS=DEMO_DELAY_MS) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (.ci/run does)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any, web: DevStack) -> Iterator[Any]:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=20_000)
-    context = browser.new_context(base_url=web.url, viewport={"width": 1280, "height": 860})
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-
-    def refused(message: Any) -> None:
-        if "Content Security Policy" in message.text:  # the app works under its own CSP: nothing is refused
-            errors.append(message.text)
-
-    tab.on("console", refused)
-    yield tab
-    context.close()
-    assert not errors, f"uncaught errors or CSP violations in the page: {errors}"
-
-
-def sign_in(page: Any) -> None:
-    from playwright.sync_api import expect
-
-    page.goto("/")
-    expect(page.get_by_role("heading", name="Dev login")).to_be_visible()
-    expect(page.get_by_label("Organisation")).to_have_value("acme")
-    expect(page.get_by_label("User", exact=True)).to_have_value("alice")
-    expect(page.get_by_label("Role")).to_have_value("admin")
-    page.get_by_role("button", name="Sign in", exact=True).click()
-    expect(page.get_by_test_id("who")).to_contain_text("acme")
-
-
-def new_chat(page: Any) -> str:
-    page.get_by_role("button", name="New chat", exact=True).click()
-    page.wait_for_url(UUID_PATH)
-    from playwright.sync_api import expect
-
-    expect(page.get_by_role("textbox", name="Message")).to_be_enabled()
-    return str(page.url.rsplit("/", 1)[1])
-
-
-def send(page: Any, text: str, mode: str | None = None) -> None:
-    if mode:
-        page.get_by_label("Run", exact=True).select_option(mode)
-    page.get_by_role("textbox", name="Message").fill(text)
-    page.get_by_role("button", name="Send", exact=True).click()
-
-
-def page_token(page: Any) -> str:
-    return str(page.evaluate("sessionStorage.getItem('pa.devToken')"))
-
-
-def reply(page: Any) -> Any:
-    """The demo model's final answer (the message after the tool call)."""
-    return page.get_by_test_id("assistant-message").filter(has_text="You said")
-
-
-def reply_texts(page: Any) -> list[str]:
-    return [normalise(t) for t in reply(page).get_by_test_id("message-body").all_inner_texts()]
-
-
-def normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"[*`]", "", text)).strip()
+def web_env() -> dict[str, str]:
+    return {"PA_DEMO_DELAY_MS": DEMO_DELAY_MS}
 
 
 def stored_reply(web: DevStack, token: str, chat_id: str) -> str:

@@ -10,27 +10,20 @@ answer, where it opens in full — also after a reload, from the stored transcri
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.web_browser import PHONE, assert_fits, open_page
 from tests.e2e.web_chat_stack import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
+from tests.e2e.web_chat_steps import UUID_PATH
 
 pytestmark = pytest.mark.timeout(240)
-UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
 FACT = "The Zephyr valve must be recalibrated every ninety days by a certified technician."
 MARKDOWN = f"# Maintenance\n\n{FACT}\n\n# Warranty\n\nThe warranty covers parts for two years.\n".encode()
 
@@ -44,40 +37,6 @@ WATCH_PROGRESS = """() => {
     }
   }).observe(document.body, { childList: true, subtree: true, attributes: true });
 }"""
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-knowledge") / "data", PA_DEMO_DELAY_MS="0") as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (.ci/run does)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any, web: DevStack) -> Iterator[Any]:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=30_000)
-    context = browser.new_context(base_url=web.url, viewport={"width": 1280, "height": 900})
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
-    yield tab
-    context.close()
-    assert not errors, f"uncaught errors or CSP violations in the page: {errors}"
 
 
 def assert_accessible(page: Any) -> None:

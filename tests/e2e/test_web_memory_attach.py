@@ -10,28 +10,20 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import struct
 import zlib
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.web_chat_stack import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
+from tests.e2e.web_chat_steps import new_chat, sign_in
 
 pytestmark = pytest.mark.timeout(240)
-UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
 
 
 def png() -> bytes:
@@ -48,56 +40,6 @@ def png() -> bytes:
 
 
 IMAGE = png()
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-memory-attach") / "data", PA_DEMO_DELAY_MS="0") as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium` (.ci/run does)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser: Any, web: DevStack) -> Iterator[Any]:
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=20_000)
-    context = browser.new_context(base_url=web.url, viewport={"width": 1280, "height": 860})
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
-    yield tab
-    context.close()
-    assert not errors, f"uncaught errors or CSP violations in the page: {errors}"
-
-
-def sign_in(page: Any) -> None:
-    from playwright.sync_api import expect
-
-    page.goto("/")
-    page.get_by_role("button", name="Sign in", exact=True).click()
-    expect(page.get_by_test_id("who")).to_contain_text("acme")
-
-
-def new_chat(page: Any) -> None:
-    from playwright.sync_api import expect
-
-    page.get_by_role("button", name="New chat", exact=True).click()
-    page.wait_for_url(UUID_PATH)
-    expect(page.get_by_role("textbox", name="Message")).to_be_enabled()
 
 
 def drop_image(page: Any, name: str) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_chat import new_chat, reply, send, sign_in
-from tests.e2e.web_browser import PHONE, assert_fits, chromium, open_page
-from tests.e2e.web_chat_stack import DevStack, dev_stack, ensure_frontend_built, screenshot
+from tests.e2e.web_browser import PHONE, assert_fits, open_page
+from tests.e2e.web_chat_stack import DevStack, screenshot
+from tests.e2e.web_chat_steps import new_chat, reply, send, sign_in
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -32,15 +32,13 @@ PAGES: dict[str, str] = {
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-mobile") / "data", PA_DEMO_DELAY_MS="20") as running:
-        yield running
+def web_env() -> dict[str, str]:
+    return {"PA_DEMO_DELAY_MS": "20"}
 
 
 @pytest.fixture
-def phone(web: DevStack) -> Iterator[Any]:
-    with chromium() as browser, open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True) as tab:
+def phone(browser: Any, web: DevStack) -> Iterator[Any]:
+    with open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True) as tab:
         yield tab
 
 

@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_chat import page_token, sign_in
-from tests.e2e.web_browser import chromium, open_page
+from tests.e2e.web_browser import open_page
 from tests.e2e.web_chat_stack import (
     DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
+from tests.e2e.web_chat_steps import page_token, sign_in
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -52,13 +49,6 @@ NOTIFICATIONS_JS = """async (count) => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-push") / "data", PA_DEMO_DELAY_MS="0") as running:
-        yield running
-
-
 def worker_registration_id(page: Any, origin: str) -> tuple[Any, str]:
     """A DevTools session on the page and the id of the web chat's active service worker registration."""
     assert page.evaluate("navigator.serviceWorker.ready.then(r => !!r.active)")
@@ -73,8 +63,8 @@ def worker_registration_id(page: Any, origin: str) -> tuple[Any, str]:
     return cdp, str(ours[-1]["registrationId"])
 
 
-def test_a_push_message_shows_the_approval_notification(web: DevStack) -> None:
-    with chromium() as browser, open_page(browser, web.url, VIEWPORT) as page:
+def test_a_push_message_shows_the_approval_notification(browser: Any, web: DevStack) -> None:
+    with open_page(browser, web.url, VIEWPORT) as page:
         page.context.grant_permissions(["notifications"], origin=web.url)
         sign_in(page)
         cdp, registration_id = worker_registration_id(page, web.url)
@@ -109,10 +99,10 @@ def test_a_push_message_shows_the_approval_notification(web: DevStack) -> None:
         assert generic["data"] == {"url": "/approvals"} and generic["tag"] == ""
 
 
-def test_the_approvals_page_says_truthfully_what_push_can_do_here(web: DevStack) -> None:
+def test_the_approvals_page_says_truthfully_what_push_can_do_here(browser: Any, web: DevStack) -> None:
     from playwright.sync_api import expect
 
-    with chromium() as browser, open_page(browser, web.url, VIEWPORT) as page:
+    with open_page(browser, web.url, VIEWPORT) as page:
         page.context.grant_permissions(["notifications"], origin=web.url)
         sign_in(page)
         assert page.evaluate("navigator.serviceWorker.ready.then(r => !!r.active)")
@@ -153,10 +143,10 @@ def test_the_approvals_page_says_truthfully_what_push_can_do_here(web: DevStack)
         screenshot(page, "push-toggle")
 
 
-def test_a_site_blocked_from_notifying_is_shown_as_blocked(web: DevStack) -> None:
+def test_a_site_blocked_from_notifying_is_shown_as_blocked(browser: Any, web: DevStack) -> None:
     from playwright.sync_api import expect
 
-    with chromium() as browser, open_page(browser, web.url, VIEWPORT) as page:
+    with open_page(browser, web.url, VIEWPORT) as page:
         sign_in(page)
         # What "Block" in the site settings does: Playwright can only grant permissions, DevTools can deny them.
         context_id = page.context.new_cdp_session(page).send("Target.getTargetInfo")["targetInfo"]["browserContextId"]

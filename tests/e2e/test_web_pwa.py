@@ -4,14 +4,14 @@ that opens the app offline, and caches nothing from the API or its event streams
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.test_web_chat import new_chat, reply, send, sign_in
-from tests.e2e.web_browser import chromium, open_page
-from tests.e2e.web_chat_stack import DevStack, dev_stack, ensure_frontend_built, screenshot
+from tests.e2e.web_browser import open_page
+from tests.e2e.web_chat_stack import DevStack, screenshot
+from tests.e2e.web_chat_steps import new_chat, reply, send, sign_in
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -23,13 +23,6 @@ CACHED_URLS_JS = """async () => {
   }
   return urls;
 }"""
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-pwa") / "data", PA_DEMO_DELAY_MS="0") as running:
-        yield running
 
 
 def test_the_manifest_names_the_app_and_its_icons(web: DevStack) -> None:
@@ -52,10 +45,10 @@ def test_the_manifest_names_the_app_and_its_icons(web: DevStack) -> None:
     assert worker.headers["cache-control"] == "no-cache"  # a new worker is picked up at the next visit
 
 
-def test_the_app_opens_offline_and_never_caches_the_api_or_streams(web: DevStack) -> None:
+def test_the_app_opens_offline_and_never_caches_the_api_or_streams(browser: Any, web: DevStack) -> None:
     from playwright.sync_api import expect
 
-    with chromium() as browser, open_page(browser, web.url, {"width": 1280, "height": 860}) as page:
+    with open_page(browser, web.url, {"width": 1280, "height": 860}) as page:
         sign_in(page)
         assert page.evaluate("navigator.serviceWorker.ready.then(r => !!r.active)")
         # A chat with a streamed reply: the API and the SSE stream went through the page under the worker.

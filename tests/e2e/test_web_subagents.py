@@ -5,19 +5,13 @@ and its answer, while it works and after the run ended."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.web_chat_stack import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
@@ -27,29 +21,9 @@ UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
+def web_env() -> dict[str, str]:
     # 150 ms a word: the sub-agent's answer streams for several seconds, so the card is seen while it works.
-    with dev_stack(tmp_path_factory.mktemp("web-subagents") / "data", PA_DEMO_DELAY_MS="150") as running:
-        yield running
-
-
-@pytest.fixture
-def page(web: DevStack) -> Iterator[Any]:
-    from playwright.sync_api import expect, sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: `apt-get install -y chromium`")
-    expect.set_options(timeout=30_000)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(base_url=web.url, viewport={"width": 1280, "height": 860})
-        tab = context.new_page()
-        errors: list[str] = []
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
-        yield tab
-        browser.close()
-    assert not errors, f"uncaught errors in the page: {errors}"
+    return {"PA_DEMO_DELAY_MS": "150"}
 
 
 def test_a_delegating_run_shows_a_live_sub_agent_card_with_its_tool_calls_and_answer(page: Any, web: DevStack) -> None:

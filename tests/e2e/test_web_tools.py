@@ -17,12 +17,10 @@ from typing import Any
 import pytest
 
 from personal_agent.local.demo_mcp import DemoLog
-from tests.e2e.web_browser import PHONE, assert_fits, chromium, open_page
+from tests.e2e.web_browser import PHONE, assert_fits, open_page
 from tests.e2e.web_chat_stack import (
     DevStack,
     describe_violations,
-    dev_stack,
-    ensure_frontend_built,
     screenshot,
     serious_violations,
 )
@@ -32,14 +30,6 @@ from tests.mcp_demo import serve_demo
 pytestmark = pytest.mark.timeout(240)
 UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
 SECRET = "Bearer e2e-mcp-secret-8c21f"
-DESKTOP = {"width": 1280, "height": 900}
-
-
-@pytest.fixture(scope="module")
-def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevStack]:
-    ensure_frontend_built()
-    with dev_stack(tmp_path_factory.mktemp("web-tools") / "data", PA_DEMO_DELAY_MS="0") as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
@@ -47,18 +37,6 @@ def outside() -> Iterator[tuple[LiveServer, DemoLog]]:
     """The demo MCP server on loopback: the "outside" server the admin adds."""
     with serve_demo() as served:
         yield served
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture
-def page(browser: Any, web: DevStack) -> Iterator[Any]:
-    with open_page(browser, web.url, DESKTOP) as tab:
-        yield tab
 
 
 def sign_in(page: Any, role: str = "admin", user: str = "alice") -> None:

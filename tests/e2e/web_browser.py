@@ -13,6 +13,7 @@ import pytest
 from tests.e2e.web_chat_stack import CHROMIUM, CHROMIUM_ARGS
 
 PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
 
 # Every element that sticks out past the right edge of the screen, unless a scrolling or clipping box holds it.
 OVERFLOW_JS = """() => {
@@ -74,7 +75,7 @@ def open_page(browser: Any, base_url: str, viewport: dict[str, int], **context_a
     """A fresh context and tab; on exit, fails if the page threw or the CSP refused anything."""
     from playwright.sync_api import expect
 
-    expect.set_options(timeout=20_000)
+    expect.set_options(timeout=30_000)
     context = browser.new_context(base_url=base_url, viewport=viewport, **context_args)
     tab = context.new_page()
     errors: list[str] = []

@@ -17,7 +17,9 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
+from personal_agent.db import org_transaction
 from personal_agent.durable.steps import RetryableStepError
+from personal_agent.runs import store as runs_store
 from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
@@ -295,8 +297,8 @@ async def test_a_wait_that_begins_after_the_cancel_ends_at_once(
         await _wait_for_approval(http, headers, spec.run_id)
         arn = await execution_arn(http, headers, str(spec.run_id), admin_url)
         token = await _stored_task_token(admin_url, spec.run_id)  # as if the step had not stored it yet
-        with psycopg.connect(admin_url) as conn:
-            conn.execute("UPDATE runs SET cancel_requested = true WHERE id = %s", [spec.run_id])
+        async with org_transaction(spec.org_id) as conn:
+            await runs_store.request_cancel(conn, spec.run_id)
         await store_task_token(spec.org_id, spec.run_id, token)  # the late step
         final = wait_for_execution(sfn(), arn)
     assert final["status"] == "SUCCEEDED"  # the Catch of `Cancelled` goes to Done

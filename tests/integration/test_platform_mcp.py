@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-import httpx2
 import pytest
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
-from tests.auth import auth_headers, bearer
+from tests.auth import bearer
+from tests.platform_mcp import mcp_session, personal_token
 from tests.scripted import scripted_model
 from tests.sse import read_events
 
@@ -27,29 +24,6 @@ INITIALIZE = {
 }
 
 
-async def _pat(http: httpx.AsyncClient, tenant: Any) -> str:
-    created = await http.post("/api/v1/me/tokens", json={"name": "mcp"}, headers=auth_headers(tenant))
-    assert created.status_code == 201, created.text
-    return str(created.json()["token"])
-
-
-@asynccontextmanager
-async def _session(
-    live_url: str, headers: dict[str, str], statuses: list[int] | None = None
-) -> AsyncIterator[ClientSession]:
-    async def record(response: httpx2.Response) -> None:
-        if statuses is not None:
-            statuses.append(response.status_code)
-
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=30, event_hooks={"response": [record]}) as client,
-        streamable_http_client(f"{live_url}/mcp", http_client=client) as (read, write),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        yield session
-
-
 async def _answer(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
     yield "The answer "
     yield "is 42."
@@ -58,9 +32,9 @@ async def _answer(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterato
 async def test_an_mcp_client_with_a_pat_starts_a_run_and_reads_its_answer(
     live_url: str, http: httpx.AsyncClient, make_tenant: Any
 ) -> None:
-    token = await _pat(http, make_tenant())
+    token = await personal_token(http, make_tenant())
     with scripted_model(_answer) as (model_id, _):
-        async with _session(live_url, bearer(token)) as session:
+        async with mcp_session(live_url, bearer(token)) as session:
             listed = await session.list_tools()
             assert {t.name for t in listed.tools} == {"start_run", "get_run", "list_chats", "search_knowledge"}
 
@@ -105,7 +79,7 @@ async def test_without_a_token_mcp_is_refused(live_url: str, http: httpx.AsyncCl
 
     statuses: list[int] = []
     with pytest.raises(ExceptionGroup) as caught:  # the official client cannot even initialize
-        async with _session(live_url, {}, statuses):
+        async with mcp_session(live_url, {}, statuses):
             pass
     assert caught.group_contains(MCPError) and statuses == [401]
 
@@ -113,15 +87,15 @@ async def test_without_a_token_mcp_is_refused(live_url: str, http: httpx.AsyncCl
 async def test_another_orgs_run_and_chats_are_not_found(
     live_url: str, http: httpx.AsyncClient, make_tenant: Any
 ) -> None:
-    owner, stranger = await _pat(http, make_tenant()), await _pat(http, make_tenant())
+    owner, stranger = await personal_token(http, make_tenant()), await personal_token(http, make_tenant())
     with scripted_model(_answer) as (model_id, _):
-        async with _session(live_url, bearer(owner)) as session:
+        async with mcp_session(live_url, bearer(owner)) as session:
             started = await session.call_tool("start_run", {"message": "mine", "model": model_id})
             assert started.structured_content is not None
             run = started.structured_content
         await read_events(http, f"/api/v1/runs/{run['run_id']}/events", bearer(owner))
 
-    async with _session(live_url, bearer(stranger)) as session:
+    async with mcp_session(live_url, bearer(stranger)) as session:
         foreign = await session.call_tool("get_run", {"run_id": run["run_id"]})
         assert foreign.is_error and "run_not_found" in str(foreign.content)
         into = await session.call_tool("start_run", {"message": "yours?", "chat_id": run["chat_id"]})

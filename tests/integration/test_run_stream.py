@@ -9,9 +9,8 @@ from typing import Any
 import httpx
 
 from tests.auth import auth_headers
-from tests.integration.test_stream_resume import many_chunks
 from tests.runs import EVENT
-from tests.scripted import scripted_model, text_then_tool
+from tests.scripted import many_chunks, scripted_model, text_then_tool
 from tests.sse import Frame, read_events, response_frames
 
 

@@ -1,0 +1,54 @@
+"""What a person does in the web chat, as steps the browser tests share: sign in on the dev login, open a new chat,
+send a message, read the demo model's reply."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+UUID_PATH = re.compile(r"/chats/[0-9a-f-]{36}$")
+
+
+def sign_in(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Dev login")).to_be_visible()
+    expect(page.get_by_label("Organisation")).to_have_value("acme")
+    expect(page.get_by_label("User", exact=True)).to_have_value("alice")
+    expect(page.get_by_label("Role")).to_have_value("admin")
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect(page.get_by_test_id("who")).to_contain_text("acme")
+
+
+def new_chat(page: Any) -> str:
+    page.get_by_role("button", name="New chat", exact=True).click()
+    page.wait_for_url(UUID_PATH)
+    from playwright.sync_api import expect
+
+    expect(page.get_by_role("textbox", name="Message")).to_be_enabled()
+    return str(page.url.rsplit("/", 1)[1])
+
+
+def send(page: Any, text: str, mode: str | None = None) -> None:
+    if mode:
+        page.get_by_label("Run", exact=True).select_option(mode)
+    page.get_by_role("textbox", name="Message").fill(text)
+    page.get_by_role("button", name="Send", exact=True).click()
+
+
+def page_token(page: Any) -> str:
+    return str(page.evaluate("sessionStorage.getItem('pa.devToken')"))
+
+
+def reply(page: Any) -> Any:
+    """The demo model's final answer (the message after the tool call)."""
+    return page.get_by_test_id("assistant-message").filter(has_text="You said")
+
+
+def reply_texts(page: Any) -> list[str]:
+    return [normalise(t) for t in reply(page).get_by_test_id("message-body").all_inner_texts()]
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[*`]", "", text)).strip()
