@@ -135,8 +135,11 @@ async def set_trusted(org_id: UUID, user_id: UUID, document_id: UUID, trusted: b
 async def _managed(conn: Conn, document_id: UUID, user_id: UUID, admin: bool) -> dict[str, Any]:
     """The document, locked, if the caller may change it: 404 when they cannot see it, 403 when they may only
     read it."""
-    row = await store.get_document(conn, document_id, lock=True)
-    if row is None:
+    row = await store.get_document(conn, document_id)  # not FOR UPDATE: that needs the UPDATE policy, so a
+    if row is None:  # colleague's document would look missing instead of not theirs
         raise NotFound("document not found", code="document_not_found")
     ownership.check_may_manage(row, user_id, admin)
-    return row
+    locked = await store.get_document(conn, document_id, lock=True)
+    if locked is None:  # deleted meanwhile, or the policies of migration 0024 disagree with the check
+        raise NotFound("document not found", code="document_not_found")
+    return locked
