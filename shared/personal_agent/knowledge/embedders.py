@@ -57,19 +57,30 @@ def check_tier(info: EmbeddingModelInfo, classification: str) -> None:
 
 async def embed_documents(info: EmbeddingModelInfo, texts: Sequence[str]) -> list[list[float]]:
     """One vector per text, in order."""
+    return (await embed_documents_counted(info, texts))[0]
+
+
+async def embed_documents_counted(info: EmbeddingModelInfo, texts: Sequence[str]) -> tuple[list[list[float]], int]:
+    """One vector per text, in order, and the input tokens the provider counted (what the ledger records)."""
     vectors: list[list[float]] = []
+    tokens = 0
     for start in range(0, len(texts), BATCH):
         result = await embedder(info.id).embed_documents(list(texts[start : start + BATCH]))
         vectors += [list(map(float, v)) for v in result.embeddings]
+        tokens += result.usage.input_tokens
     _check_dim(info, vectors)
-    return vectors
+    return vectors, tokens
 
 
 async def embed_query(info: EmbeddingModelInfo, text: str) -> list[float]:
+    return (await embed_query_counted(info, text))[0]
+
+
+async def embed_query_counted(info: EmbeddingModelInfo, text: str) -> tuple[list[float], int]:
     result = await embedder(info.id).embed_query(text)
     vectors = [list(map(float, result.embeddings[0]))]
     _check_dim(info, vectors)
-    return vectors[0]
+    return vectors[0], result.usage.input_tokens
 
 
 def _check_dim(info: EmbeddingModelInfo, vectors: list[list[float]]) -> None:

@@ -21,9 +21,11 @@ class EmbeddingModelInfo:
     dim: int
     tier: int
     """0 unregulated, 1 regulated, 2 internal (runs inside this deployment or its AWS account)."""
+    usd_per_mtok: float | None = None
+    """Its price per million input tokens; None: genai-prices prices it (or nobody can: the ledger says unknown)."""
 
 
-OFFLINE = EmbeddingModelInfo(OFFLINE_MODEL, "WordLlama 256 (offline, ships in the worker)", 256, 2)
+OFFLINE = EmbeddingModelInfo(OFFLINE_MODEL, "WordLlama 256 (offline, ships in the worker)", 256, 2, 0.0)
 OPENAI_SMALL = EmbeddingModelInfo("openai:text-embedding-3-small", "OpenAI text-embedding-3-small", 1536, 1)
 BEDROCK_TITAN = EmbeddingModelInfo("bedrock:amazon.titan-embed-text-v2:0", "Amazon Titan Text Embeddings v2", 1024, 2)
 

@@ -13,12 +13,15 @@ from uuid import UUID
 from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.knowledge import chunk_store, objects, store
 from personal_agent.knowledge.chunking import chunk_sections
-from personal_agent.knowledge.embedders import count_tokens, embed_documents
+from personal_agent.knowledge.embedders import count_tokens
 from personal_agent.knowledge.formats import MAX_UPLOAD_BYTES, format_of, matches_content
+from personal_agent.knowledge.metered_embedding import embed_document_chunks
 from personal_agent.knowledge.model_choice import current_model
-from personal_agent.knowledge.parsing import Section, UnreadableDocument, parse
+from personal_agent.knowledge.parsing import Section, UnreadableDocument
+from personal_agent.knowledge.parsing.isolated import parse_isolated
 from personal_agent.knowledge.status_feed import announce_status
 from personal_agent.knowledge.transaction import worker_transaction
+from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.knowledge.ingest")
 DONE = ("ready", "failed")
@@ -39,15 +42,20 @@ async def ingest_upload(org_id: UUID, document_id: UUID, key: str, version: str 
     if stored is None:
         return await _fail(doc, version or "", ("missing", "the uploaded file is gone"))
     version = version or stored.version
+    settings = get_settings()
     try:
-        sections = _sections(doc, stored)
+        sections = await asyncio.to_thread(_sections, doc, stored)
+        chunks = chunk_sections(sections, count_tokens, max_chunks=settings.ingest_max_chunks)
         model = await _model(org_id, doc["classification"])
-    except UnreadableDocument as exc:
-        return await _fail(doc, version, (exc.code, exc.message), delete_object=exc.code in ("too_large", "wrong_type"))
+    except _RefusedObject as exc:
+        return await _fail(doc, version, (exc.code, exc.message), delete_object=True)
+    except UnreadableDocument as exc:  # unreadable, or past a limit: failed, never half-indexed
+        return await _fail(doc, version, (exc.code, exc.message))
     except ClassificationBlocked as exc:
         return await _fail(doc, version, (exc.code, exc.message))
-    chunks = chunk_sections(sections, count_tokens)
-    vectors = await embed_documents(model, [c.text for c in chunks])
+    vectors = await embed_document_chunks(
+        model, [c.text for c in chunks], org_id, doc["created_by"], document_id, "ingest"
+    )
     rows = [
         chunk_store.NewChunk(i, c.text, c.tokens, c.page, c.section, v)
         for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))
@@ -66,17 +74,28 @@ async def ingest_upload(org_id: UUID, document_id: UUID, key: str, version: str 
     return "ready"
 
 
+class _RefusedObject(UnreadableDocument):
+    """A file S3's POST policy should have refused (larger or of another type than declared): it is not kept."""
+
+
 def _sections(doc: dict[str, Any], stored: objects.StoredObject) -> list[Section]:
     """The object checked against the declaration (S3's POST policy enforces it; this holds where it does not,
-    e.g. moto), then parsed."""
+    e.g. moto), then parsed in a child process with bounded memory, time and text (`parsing/isolated.py`)."""
     fmt = format_of(doc["content_type"])
     if stored.size > min(doc["size"], MAX_UPLOAD_BYTES):
-        raise UnreadableDocument("too_large", f"the file has {stored.size} bytes, more than the {doc['size']} declared")
+        raise _RefusedObject("too_large", f"the file has {stored.size} bytes, more than the {doc['size']} declared")
     if fmt is None or format_of(stored.content_type or doc["content_type"]) != fmt:
-        raise UnreadableDocument("wrong_type", f"the file was uploaded as {stored.content_type!r}, not {fmt}")
+        raise _RefusedObject("wrong_type", f"the file was uploaded as {stored.content_type!r}, not {fmt}")
     if not matches_content(fmt, stored.data[:1024]):
-        raise UnreadableDocument("wrong_type", f"the file's content is not {fmt}")
-    return parse(fmt, stored.data)
+        raise _RefusedObject("wrong_type", f"the file's content is not {fmt}")
+    settings = get_settings()
+    return parse_isolated(
+        fmt,
+        stored.data,
+        max_chars=settings.ingest_max_chars,
+        memory_mb=settings.ingest_parse_memory_mb,
+        seconds=settings.ingest_parse_seconds,
+    )
 
 
 async def _model(org_id: UUID, classification: str) -> Any:

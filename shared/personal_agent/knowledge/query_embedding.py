@@ -15,12 +15,13 @@ from personal_agent.settings import get_settings
 MAX_QUERY_CHARS = 1000
 
 
-async def query_vector(info: EmbeddingModelInfo, text: str) -> list[float]:
+async def query_vector(info: EmbeddingModelInfo, text: str) -> tuple[list[float], int]:
+    """The query's vector and the input tokens embedding it took (the ledger's figure)."""
     function = get_settings().knowledge_function
     if not function:
-        from personal_agent.knowledge.embedders import embed_query
+        from personal_agent.knowledge.embedders import embed_query_counted
 
-        return await embed_query(info, text)
+        return await embed_query_counted(info, text)
     return await asyncio.to_thread(_invoke, function, info, text)
 
 
@@ -28,21 +29,23 @@ def _lambda() -> Any:
     return aws_client("lambda")
 
 
-def _invoke(function: str, info: EmbeddingModelInfo, text: str) -> list[float]:
+def _invoke(function: str, info: EmbeddingModelInfo, text: str) -> tuple[list[float], int]:
     payload = json.dumps({"pa_embed_query": {"model": info.id, "text": text[:MAX_QUERY_CHARS]}})
     response = _lambda().invoke(FunctionName=function, InvocationType="RequestResponse", Payload=payload.encode())
     body = json.loads(response["Payload"].read() or b"{}")
     vector = body.get("vector") if isinstance(body, dict) else None
     if response.get("FunctionError") or not isinstance(vector, list) or len(vector) != info.dim:
         raise ServiceUnavailable("the search query could not be embedded; try again", code="embedder_unavailable")
-    return [float(x) for x in vector]
+    tokens = body.get("input_tokens")
+    return [float(x) for x in vector], tokens if isinstance(tokens, int) and tokens >= 0 else 0
 
 
 async def embed_for_invoke(event: dict[str, Any]) -> dict[str, Any]:
     """The ingest function's answer to the API's `pa_embed_query` invoke."""
-    from personal_agent.knowledge.embedders import embed_query
+    from personal_agent.knowledge.embedders import embed_query_counted
     from personal_agent.knowledge.embedding_catalog import model_info
 
     request = event["pa_embed_query"]
     info = model_info(str(request["model"]))
-    return {"model": info.id, "vector": await embed_query(info, str(request["text"])[:MAX_QUERY_CHARS])}
+    vector, tokens = await embed_query_counted(info, str(request["text"])[:MAX_QUERY_CHARS])
+    return {"model": info.id, "vector": vector, "input_tokens": tokens}

@@ -6,7 +6,7 @@ from uuid import UUID
 
 from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.knowledge import chunk_store, store
-from personal_agent.knowledge.embedders import embed_documents
+from personal_agent.knowledge.metered_embedding import embed_document_chunks
 from personal_agent.knowledge.model_choice import current_model
 from personal_agent.knowledge.status_feed import announce_status
 from personal_agent.knowledge.transaction import worker_transaction
@@ -27,7 +27,7 @@ async def reembed_document(org_id: UUID, document_id: UUID) -> str:
         if doc["status"] == "ready":
             await announce_status(doc, embedding_model=model.id)
         return "current"
-    vectors = await embed_documents(model, [text for _, text in stale])
+    vectors = await embed_document_chunks(model, [text for _, text in stale], org_id, None, document_id, "reembed")
     async with worker_transaction(org_id) as conn:
         await chunk_store.set_embeddings(
             conn, list(zip([i for i, _ in stale], vectors, strict=True)), model.id, model.dim

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.errors import InvalidInput
-from personal_agent.knowledge import chunk_store, scopes
+from personal_agent.knowledge import chunk_store, metered_embedding, scopes
 from personal_agent.knowledge.model_choice import org_model
 from personal_agent.knowledge.query_embedding import MAX_QUERY_CHARS, query_vector
 from personal_agent.knowledge.transaction import knowledge_transaction
@@ -76,7 +76,8 @@ async def search(
     collections = scopes.search_collections(collection, chat_id)
     async with knowledge_transaction(org_id, user_id) as conn:
         model = await org_model(conn)
-    vector = await query_vector(model, query)
+    vector, tokens = await query_vector(model, query)
+    await metered_embedding.record(org_id, user_id, model, tokens, "query", chat_id=chat_id)
     async with knowledge_transaction(org_id, user_id) as conn:
         rows = await chunk_store.hybrid_search(
             conn, query=query, vector=vector, model=model.id, dim=model.dim, collections=collections, k=k
