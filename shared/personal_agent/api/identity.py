@@ -10,11 +10,11 @@ from personal_agent.settings import get_settings
 def include_identity_routers(app: FastAPI) -> None:
     """Add the identity routers; the dev issuer's routes exist only when PA_ENV is local or test (outside
     Lambda), and refuse unless the dev issuer is trusted (see identity/dev_issuer.py)."""
-    from personal_agent.api import me, org, platform
+    from personal_agent.api import me, org, platform_admin
 
     app.include_router(me.router)
     app.include_router(org.router)
-    app.include_router(platform.router)
+    app.include_router(platform_admin.router)
     from personal_agent.identity.dev_issuer import dev_mode
 
     if dev_mode(get_settings()):

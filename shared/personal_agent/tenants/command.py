@@ -142,7 +142,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _usage(args: argparse.Namespace) -> int:
-    from personal_agent.tenants.usage import SUMMED, month_usage
+    from personal_agent.tenants.metered_totals import SUMMED, month_usage
 
     try:
         bucket = args.bucket or next(
