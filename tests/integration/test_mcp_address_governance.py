@@ -18,8 +18,6 @@ import httpx2
 import pytest
 
 from personal_agent.local.demo_mcp import DemoLog, demo_mcp_app
-from personal_agent.mcp_servers.endpoint import CheckedUrl
-from personal_agent.mcp_servers.pinned_http import PinnedTransport
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
@@ -38,7 +36,7 @@ def admin(make_tenant: Any) -> dict[str, str]:
 @pytest.fixture
 def no_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
     """The operator's default: no internal MCP host is allow-listed."""
-    monkeypatch.setattr(get_settings(), "mcp_allow_hosts", "")
+    monkeypatch.setattr(get_settings(), "mcp_allow_hosts", "", raising=False)
 
 
 def _body(url: str, name: str = "probe", **extra: Any) -> dict[str, Any]:
@@ -73,7 +71,7 @@ async def test_an_allow_listed_host_is_saved_but_a_metadata_address_never(
     http: httpx.AsyncClient, admin: dict[str, str], demo: tuple[LiveServer, DemoLog], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server, _ = demo
-    monkeypatch.setattr(get_settings(), "mcp_allow_hosts", f"127.0.0.1:{server.port},169.254.169.254")
+    monkeypatch.setattr(get_settings(), "mcp_allow_hosts", f"127.0.0.1:{server.port},169.254.169.254", raising=False)
     assert (await http.post(SERVERS, headers=admin, json=_body(f"{server.url}/mcp"))).status_code == 201
     metadata = await http.post(SERVERS, headers=admin, json=_body("http://169.254.169.254/", name="meta"))
     assert (metadata.status_code, metadata.json()["code"]) == (422, "mcp_url_refused")
@@ -92,7 +90,9 @@ async def test_the_url_is_checked_again_before_every_connection(
 ) -> None:
     server, log = demo
     created = await register(http, admin, server.url)
-    monkeypatch.setattr(get_settings(), "mcp_allow_hosts", "")  # the operator takes the host off the list
+    monkeypatch.setattr(
+        get_settings(), "mcp_allow_hosts", "", raising=False
+    )  # the operator takes the host off the list
     log.headers.clear()
     found = (await http.get(f"{SERVERS}/{created['id']}/tools", headers=admin)).json()
     assert (found["reachable"], found["error"], found["tools"]) == (False, "mcp_url_refused", [])
@@ -189,6 +189,9 @@ async def test_a_redirect_is_not_followed(http: httpx.AsyncClient, admin: dict[s
 async def test_the_connection_goes_to_the_checked_address_with_the_host_kept() -> None:
     """A name that resolves nowhere (as if DNS answered otherwise by now) still reaches the address that was
     checked, with its own name in the Host header; a request for another origin is refused."""
+    from personal_agent.mcp_servers.endpoint import CheckedUrl
+    from personal_agent.mcp_servers.pinned_http import PinnedTransport
+
     hosts: list[str] = []
 
     async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
@@ -221,10 +224,10 @@ async def test_a_stdio_command_sent_over_the_api_never_runs(
         assert (created.status_code, created.json()["code"]) == (422, "mcp_stdio_not_allowed"), created.text
 
     # One the operator listed is saved; taken off the list, it is not started again.
-    monkeypatch.setattr(get_settings(), "mcp_stdio_commands", f"touch {ran}\n")
+    monkeypatch.setattr(get_settings(), "mcp_stdio_commands", f"touch {ran}\n", raising=False)
     created = await http.post(SERVERS, headers=admin, json=_body(f"touch {ran}", name="listed", transport="stdio"))
     assert created.status_code == 201, created.text
-    monkeypatch.setattr(get_settings(), "mcp_stdio_commands", "")
+    monkeypatch.setattr(get_settings(), "mcp_stdio_commands", "", raising=False)
     found = (await http.get(f"{SERVERS}/{created.json()['id']}/tools", headers=admin)).json()
     assert (found["reachable"], found["error"]) == (False, "mcp_stdio_not_allowed")
     assert not ran.exists()
