@@ -33,6 +33,12 @@ SECRET = "Bearer e2e-mcp-secret-8c21f"
 
 
 @pytest.fixture(scope="module")
+def web_env() -> dict[str, str]:
+    """The "outside" MCP server the admin adds is on loopback: the operator allow-lists it (docs/mcp.md)."""
+    return {"PA_DEMO_DELAY_MS": "0", "PA_MCP_ALLOW_HOSTS": "127.0.0.1"}
+
+
+@pytest.fixture(scope="module")
 def outside() -> Iterator[tuple[LiveServer, DemoLog]]:
     """The demo MCP server on loopback: the "outside" server the admin adds."""
     with serve_demo() as served:
