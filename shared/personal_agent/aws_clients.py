@@ -33,5 +33,6 @@ def _client(service: str, endpoint_url: str | None, region: str | None, options:
     from botocore.config import Config
 
     config = Config(**json.loads(options)) if options != "{}" else None
+    make: Any = boto3.client  # typed per service name (boto3-stubs); the service here is any name
     with _making:
-        return boto3.client(service, endpoint_url=endpoint_url, region_name=region, config=config)
+        return make(service, endpoint_url=endpoint_url, region_name=region, config=config)
