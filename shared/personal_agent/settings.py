@@ -158,6 +158,12 @@ class Settings(BaseSettings):
     ingest_queue_url: str | None = Field(None, validation_alias=_env("PA_INGEST_QUEUE_URL"))
     embedding_model: str = Field("wordllama:l2_supercat_256", validation_alias=_env("PA_EMBEDDING_MODEL"))
     knowledge_function: str | None = Field(None, validation_alias=_env("PA_KNOWLEDGE_FUNCTION"))
+    # Ingest limits (docs/knowledge.md): a document past them ends `failed: too_large` with no chunks. Parsing runs
+    # in a child process with this much address space and time (the ingest function's MemorySize is 2048).
+    ingest_max_chars: int = Field(4_000_000, ge=1, validation_alias=_env("PA_INGEST_MAX_CHARS"))
+    ingest_max_chunks: int = Field(8000, ge=1, validation_alias=_env("PA_INGEST_MAX_CHUNKS"))
+    ingest_parse_memory_mb: int = Field(1024, ge=256, validation_alias=_env("PA_INGEST_PARSE_MEMORY_MB"))
+    ingest_parse_seconds: float = Field(90, gt=0, le=600, validation_alias=_env("PA_INGEST_PARSE_SECONDS"))
 
     # Workflow outputs (docs/workflows.md): the queue their deliveries go through, retries (delay doubling from the
     # base, at most 900 s, SQS's limit), the SES sender, and an admin allow-list (`host` / `host:port`) of internal

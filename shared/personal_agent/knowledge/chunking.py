@@ -8,10 +8,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from personal_agent.knowledge.parsing import Section
+from personal_agent.knowledge.parsing import Section, UnreadableDocument
 
 TARGET_TOKENS = 256
 OVERLAP_TOKENS = 48
+MAX_CHUNKS = 8000
+"""The most chunks one document may have (ingest reads `PA_INGEST_MAX_CHUNKS`): ~2M tokens at 256 a chunk."""
 _SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\n\s*\n+")
 
 CountTokens = Callable[[Sequence[str]], list[int]]
@@ -64,7 +66,17 @@ def chunk_section(section: Section, count: CountTokens, target: int, overlap: in
 
 
 def chunk_sections(
-    sections: Sequence[Section], count: CountTokens, target: int = TARGET_TOKENS, overlap: int = OVERLAP_TOKENS
+    sections: Sequence[Section],
+    count: CountTokens,
+    target: int = TARGET_TOKENS,
+    overlap: int = OVERLAP_TOKENS,
+    max_chunks: int = MAX_CHUNKS,
 ) -> list[Chunk]:
-    """Every section's chunks, in document order."""
-    return [c for s in sections for c in chunk_section(s, count, target, overlap)]
+    """Every section's chunks, in document order; `too_large` (nothing indexed) past `max_chunks`, found as soon
+    as the section that passes it is cut."""
+    chunks: list[Chunk] = []
+    for section in sections:
+        chunks += chunk_section(section, count, target, overlap)
+        if len(chunks) > max_chunks:
+            raise UnreadableDocument("too_large", f"the document makes more than {max_chunks} chunks")
+    return chunks

@@ -1,19 +1,55 @@
 """PDF with pypdf (pure Python, ~2 MB installed, no native code): one section per page; an encrypted or corrupt
-file is refused as a whole."""
+file is refused as a whole. A content stream is extracted once: pages that draw the same stream (a small file can
+point every page at one large compressed stream) add nothing after the first."""
 
 from __future__ import annotations
 
 import io
 import logging
+from typing import Any
 
+from personal_agent.knowledge.parsing.budget import TextBudget, too_large
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
 
 MAX_PAGES = 2000
 
 
-def parse_pdf(data: bytes) -> list[Section]:
+def _contents_key(page: Any) -> tuple[Any, ...] | None:
+    """The objects the page's `/Contents` points at (its stream, or its array of streams), or None when the
+    streams are inline in the page (then they are the page's own)."""
+    from pypdf.generic import IndirectObject
+
+    contents = dict.get(page, "/Contents")  # unresolved: the references, not the streams
+    if isinstance(contents, IndirectObject):
+        resolved = contents.get_object()
+        if isinstance(resolved, list):  # an indirect array of streams
+            return tuple(_ref(c) for c in resolved)
+        return (_ref(contents),)
+    if isinstance(contents, list) and contents and all(isinstance(c, IndirectObject) for c in contents):
+        return tuple(_ref(c) for c in contents)
+    return None
+
+
+def _ref(obj: Any) -> tuple[int, int] | None:
+    return (obj.idnum, obj.generation) if hasattr(obj, "idnum") else None
+
+
+def _pages(reader: Any, budget: TextBudget) -> list[Section]:
+    sections: list[Section] = []
+    seen: set[tuple[Any, ...]] = set()
+    for number, page in enumerate(reader.pages, start=1):
+        key = _contents_key(page)
+        if key is not None and None not in key:
+            if key in seen:
+                continue
+            seen.add(key)
+        sections.append(Section(budget.spend(page.extract_text() or ""), page=number))
+    return sections
+
+
+def parse_pdf(data: bytes, budget: TextBudget) -> list[Section]:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import LimitReachedError, PyPdfError
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # it warns about every oddity of a damaged file
     try:
@@ -22,8 +58,10 @@ def parse_pdf(data: bytes) -> list[Section]:
             raise UnreadableDocument("encrypted", "the PDF is encrypted; upload it without a password")
         if len(reader.pages) > MAX_PAGES:
             raise UnreadableDocument("too_many_pages", f"the PDF has more than {MAX_PAGES} pages")
-        return [Section(page.extract_text() or "", page=i + 1) for i, page in enumerate(reader.pages)]
+        return _pages(reader, budget)
     except UnreadableDocument:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+    except (LimitReachedError, MemoryError, RecursionError) as exc:  # pypdf's decompression and nesting limits
+        raise too_large(f"the PDF is past a reading limit ({type(exc).__name__})") from None
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise UnreadableDocument("corrupt", f"the PDF could not be read ({type(exc).__name__})") from None
