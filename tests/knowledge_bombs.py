@@ -4,6 +4,7 @@ a small PDF whose pages all draw the same content stream. Both are the shapes re
 from __future__ import annotations
 
 import io
+import os
 import zipfile
 import zlib
 
@@ -25,6 +26,24 @@ def docx_bomb(paragraphs: int = 290_000) -> bytes:
                 head, _, tail = data.partition(b"<w:body>")
                 data = head + b"<w:body>" + paragraph * paragraphs + tail
             target.writestr(item.filename, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+    return out.getvalue()
+
+
+def memory_hog_docx(paragraphs: int = 1_400_000) -> bytes:
+    """A DOCX within the archive limits (ratio ~3, ~40 MB unpacked for the default) whose empty paragraphs need far
+    more memory to parse than their bytes (lxml nodes and python-docx's proxies: ~600 MB in-process), around one
+    paragraph of text."""
+    base = io.BytesIO(make_docx([("Report", "The real text.")]))
+    ids = os.urandom(paragraphs * 4).hex()
+    empty = "".join(f'<w:p w:rsidR="{ids[i : i + 8]}"/>' for i in range(0, len(ids), 8)).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(base) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "word/document.xml":
+                head, _, tail = data.partition(b"<w:body>")
+                data = head + b"<w:body>" + empty + tail
+            target.writestr(item.filename, data, compresslevel=1)
     return out.getvalue()
 
 

@@ -5,7 +5,6 @@ caps end `too_large`, and parsing in a child process is bounded in memory."""
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from collections.abc import Sequence
 
@@ -16,7 +15,7 @@ from personal_agent.knowledge.formats import Format
 from personal_agent.knowledge.parsing import Section, UnreadableDocument, parse
 from personal_agent.knowledge.parsing.isolated import parse_isolated
 from tests.knowledge import make_docx, make_pdf
-from tests.knowledge_bombs import SENTENCE, docx_bomb, inflating_stream_pdf, shared_stream_pdf
+from tests.knowledge_bombs import SENTENCE, docx_bomb, inflating_stream_pdf, memory_hog_docx, shared_stream_pdf
 
 
 def _words(texts: Sequence[str]) -> list[int]:
@@ -80,27 +79,10 @@ def test_chunks_past_the_cap_end_too_large() -> None:
     assert refused.value.code == "too_large"
 
 
-def _memory_hog_docx() -> bytes:
-    """A DOCX within the archive limits (ratio ~3, ~40 MB unpacked) whose ~1.4M empty paragraphs need far more
-    memory to parse than their bytes: lxml nodes and python-docx's proxies."""
-    base = io.BytesIO(make_docx([("Report", "The real text.")]))
-    ids = os.urandom(1_400_000 * 4).hex()
-    empty = "".join(f'<w:p w:rsidR="{ids[i : i + 8]}"/>' for i in range(0, len(ids), 8)).encode()
-    out = io.BytesIO()
-    with zipfile.ZipFile(base) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for item in source.infolist():
-            data = source.read(item.filename)
-            if item.filename == "word/document.xml":
-                head, _, tail = data.partition(b"<w:body>")
-                data = head + b"<w:body>" + empty + tail
-            target.writestr(item.filename, data, compresslevel=1)
-    return out.getvalue()
-
-
 def test_parsing_in_a_child_is_bounded_in_memory() -> None:
     # In-process this parse grows the worker by ~600 MB (and takes minutes); the child stops at its limit.
     with pytest.raises(UnreadableDocument) as refused:
-        parse_isolated("docx", _memory_hog_docx(), max_chars=10_000, memory_mb=300, seconds=300)
+        parse_isolated("docx", memory_hog_docx(), max_chars=10_000, memory_mb=300, seconds=300)
     assert refused.value.code == "too_large" and "300 MB of memory" in refused.value.message
     # The same limit reads an ordinary document.
     sections = parse_isolated("docx", make_docx([("Plan", "Ship it.")]), max_chars=10_000, memory_mb=300, seconds=60)
