@@ -44,7 +44,7 @@ def _outcome(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> list[S
         return [Section(**s) for s in result["sections"]]
     if "error" in result:
         raise UnreadableDocument(str(result["error"]["code"]), str(result["error"]["message"]))
-    stderr = done.stderr[-2000:].decode("utf-8", "replace")
+    stderr = done.stderr[-500:].decode("utf-8", "replace")
     log.warning("the parser exited %s without a result: %s", done.returncode, stderr)
     if "MemoryError" in stderr or done.returncode < 0:  # out of memory, or killed for it
         raise _out_of_memory(memory_mb)
