@@ -2899,6 +2899,11 @@ export interface components {
             confidence_threshold: number;
             /** Default Model */
             default_model: string | null;
+            /**
+             * Output Email Domains
+             * @description domains workflow e-mail outputs may go to besides the org's members' own addresses
+             */
+            output_email_domains: string[];
             /** Routing Model */
             routing_model: string | null;
             /** Tier Floor */
@@ -2913,6 +2918,11 @@ export interface components {
             confidence_threshold?: number;
             /** Default Model */
             default_model?: string | null;
+            /**
+             * Output Email Domains
+             * @description e-mail output domains besides members' addresses; left out: unchanged
+             */
+            output_email_domains?: string[] | null;
             /** Routing Model */
             routing_model?: string | null;
             /**
