@@ -16,35 +16,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from personal_agent.spec.run_spec import MAX_TIER, Labels, RunSpec
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage
 
-    from personal_agent.spec.run_spec import RunSpec
+__all__ = [
+    "CLEAN",
+    "UNTRUSTED_METADATA",
+    "UNTRUSTED_TRIGGERS",
+    "Labels",
+    "launch_labels",
+    "messages_labels",
+    "metadata_labels",
+    "result_metadata",
+    "run_labels",
+    "run_tier",
+    "step_spec",
+]
 
-MAX_TIER = 2
 UNTRUSTED_TRIGGERS = frozenset({"webhook"})
 """Triggers whose prompt comes from outside: a webhook's body is written by whoever can call the hook."""
-
-
-class Labels(BaseModel):
-    """The two labels of a piece of data, a run or a chat."""
-
-    model_config = ConfigDict(frozen=True)
-
-    content_tier: int = Field(0, ge=0, le=MAX_TIER)
-    """The trust tier every provider that sees this data must have (0: any)."""
-    untrusted: bool = False
-    """Text from outside is in it: acting tools need a person, and nothing of it is remembered unasked."""
-
-    def join(self, *others: Labels) -> Labels:
-        """These labels raised by the others' (never lowered)."""
-        tier = max([self.content_tier, *(o.content_tier for o in others)])
-        untrusted = self.untrusted or any(o.untrusted for o in others)
-        if tier == self.content_tier and untrusted == self.untrusted:
-            return self
-        return Labels(content_tier=tier, untrusted=untrusted)
 
 
 CLEAN = Labels()

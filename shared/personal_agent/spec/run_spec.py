@@ -7,16 +7,36 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from personal_agent.spec.labels import Labels
-
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
 TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent"]
 ApprovalPolicy = Literal["never", "gate", "always"]
 """Who decides whether a call of an MCP tool runs: nobody, the confidence gate (with `acts`), or a person."""
 
+MAX_TIER = 2
+"""The highest trust tier (2: internal)."""
+
 MAX_MESSAGE_CHARS = 32_000
 """The longest user message accepted (characters). Longer input is refused with 413 `message_too_long`."""
+
+
+class Labels(BaseModel):
+    """The two governance labels of a piece of data, a run or a chat (computed in `spec/labels.py`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content_tier: int = Field(0, ge=0, le=MAX_TIER)
+    """The trust tier every provider that sees this data must have (0: any)."""
+    untrusted: bool = False
+    """Text from outside is in it: acting tools need a person, and nothing of it is remembered unasked."""
+
+    def join(self, *others: Labels) -> Labels:
+        """These labels raised by the others' (never lowered)."""
+        tier = max([self.content_tier, *(o.content_tier for o in others)])
+        untrusted = self.untrusted or any(o.untrusted for o in others)
+        if tier == self.content_tier and untrusted == self.untrusted:
+            return self
+        return Labels(content_tier=tier, untrusted=untrusted)
 
 
 class RunLimits(BaseModel):
