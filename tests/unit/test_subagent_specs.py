@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from personal_agent.spec.labels import CLEAN
+from personal_agent.spec.labels import CLEAN, Labels
 from personal_agent.spec.run_spec import ModelRef, RunSpec, ToolRef
 from personal_agent.subagents.specs import DelegationRefused, child_run_id, child_spec
 
@@ -83,3 +83,20 @@ def test_depth_is_refused_at_the_limit() -> None:
     deep = parent(depth=2)
     with pytest.raises(DelegationRefused, match="at most 2 deep"):
         child_spec(deep, "x", {"task": "t"}, labels=CLEAN)
+
+
+def test_a_child_starts_with_its_parents_labels_and_its_models_pass_the_raised_tier() -> None:
+    """Labels cross `delegate`: a child of a tainted parent starts tainted, and a passage of a higher tier that
+    entered the parent raises the child's tier, so the cheaper model (tier 0 here) is refused for it."""
+    cheap0 = CHEAP.model_copy(update={"tier": 0})
+    spec = parent(routing_tier=0, classification="standard", router_model=cheap0)
+    tainted = Labels(untrusted=True)
+    child = child_spec(spec, "a", {"task": "t"}, labels=tainted)
+    assert child.labels.untrusted and child.routing_tier == 0
+    assert child_spec(spec, "b", {"task": "t", "model": "cheap"}, labels=CLEAN).model_chain == (cheap0,)
+    with pytest.raises(DelegationRefused, match="tier 2"):
+        child_spec(spec, "c", {"task": "t", "model": "cheap"}, labels=Labels(content_tier=2))
+    with pytest.raises(DelegationRefused, match="tier 2"):
+        child_spec(spec, "d", {"task": "t", "preset": "explore"}, labels=Labels(content_tier=2))
+    raised = child_spec(spec, "e", {"task": "t"}, labels=Labels(content_tier=2))
+    assert (raised.routing_tier, raised.labels.content_tier, raised.model_chain) == (2, 2, (CAPABLE,))
