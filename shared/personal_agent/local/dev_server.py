@@ -63,6 +63,13 @@ def _serve_worker(sock: socket.socket) -> Callable[[Callable[[], None]], None]:
     return run
 
 
+def _start_demo_mcp() -> DemoMcpThread:
+    """The demo MCP server on loopback, allow-listed as the dev server's own (any other needs PA_MCP_ALLOW_HOSTS)."""
+    demo_mcp = DemoMcpThread().start()
+    allow_own_server(demo_mcp.url)
+    return demo_mcp
+
+
 def run_dev_server() -> int:
     """Start everything, print where it is, serve until Ctrl-C, then stop every part."""
     started = time.perf_counter()
@@ -87,9 +94,7 @@ def run_dev_server() -> int:
     except BaseException:
         workers.stop()
         raise
-    demo_mcp = DemoMcpThread().start() if settings.is_local else None
-    if demo_mcp is not None:
-        allow_own_server(demo_mcp.url)  # its own demo server on loopback; any other needs PA_MCP_ALLOW_HOSTS
+    demo_mcp = _start_demo_mcp() if settings.is_local else None
     try:
         workers.start(dict(os.environ))
         app = build_dev_app(demo_mcp.url if demo_mcp is not None else None)
