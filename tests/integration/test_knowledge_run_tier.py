@@ -23,8 +23,9 @@ from tests.sse import read_events
 
 
 @contextmanager
-def searching_model(seen: list[Any]) -> Iterator[str]:
-    """A tier-1 (regulated provider) scripted model: searches the knowledge base, then answers with what it saw."""
+def searching_model(seen: list[Any], tier: int = 1) -> Iterator[str]:
+    """A scripted model of a provider of `tier` (1: regulated): searches the knowledge base, then answers with what
+    it saw."""
     model_id = f"test:{uuid.uuid4().hex[:8]}"
 
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
@@ -38,7 +39,7 @@ def searching_model(seen: list[Any]) -> Iterator[str]:
         cited = [p["citation"] for p in content if "citation" in p]
         yield "Per " + (cited[0] if cited else "nothing I may read")
 
-    register_model(model_id, lambda: FunctionModel(stream_function=stream, model_name="regulated"), tier=1)
+    register_model(model_id, lambda: FunctionModel(stream_function=stream, model_name="regulated"), tier=tier)
     try:
         yield model_id
     finally:
@@ -83,3 +84,29 @@ async def test_a_restricted_passage_is_left_out_for_a_lower_tier_model_and_the_r
     assert run["status"] == "succeeded", run
     assert seen == [[{"left_out": 1, "note": seen[0][0]["note"]}]] and "higher-tier model" in seen[0][0]["note"]
     assert not any("ninth of June" in json.dumps(f.data) for f in frames)  # the passage never reached the model
+
+
+async def test_a_restricted_passage_keeps_its_chat_from_a_lower_tier_model_afterwards(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    """Labels follow the data (issue 28, item 2): a restricted passage retrieved into a `standard` chat by a tier-2
+    model raises the chat's content tier, so the chat's next turn is refused for a tier-0 model (before: the
+    passage, in the chat's history, went to it), and its classification cannot go below it."""
+    tenant = make_tenant(roles=("org-admin",))
+    headers = auth_headers(tenant, roles=("org-admin",))
+    text = "Project Falcon launch date: the ninth of June (board only)."
+    await upload_and_wait(
+        http, headers, tenant, "falcon-board.pdf", "application/pdf", make_pdf([text]), classification="restricted"
+    )
+    seen: list[Any] = []
+    with searching_model(seen, tier=2) as internal:  # alone: no lower-tier fallback in its chain
+        started = await start_run(http, headers, internal, message="when does Falcon launch?")
+        await read_events(http, started["events_url"], headers)
+    assert "ninth of June" in json.dumps(seen)  # the tier-2 model may read it
+    chat = started["chat_id"]
+    with searching_model([], tier=0) as unregulated:
+        body = {"message": "and the budget?", "model": unregulated, "mode": "inline"}
+        refused = await http.post(f"/api/v1/chats/{chat}/runs", json=body, headers=headers)
+        patched = await http.patch(f"/api/v1/chats/{chat}", json={"classification": "confidential"}, headers=headers)
+    assert refused.status_code == 403 and refused.json()["code"] == "classification_blocked"
+    assert patched.status_code == 409 and patched.json()["code"] == "classification_below_content"
