@@ -71,11 +71,11 @@ def unregister() -> None:
 async def _main(command: str, config: dict[str, Any]) -> None:
     from personal_agent.bus import reset_bus
     from personal_agent.db import close_pool
-    from personal_agent.runs.drivers import wait_for_local_runs
+    from personal_agent.lifecycle.drivers import wait_for_local_runs
 
     register(config.get("block"))
     if command == "launch":
-        from personal_agent.runs.launch import LaunchRequest, launch_run
+        from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
         request = LaunchRequest(
             org_id=UUID(config["org_id"]),
@@ -89,7 +89,7 @@ async def _main(command: str, config: dict[str, Any]) -> None:
         )
         await launch_run(request)
     else:
-        from personal_agent.runs.recovery import recover_unattended
+        from personal_agent.lifecycle.recovery import recover_unattended
 
         await recover_unattended()
     await wait_for_local_runs()

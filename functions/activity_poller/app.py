@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from personal_agent.durable.activity_worker import poll_scheduled
-from personal_agent.durable.steps import handle_step
+from personal_agent.lifecycle.activity_worker import poll_scheduled
+from personal_agent.lifecycle.durable_steps import handle_step
 from personal_agent.observability import instrument
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from personal_agent.lifecycle.recovery import handle_failure_record
 from personal_agent.observability import instrument
-from personal_agent.runs.recovery import handle_failure_record
 from personal_agent.runtime import run_sync
 
 

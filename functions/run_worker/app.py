@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 from uuid import UUID
 
+from personal_agent.lifecycle.drivers import run_invocation
 from personal_agent.observability import instrument
-from personal_agent.runs.drivers import run_invocation
 from personal_agent.runtime import run_sync
 
 

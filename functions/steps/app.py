@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from personal_agent.durable.steps import handle_step
+from personal_agent.lifecycle.durable_steps import handle_step
 from personal_agent.observability import instrument
 
 

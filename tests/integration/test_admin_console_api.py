@@ -90,7 +90,7 @@ async def test_budget_spend_counts_this_months_usage_against_each_cap(
 async def test_the_approval_audit_shows_requests_and_decisions_newest_first(
     http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
 ) -> None:
-    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
     tenant = make_tenant(roles=("org-admin",))
     headers = auth_headers(tenant, roles=("org-admin",))

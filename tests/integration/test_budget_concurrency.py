@@ -85,7 +85,7 @@ def gate(release: asyncio.Event, entered: asyncio.Queue[str]) -> Any:
 
 async def _launch(tenant: Any, http: httpx.AsyncClient, headers: dict[str, str], model: str) -> asyncio.Task[Any]:
     """Launch an inline run (its driver is a task on this loop, named for the run) and return that task."""
-    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
     chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
     spec = await launch_run(
@@ -144,7 +144,7 @@ async def test_a_run_holds_its_reservation_until_it_ends(
         first = await _launch(tenant, http, headers, model)
         await asyncio.wait_for(entered.get(), 60)  # in flight, holding its reservation
         chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
-        from personal_agent.runs.launch import LaunchRequest, launch_run
+        from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
         with pytest.raises(BudgetExceeded):  # nothing is spent yet, but the request in flight is counted
             await launch_run(LaunchRequest(tenant.org_id, tenant.user_id, chat["id"], "hi", model=model))

@@ -258,7 +258,7 @@ def _approval_kit() -> Iterator[str]:
 async def _approval(world: World) -> str:
     # No API route creates an approval: a real run asks for one. The run is launched through the same
     # launch code the API uses, because the API does not let a caller pick tools.
-    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
     from tests.sse import read_events
 
     chat_id = await resource(world, "chat_id")

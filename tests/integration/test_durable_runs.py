@@ -18,9 +18,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from personal_agent.db import org_transaction
-from personal_agent.durable.steps import RetryableStepError
+from personal_agent.lifecycle.durable_steps import RetryableStepError
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.runs import store as runs_store
-from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
 from tests.email_tool import email_script, launch_email_run
@@ -288,7 +288,7 @@ async def test_a_wait_that_begins_after_the_cancel_ends_at_once(
 ) -> None:
     """A cancel takes the tokens of the Tasks already waiting; a Task whose step stores its token only after the
     cancel (the step was still running) must not wait out the approval timeout: it fails itself (`Cancelled`)."""
-    from personal_agent.approvals.service import store_task_token
+    from personal_agent.lifecycle.approval_decisions import store_task_token
 
     tenant = make_tenant()
     headers = auth_headers(tenant)

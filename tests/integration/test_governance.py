@@ -269,7 +269,7 @@ async def test_the_confidence_gate_asks_before_acting(
             json={"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": "router:cheap"},
         )
         assert settings.status_code == 200, settings.text
-        from personal_agent.runs.launch import LaunchRequest, launch_run
+        from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
         chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
         with scripted_model(writer) as (model, _):

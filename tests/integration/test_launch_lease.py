@@ -16,7 +16,7 @@ from psycopg.rows import dict_row
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
-from personal_agent.runs.lease import RunLease, host_prefix
+from personal_agent.lifecycle.lease import RunLease, host_prefix
 from tests.auth import auth_headers
 from tests.runs import start_run
 from tests.scripted import scripted_model

@@ -73,7 +73,7 @@ async def wants_approval(messages: list[ModelMessage], info: AgentInfo) -> Async
 async def test_the_approval_audit_outlives_the_chat(
     http: httpx.AsyncClient, make_tenant: Any, admin_url: str, gated_tool: None
 ) -> None:
-    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
     tenant = make_tenant()
     headers = auth_headers(tenant)
@@ -116,8 +116,8 @@ async def test_a_run_whose_chat_is_deleted_mid_run_still_records_its_usage(
         await asyncio.to_thread(delete_chat)  # the chat (and, by cascade, the run) goes while the model answers
         yield "answer."
 
-    from personal_agent.runs.drivers import wait_for_local_runs
-    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.drivers import wait_for_local_runs
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
     with scripted_model(deleted_while_answering, model_name="gpt-4o-mini") as (model, recorder):
         spec = await launch_run(

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from personal_agent.durable.activity_worker import poll_scheduled
-from personal_agent.durable.steps import handle_step
+from personal_agent.lifecycle.activity_worker import poll_scheduled
+from personal_agent.lifecycle.durable_steps import handle_step
 from personal_agent.local.aws import STATE_MACHINES_DIR, render_asl
 from personal_agent.local.localstack import activity_substitutions
 from personal_agent.settings import get_settings

@@ -13,7 +13,7 @@ import httpx
 import psycopg
 import pytest
 
-from personal_agent.durable.steps import RetryableStepError
+from personal_agent.lifecycle.durable_steps import RetryableStepError
 from personal_agent.local.lambda_registry import LambdaRegistry
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers

@@ -13,9 +13,9 @@ from mcp.server.mcpserver import MCPServer
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.local.demo_mcp import DemoLog
 from personal_agent.models.catalog import register_model, unregister_model
-from personal_agent.runs.launch import LaunchRequest, launch_run
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
 from tests.mcp_demo import ADMIN, register

@@ -28,10 +28,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 from personal_agent.bus import get_bus
 from personal_agent.bus.key_names import run_stream
 from personal_agent.engine.runner import fail_run
-from personal_agent.runs.drivers import drive_inline, stop_local_runs, wait_for_local_runs
-from personal_agent.runs.launch import LaunchRequest, launch_run
-from personal_agent.runs.lease import local_owner
-from personal_agent.runs.recovery import recover_unattended
+from personal_agent.lifecycle.drivers import drive_inline, stop_local_runs, wait_for_local_runs
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.lease import local_owner
+from personal_agent.lifecycle.recovery import recover_unattended
 from personal_agent.settings import get_settings
 from tests import crash_worker
 from tests.auth import auth_headers

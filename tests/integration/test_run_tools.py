@@ -39,7 +39,7 @@ def whoami_tool() -> Iterator[None]:
 async def test_a_tool_taking_run_context_gets_the_runs_deps(
     http: httpx.AsyncClient, make_tenant: Any, whoami_tool: None
 ) -> None:
-    from personal_agent.runs.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 
     tenant = make_tenant()
     headers = auth_headers(tenant)

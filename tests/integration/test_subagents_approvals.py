@@ -11,7 +11,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
-from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from tests.auth import auth_headers
 from tests.email_tool import email_script
 from tests.scripted import scripted_model

@@ -11,7 +11,7 @@ import boto3
 import httpx
 import psycopg
 
-from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.spec.run_spec import RunSpec
 from tests.auth import auth_headers
 from tests.scripted import scripted_model

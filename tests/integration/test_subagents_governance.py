@@ -14,7 +14,7 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, RetryPromptPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
-from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.spec.run_spec import RunSpec
 from tests.auth import auth_headers
 from tests.scripted import scripted_model

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from tests.auth import auth_headers
 from tests.scripted import scripted_model
 from tests.sse import Frame, read_events

@@ -14,8 +14,8 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.models.catalog import register_model, unregister_model
-from personal_agent.runs.launch import LaunchRequest, launch_run
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import TriggerSource
 from tests.auth import auth_headers

@@ -13,7 +13,7 @@ HEAVY = [
     *("httpx", "cronsim", "pydantic.v1"),
     # The routers and what they import: with their first request (`fastpaths.lazy_routers`).
     *(f"personal_agent.api.{group}" for group in ("chats", "runs", "workflows", "workflow_outputs", "knowledge")),
-    *("personal_agent.runs.launch", "personal_agent.workflows.service", "personal_agent.knowledge.documents"),
+    *("personal_agent.lifecycle.launch", "personal_agent.workflows.service", "personal_agent.knowledge.documents"),
 ]
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,8 +15,8 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
-from personal_agent.approvals import service as approvals
 from personal_agent.errors import AppError, InvalidInput
+from personal_agent.lifecycle import approval_decisions as approvals
 
 router = APIRouter(prefix="/api/v1/approvals", tags=["approvals"])
 

@@ -27,8 +27,8 @@ from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError
 from personal_agent.identity.principal import Principal
-from personal_agent.runs import service as runs
-from personal_agent.runs.launch import LaunchRequest, launch_run, validate_message
+from personal_agent.lifecycle import run_views as runs
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run, validate_message
 
 # The caller of the request being served (set by `serve` before the MCP server runs, read by the tools).
 _caller: ContextVar[Principal] = ContextVar("platform_mcp_caller")

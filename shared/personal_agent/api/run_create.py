@@ -9,7 +9,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from personal_agent.identity.principal import Principal
-from personal_agent.runs.launch import LaunchRequest
+from personal_agent.lifecycle.launch import LaunchRequest
 
 
 class RunCreate(BaseModel):

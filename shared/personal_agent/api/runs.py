@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.api.run_create import RunCreate
-from personal_agent.runs import service
-from personal_agent.runs.launch import launch_run
+from personal_agent.lifecycle import run_views as service
+from personal_agent.lifecycle.launch import launch_run
 
 router = APIRouter(prefix="/api/v1", tags=["runs"])
 

@@ -1,6 +1,6 @@
 """Deferred tool calls: pausing a run until a person approves them, and the decisions as pydantic-ai's
 `DeferredToolResults` when it goes on. The engine stores and announces the approvals here (through the
-approvals store); deciding them is `personal_agent.approvals.service`."""
+approvals store); deciding them is `personal_agent.lifecycle.approval_decisions`."""
 
 from __future__ import annotations
 

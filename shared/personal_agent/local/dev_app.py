@@ -59,7 +59,7 @@ def _stop_local_runs_on_exit(app: FastAPI) -> None:
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
-        from personal_agent.runs.drivers import stop_local_runs
+        from personal_agent.lifecycle.drivers import stop_local_runs
 
         async with inner(application):
             try:
@@ -78,9 +78,9 @@ def _run_local_scheduler(app: FastAPI) -> None:
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        from personal_agent.lifecycle.drivers import stop_local_runs
+        from personal_agent.lifecycle.recovery import RecoveryLoop
         from personal_agent.local.scheduler import LocalScheduler
-        from personal_agent.runs.drivers import stop_local_runs
-        from personal_agent.runs.recovery import RecoveryLoop
 
         async with inner(application):
             scheduler = LocalScheduler()

@@ -1,6 +1,6 @@
 """LocalStack as the local AWS emulator instead of moto: its core, run from its own venv (`make localstack`), as a
 child process on a loopback port. Its Lambda needs Docker, so durable runs use Step Functions Activities there,
-polled by `personal_agent.durable.activity_worker` in this process."""
+polled by `personal_agent.lifecycle.activity_worker` in this process."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from personal_agent.durable.activity_worker import ActivityWorker, StepRunner, activity_client
 from personal_agent.errors import ConfigurationError
+from personal_agent.lifecycle.activity_worker import ActivityWorker, StepRunner, activity_client
 from personal_agent.local.aws import LocalLambdaContext
 from personal_agent.local.lambda_registry import REPO_ROOT, LambdaRegistry
 

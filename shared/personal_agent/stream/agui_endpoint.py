@@ -17,7 +17,7 @@ from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.runs.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.connection_limit import holding_slot
 from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE

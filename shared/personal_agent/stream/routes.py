@@ -13,8 +13,8 @@ from fastapi.responses import StreamingResponse
 from personal_agent.api.deps import StreamReader
 from personal_agent.bus.key_names import feed_stream, run_stream
 from personal_agent.identity.principal import Principal
+from personal_agent.lifecycle.run_views import visible_run
 from personal_agent.runs import store
-from personal_agent.runs.service import visible_run
 from personal_agent.settings import get_settings
 from personal_agent.stream.access import while_permitted
 from personal_agent.stream.connection_limit import holding_slot, take_stream_slot

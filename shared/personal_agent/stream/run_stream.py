@@ -18,7 +18,7 @@ from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.key_names import run_stream
 from personal_agent.identity.principal import Principal
-from personal_agent.runs.launch import launch_run
+from personal_agent.lifecycle.launch import launch_run
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.access import while_permitted

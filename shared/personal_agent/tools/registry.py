@@ -1,4 +1,4 @@
-"""Tools by name: what `runs/launch.py` snapshots into a RunSpec (name, acts, requires_approval, required_tier)
+"""Tools by name: what `lifecycle/launch.py` snapshots into a RunSpec (name, acts, requires_approval, required_tier)
 and what the engine builds a run's toolset from (`tools/toolset.py`).
 
 Every tool is declared here once: name, function, description (what the model reads) and flags. Light on purpose:

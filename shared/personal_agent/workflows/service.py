@@ -16,7 +16,7 @@ from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.runs.launch import snapshot_tools
+from personal_agent.lifecycle.launch import snapshot_tools
 from personal_agent.workflows import ownership, schedules, store
 from personal_agent.workflows.credentials import (
     HINT_CHARS,

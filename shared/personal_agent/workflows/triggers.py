@@ -20,8 +20,8 @@ from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
+from personal_agent.lifecycle.launch import DEFAULT_INSTRUCTIONS, LaunchRequest, choose_mode, launch_run, snapshot_tools
 from personal_agent.runs import store as run_store
-from personal_agent.runs.launch import DEFAULT_INSTRUCTIONS, LaunchRequest, choose_mode, launch_run, snapshot_tools
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import deliveries

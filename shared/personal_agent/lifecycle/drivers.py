@@ -13,14 +13,14 @@ from uuid import UUID
 
 from personal_agent.aws_clients import aws_client
 from personal_agent.db import org_transaction
-from personal_agent.durable import executions
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict
+from personal_agent.lifecycle import child_runs as subagents
+from personal_agent.lifecycle import executions
+from personal_agent.lifecycle.lease import Leased, LeaseLost, RunLease, local_owner
 from personal_agent.runs import store
-from personal_agent.runs.lease import Leased, LeaseLost, RunLease, local_owner
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunMode, RunSpec
-from personal_agent.subagents import service as subagents
 
 log = logging.getLogger("personal_agent.runs")
 _tasks: set[asyncio.Task[None]] = set()
@@ -143,7 +143,7 @@ def invocation_owner(request_id: str) -> str:
 async def run_invocation(run_id: UUID, org_id: UUID, request_id: str) -> dict[str, Any]:
     """The run worker Lambda: drive the run under a lease until it ends (no time budget); a crash marks it failed.
     An invocation that died (timeout, out of memory) is retried by Lambda and resumes from the last checkpoint
-    once its lease expired; `personal_agent.runs.recovery.fail_lost_invocation` ends it after the last retry."""
+    once its lease expired; `personal_agent.lifecycle.recovery.fail_lost_invocation` ends it after the last retry."""
     from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
 
     try:

@@ -20,14 +20,14 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction, system_transaction
 from personal_agent.engine.runner import fail_run
+from personal_agent.lifecycle.drivers import start_run
+from personal_agent.lifecycle.lease import host_prefix, owner_is_gone
 from personal_agent.periodic import Periodic
 from personal_agent.runs import store
-from personal_agent.runs.drivers import start_run
-from personal_agent.runs.lease import host_prefix, owner_is_gone
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 
-log = logging.getLogger("personal_agent.runs.recovery")
+log = logging.getLogger("personal_agent.lifecycle.recovery")
 
 
 async def recover_unattended(limit: int = 100) -> list[UUID]:

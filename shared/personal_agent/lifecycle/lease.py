@@ -1,6 +1,6 @@
 """The lease an inline run's driver holds: taken once (so two workers never drive one run), renewed by a
 heartbeat while the engine advances, released when the drive ends. A worker that dies stops renewing it;
-`runs/recovery.py` finds the run by its expired lease (or, on this host, by its holder's missing process)."""
+`lifecycle/recovery.py` finds the run by its expired lease (or, on this host, by its holder's missing process)."""
 
 from __future__ import annotations
 

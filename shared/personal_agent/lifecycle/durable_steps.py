@@ -7,11 +7,11 @@ import os
 from typing import Any
 from uuid import UUID
 
-from personal_agent.approvals import service as approvals
 from personal_agent.errors import InvalidInput
+from personal_agent.lifecycle import approval_decisions as approvals
+from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.runtime import run_sync
 from personal_agent.settings import get_settings
-from personal_agent.subagents import service as subagents
 
 
 class RetryableStepError(Exception):

@@ -11,8 +11,8 @@ from personal_agent.approvals import store
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
+from personal_agent.lifecycle import drivers
 from personal_agent.observability import record_approval_wait
-from personal_agent.runs import drivers
 from personal_agent.runs import store as run_store
 from personal_agent.spec.run_spec import RunSpec
 
@@ -100,7 +100,7 @@ async def store_task_token(org_id: UUID, run_id: UUID, token: str) -> None:
         else:
             seq, cancelled = await store.attach_task_token(conn, run_id, token), False
     if cancelled:
-        from personal_agent.durable import executions  # boto3: only a durable step gets here
+        from personal_agent.lifecycle import executions  # boto3: only a durable step gets here
 
         await executions.release_cancelled_wait(token)
     elif seq is not None:

@@ -20,12 +20,12 @@ from personal_agent.governance.candidates import merge_candidates, read_org_mode
 from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
 from personal_agent.identity.members import check_member_active
+from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
+from personal_agent.lifecycle.lease import Leased
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.memories import recall as memory_recall
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
-from personal_agent.runs.drivers import drives_here, ensure_driver_available, start_run
-from personal_agent.runs.lease import Leased
 from personal_agent.settings import get_settings
 from personal_agent.spec.labels import Labels, launch_labels
 from personal_agent.spec.run_spec import (

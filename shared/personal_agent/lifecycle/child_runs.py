@@ -11,8 +11,8 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
-from personal_agent.durable import executions
 from personal_agent.engine.cancellation import signal_cancel
+from personal_agent.lifecycle import executions
 from personal_agent.runs import store
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec

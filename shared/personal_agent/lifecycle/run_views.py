@@ -9,8 +9,9 @@ from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.runs import drivers, store
-from personal_agent.subagents import service as subagents
+from personal_agent.lifecycle import child_runs as subagents
+from personal_agent.lifecycle import drivers
+from personal_agent.runs import store
 
 
 async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:

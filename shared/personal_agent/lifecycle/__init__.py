@@ -1,0 +1,1 @@
+"""A run's life outside the engine: launch, drivers, recovery, durable steps, approval decisions, child runs."""
