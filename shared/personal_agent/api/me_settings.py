@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
-from personal_agent.db import org_transaction
+from personal_agent.identity import user_settings_store
 
 router = APIRouter(prefix="/api/v1/me/settings", tags=["me"])
 
@@ -19,10 +19,7 @@ class UserSettings(BaseModel):
 
 @router.get("", operation_id="get_my_settings", response_model=UserSettings)
 async def get_my_settings(principal: CurrentPrincipal) -> dict[str, Any]:
-    async with org_transaction(principal.org_id) as conn:
-        cur = await conn.execute("SELECT default_model FROM user_settings WHERE user_id = %s", [principal.user_id])
-        row = await cur.fetchone()
-    return {"default_model": row["default_model"] if row else None}
+    return {"default_model": await user_settings_store.default_model(principal.org_id, principal.user_id)}
 
 
 @router.put("", operation_id="put_my_settings", response_model=UserSettings)
@@ -34,10 +31,5 @@ async def put_my_settings(body: UserSettings, principal: CurrentPrincipal) -> di
 
         if body.default_model not in {m.id for m in await candidates(principal.org_id)}:
             raise InvalidInput(f"model {body.default_model!r} is not available here", code="unknown_model")
-    async with org_transaction(principal.org_id) as conn:
-        await conn.execute(
-            "INSERT INTO user_settings (org_id, user_id, default_model) VALUES (%s, %s, %s)"
-            " ON CONFLICT (org_id, user_id) DO UPDATE SET default_model = EXCLUDED.default_model, updated_at = now()",
-            [principal.org_id, principal.user_id, body.default_model],
-        )
+    await user_settings_store.put_default_model(principal.org_id, principal.user_id, body.default_model)
     return body.model_dump()

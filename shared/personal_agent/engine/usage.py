@@ -11,7 +11,7 @@ from importlib.metadata import version
 from pydantic_ai.messages import ModelResponse
 
 from personal_agent.db.pool import Conn
-from personal_agent.governance import reservations
+from personal_agent.governance import reservation_store
 from personal_agent.runs import store
 from personal_agent.spec.run_spec import ModelRef, RunSpec
 
@@ -70,5 +70,5 @@ async def record(conn: Conn, spec: RunSpec, request_index: int, response: ModelR
         cost,
         price_version,
     )
-    await reservations.settle(conn, spec.run_id, request_index)
+    await reservation_store.settle(conn, spec.run_id, request_index)
     return written

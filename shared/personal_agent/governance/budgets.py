@@ -26,7 +26,7 @@ from uuid import UUID
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import AppError, NotFound
-from personal_agent.governance import reservations
+from personal_agent.governance import budget_store, reservation_store
 from personal_agent.settings import get_settings
 
 if TYPE_CHECKING:
@@ -82,9 +82,9 @@ async def _caps(
     caps = []
     for scope, monthly in limits.items():
         if scope == "platform":
-            spent = await reservations.platform_committed(conn, since, rate, own)
+            spent = await reservation_store.platform_committed(conn, since, rate, own)
         else:
-            spent = await reservations.committed(conn, since, rate, user_id if scope == "user" else None, own)
+            spent = await reservation_store.committed(conn, since, rate, user_id if scope == "user" else None, own)
         caps.append(Cap(scope, monthly, spent))
     return caps
 
@@ -124,14 +124,14 @@ async def reserve_request(
         limits = await _cap_rows(conn, spec.user_id)
         if not limits:
             return
-        await reservations.lock(conn, spec.org_id, platform="platform" in limits)
+        await reservation_store.lock(conn, spec.org_id, platform="platform" in limits)
         cap = most_restrictive(await _caps(conn, limits, spec.user_id, (spec.run_id, request_index)))
         if cap is not None and cap.exceeded:
             _raise(cap)
         from personal_agent.governance.pricing import request_estimate
 
         amount = request_estimate(spec, messages, models)
-        await reservations.hold(
+        await reservation_store.hold(
             conn, spec.org_id, spec.run_id, request_index, spec.user_id, amount, settings.budget_reservation_ttl_seconds
         )
 
@@ -143,27 +143,17 @@ async def set_budget(org_id: UUID, scope: str, user_id: UUID | None, monthly_usd
             cur = await conn.execute("SELECT 1 FROM memberships WHERE org_id = %s AND user_id = %s", [org_id, user_id])
             if await cur.fetchone() is None:
                 raise NotFound("no member of this org has that user id", code="user_not_found")
-        await conn.execute("DELETE FROM budgets WHERE scope = %s AND user_id IS NOT DISTINCT FROM %s", [scope, user_id])
-        cur = await conn.execute(
-            "INSERT INTO budgets (org_id, scope, user_id, monthly_usd) VALUES (%s, %s, %s, %s)"
-            " RETURNING id, scope, user_id, monthly_usd, created_at",
-            [org_id, scope, user_id, monthly_usd],
-        )
-        row = await cur.fetchone()
-    assert row is not None
-    return row
+        return await budget_store.replace(conn, org_id, scope, user_id, monthly_usd)
 
 
 async def list_budgets(org_id: UUID) -> list[dict[str, Any]]:
     async with org_transaction(org_id) as conn:
-        cur = await conn.execute("SELECT id, scope, user_id, monthly_usd, created_at FROM budgets ORDER BY scope")
-        return await cur.fetchall()
+        return await budget_store.list_all(conn)
 
 
 async def delete_budget(org_id: UUID, budget_id: UUID) -> bool:
     async with org_transaction(org_id) as conn:
-        cur = await conn.execute("DELETE FROM budgets WHERE id = %s RETURNING id", [budget_id])
-        return await cur.fetchone() is not None
+        return await budget_store.delete(conn, budget_id)
 
 
 async def spend_by_budget(org_id: UUID) -> list[dict[str, Any]]:
@@ -172,10 +162,9 @@ async def spend_by_budget(org_id: UUID) -> list[dict[str, Any]]:
 
     since, rate = month_start(), unpriced_rate()
     async with org_transaction(org_id) as conn:
-        rows = await conn.execute("SELECT id, scope, user_id, monthly_usd, created_at FROM budgets ORDER BY scope")
-        budgets = await rows.fetchall()
+        budgets = await budget_store.list_all(conn)
         for row in budgets:
             user = row["user_id"] if row["scope"] == "user" else None
-            row["spent_usd"] = await reservations.committed(conn, since, rate, user)
+            row["spent_usd"] = await reservation_store.committed(conn, since, rate, user)
             row["month_start"] = since
     return budgets

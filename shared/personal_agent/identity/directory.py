@@ -21,6 +21,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import Conn, system_transaction
 from personal_agent.errors import Forbidden
+from personal_agent.identity import membership_store, org_store, user_store
 from personal_agent.identity.claims import ROLES, Grant, normalize_org, read_grant
 from personal_agent.identity.oidc import VerifiedToken
 from personal_agent.identity.principal import Principal
@@ -48,46 +49,15 @@ def _sorted_roles(roles: Sequence[str] | frozenset[str]) -> list[str]:
 
 async def _upsert_user(conn: Conn, issuer: str, subject: str, email: str | None, name: str | None) -> UUID:
     """The user's id, created on first sight; `user_disabled` for an account a platform admin disabled."""
-    row = await (
-        await conn.execute(
-            "SELECT id, email, display_name, disabled_at FROM users WHERE issuer = %s AND subject = %s",
-            [issuer, subject],
-        )
-    ).fetchone()
+    row = await user_store.by_identity(conn, issuer, subject)
     if row is None:
-        row = await (
-            await conn.execute(
-                "INSERT INTO users (issuer, subject, email, display_name) VALUES (%s, %s, %s, %s)"
-                " ON CONFLICT (issuer, subject) DO UPDATE SET email = users.email"
-                " RETURNING id, email, display_name, disabled_at",
-                [issuer, subject, email, name],
-            )
-        ).fetchone()
-        assert row is not None
+        row = await user_store.insert(conn, issuer, subject, email, name)
     if row["disabled_at"] is not None:
         raise user_refusal()
     if (email and row["email"] != email) or (name and row["display_name"] != name):
-        await conn.execute(
-            "UPDATE users SET email = COALESCE(%s, email), display_name = COALESCE(%s, display_name) WHERE id = %s",
-            [email, name, row["id"]],
-        )
+        await user_store.update_profile(conn, row["id"], email, name)
     user_id: UUID = row["id"]
     return user_id
-
-
-async def _membership_states(conn: Conn, user_id: UUID) -> dict[str, str]:
-    """The user's memberships, org slug -> status (`active`, `disabled`, `removed`), oldest first."""
-    # The membership_lookup policy shows this user's memberships while app.auth_user is set.
-    await conn.execute("SELECT set_config('app.auth_user', %s, true)", [str(user_id)])
-    rows = await (
-        await conn.execute(
-            "SELECT o.slug, m.status FROM memberships m JOIN orgs o ON o.id = m.org_id"
-            " WHERE m.user_id = %s ORDER BY m.created_at, o.slug",
-            [user_id],
-        )
-    ).fetchall()
-    await conn.execute("SELECT set_config('app.auth_user', '', true)")
-    return {r["slug"]: r["status"] for r in rows}
 
 
 def _granted_orgs(grant: Grant, states: Mapping[str, str]) -> tuple[list[str], bool]:
@@ -105,13 +75,9 @@ def _granted_orgs(grant: Grant, states: Mapping[str, str]) -> tuple[list[str], b
 
 
 async def _org_id(conn: Conn, slug: str, *, create: bool) -> UUID:
-    row = await (await conn.execute("SELECT id FROM orgs WHERE slug = %s", [slug])).fetchone()
-    if row is None and create:
-        await conn.execute("INSERT INTO orgs (slug, name) VALUES (%s, %s) ON CONFLICT (slug) DO NOTHING", [slug, slug])
-        row = await (await conn.execute("SELECT id FROM orgs WHERE slug = %s", [slug])).fetchone()
-    if row is None:
+    org_id = await (org_store.ensure(conn, slug) if create else org_store.id_of(conn, slug))
+    if org_id is None:
         raise Forbidden(f"the org {slug!r} does not exist", code="unknown_org")
-    org_id: UUID = row["id"]
     return org_id
 
 
@@ -153,7 +119,7 @@ async def principal_for_token(verified: VerifiedToken, x_org: str | None) -> Pri
             email if isinstance(email, str) else None,
             name if isinstance(name, str) else None,
         )
-        states = await _membership_states(conn, user_id)
+        states = await membership_store.states_of_user(conn, user_id)
         blocked = {slug: status for slug, status in states.items() if status != "active"}
         granted, named = _granted_orgs(grant, states)
         slug = choose_org(granted, x_org, blocked)
@@ -175,11 +141,7 @@ async def _sync_membership(
     conn: Conn, org_id: UUID, user_id: UUID, token_roles: frozenset[str] | None
 ) -> frozenset[str]:
     # Read first: the common case (nothing changed) takes no row lock and writes nothing.
-    row = await (
-        await conn.execute(
-            "SELECT roles, status FROM memberships WHERE org_id = %s AND user_id = %s", [org_id, user_id]
-        )
-    ).fetchone()
+    row = await membership_store.roles_and_status(conn, org_id, user_id)
     if row is not None and row["status"] != "active":
         raise membership_refusal(row["status"])
     stored: list[str] | None = row["roles"] if row else None
@@ -191,10 +153,5 @@ async def _sync_membership(
         wanted = _sorted_roles(token_roles) or ["user"]
         if stored is not None and sorted(stored) == sorted(wanted):
             return frozenset(stored)
-    await conn.execute(
-        "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)"
-        # An offboarded membership is never revived here: only an org admin re-enables it.
-        " ON CONFLICT (org_id, user_id) DO UPDATE SET roles = EXCLUDED.roles WHERE memberships.status = 'active'",
-        [org_id, user_id, wanted],
-    )
+    await membership_store.put_roles(conn, org_id, user_id, wanted)
     return frozenset(wanted)

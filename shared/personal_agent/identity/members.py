@@ -18,16 +18,17 @@ Nothing here deletes chats, runs, usage or workflows; they belong to the org.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, org_transaction, system_transaction
 from personal_agent.errors import Conflict, Forbidden, NotFound
+from personal_agent.identity import api_token_store, membership_store, user_store
 from personal_agent.identity.auth_cache import revoked
 from personal_agent.identity.directory import membership_refusal, user_refusal
+from personal_agent.identity.membership_store import MemberStatus
 from personal_agent.identity.principal import Principal
 
-MemberStatus = Literal["active", "disabled", "removed"]
 _COLUMNS = (
     "m.user_id, u.subject, u.email, u.display_name, m.roles, m.status, m.status_changed_at,"
     " u.disabled_at IS NOT NULL AS user_disabled, m.created_at"
@@ -70,12 +71,7 @@ async def _offboardable(conn: Conn, principal: Principal, user_id: UUID) -> dict
 
 
 async def _set_status(conn: Conn, principal: Principal, user_id: UUID, status: MemberStatus) -> dict[str, Any]:
-    reset_roles = ", roles = ARRAY['user']" if status == "removed" else ""
-    await conn.execute(
-        f"UPDATE memberships SET status = %s, status_changed_at = now(), status_changed_by = %s{reset_roles}"
-        " WHERE org_id = %s AND user_id = %s",
-        [status, principal.user_id, principal.org_id, user_id],
-    )
+    await membership_store.set_status(conn, principal.org_id, user_id, status, principal.user_id)
     member = await _member(conn, user_id)
     assert member is not None
     return member
@@ -86,10 +82,7 @@ async def remove_member(principal: Principal, user_id: UUID) -> None:
     async with org_transaction(principal.org_id) as conn:
         await _offboardable(conn, principal, user_id)
         await _set_status(conn, principal, user_id, "removed")
-        await conn.execute(
-            "UPDATE api_tokens SET revoked_at = now() WHERE org_id = %s AND user_id = %s AND revoked_at IS NULL",
-            [principal.org_id, user_id],
-        )
+        await api_token_store.revoke_all_of(conn, principal.org_id, user_id)
     await revoked()
 
 
@@ -120,17 +113,11 @@ async def set_user_disabled(principal: Principal, user_id: UUID, *, disabled: bo
     if disabled and user_id == principal.user_id:
         raise Conflict("you cannot disable yourself; ask another platform admin", code="cannot_offboard_self")
     async with system_transaction() as conn:
-        row = await (
-            await conn.execute(
-                "UPDATE users SET disabled_at = CASE WHEN %s THEN COALESCE(disabled_at, now()) END WHERE id = %s"
-                " RETURNING id AS user_id, issuer, subject, email, display_name, disabled_at",
-                [disabled, user_id],
-            )
-        ).fetchone()
+        row = await user_store.set_disabled(conn, user_id, disabled)
     if row is None:
         raise NotFound("no such user", code="user_not_found")
     await revoked()
-    return dict(row)
+    return row
 
 
 async def ensure_member_active(org_id: UUID, user_id: UUID) -> None:

@@ -19,6 +19,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import org_transaction, system_transaction
 from personal_agent.errors import Forbidden, NotFound, Unauthorized
+from personal_agent.identity import api_token_store, membership_store
 from personal_agent.identity.auth_cache import revoked
 from personal_agent.identity.claims import ROLES, normalize_org
 from personal_agent.identity.directory import membership_refusal, user_refusal
@@ -47,11 +48,6 @@ class PersonalAccessToken:
     created_at: datetime
 
 
-_COLUMNS = (
-    "t.id, t.name, t.prefix, o.slug AS org_slug, t.roles, t.expires_at, t.revoked_at, t.last_used_at, t.created_at"
-)
-
-
 def _token(row: dict[str, Any]) -> PersonalAccessToken:
     return PersonalAccessToken(**{k: row[k] for k in PersonalAccessToken.__dataclass_fields__})
 
@@ -67,47 +63,30 @@ async def create_token(
         raise Forbidden("a token cannot hold roles its owner does not", code="role_not_held")
     secret = PAT_PREFIX + secrets.token_urlsafe(32)
     async with org_transaction(principal.org_id) as conn:
-        row = await (
-            await conn.execute(
-                "WITH t AS (INSERT INTO api_tokens (org_id, user_id, name, token_hash, prefix, roles, expires_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING *)"
-                f" SELECT {_COLUMNS} FROM t JOIN orgs o ON o.id = t.org_id",
-                [
-                    principal.org_id,
-                    principal.user_id,
-                    name,
-                    hash_token(secret),
-                    secret[:_DISPLAY_CHARS],
-                    [r for r in ROLES if r in wanted],
-                    expires_at,
-                ],
-            )
-        ).fetchone()
-    assert row is not None
+        row = await api_token_store.insert(
+            conn,
+            principal.org_id,
+            principal.user_id,
+            name,
+            hash_token(secret),
+            secret[:_DISPLAY_CHARS],
+            [r for r in ROLES if r in wanted],
+            expires_at,
+        )
     return _token(row), secret
 
 
 async def list_tokens(principal: Principal) -> list[PersonalAccessToken]:
     """The caller's tokens in the current org, newest first (revoked ones included, marked)."""
     async with org_transaction(principal.org_id) as conn:
-        rows = await (
-            await conn.execute(
-                f"SELECT {_COLUMNS} FROM api_tokens t JOIN orgs o ON o.id = t.org_id"
-                " WHERE t.user_id = %s ORDER BY t.created_at DESC, t.id",
-                [principal.user_id],
-            )
-        ).fetchall()
+        rows = await api_token_store.of_user(conn, principal.user_id)
     return [_token(r) for r in rows]
 
 
 async def revoke_token(principal: Principal, token_id: UUID) -> None:
     """Revoke one of the caller's tokens (org admins may revoke any in their org); 404 if not visible."""
     async with org_transaction(principal.org_id) as conn:
-        result = await conn.execute(
-            "UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, now()) WHERE id = %s AND (user_id = %s OR %s)",
-            [token_id, principal.user_id, principal.is_org_admin],
-        )
-        if result.rowcount == 0:
+        if not await api_token_store.revoke(conn, token_id, principal.user_id, anyones=principal.is_org_admin):
             raise NotFound("no such token", code="token_not_found")
     await revoked()
 
@@ -115,15 +94,7 @@ async def revoke_token(principal: Principal, token_id: UUID) -> None:
 async def authenticate_token(secret: str, x_org: str | None) -> Principal:
     """The principal a personal access token stands for, or 401/403 with a stable code."""
     async with system_transaction() as conn:
-        await conn.execute("SELECT set_config('app.token_hash', %s, true)", [hash_token(secret)])
-        row = await (
-            await conn.execute(
-                "SELECT t.id, t.org_id, t.user_id, t.roles, t.revoked_at IS NOT NULL AS revoked,"
-                " t.expires_at IS NOT NULL AND t.expires_at <= now() AS expired, o.slug, u.subject,"
-                " u.disabled_at IS NOT NULL AS user_disabled"
-                " FROM api_tokens t JOIN orgs o ON o.id = t.org_id JOIN users u ON u.id = t.user_id"
-            )
-        ).fetchone()
+        row = await api_token_store.by_hash(conn, hash_token(secret))
     if row is None:
         raise Unauthorized("unknown personal access token", code="unknown_token")
     if row["revoked"]:
@@ -135,22 +106,12 @@ async def authenticate_token(secret: str, x_org: str | None) -> Principal:
     if x_org is not None and x_org.strip() and normalize_org(x_org) != row["slug"]:
         raise Forbidden("a personal access token acts only in its own org", code="org_not_granted")
     async with org_transaction(row["org_id"]) as conn:
-        member = await (
-            await conn.execute(
-                "SELECT roles, status FROM memberships WHERE org_id = %s AND user_id = %s",
-                [row["org_id"], row["user_id"]],
-            )
-        ).fetchone()
+        member = await membership_store.roles_and_status(conn, row["org_id"], row["user_id"])
         if member is None:
             raise Forbidden("the token's owner is no longer a member of its org", code="not_a_member")
         if member["status"] != "active":
             raise membership_refusal(member["status"])
-        # At most one write a minute per token: last_used_at is for display, not for auditing.
-        await conn.execute(
-            "UPDATE api_tokens SET last_used_at = now()"
-            " WHERE id = %s AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
-            [row["id"]],
-        )
+        await api_token_store.mark_used(conn, row["id"])
     roles = frozenset(row["roles"]) & frozenset(member["roles"]) or frozenset({"user"})
     return Principal(
         user_id=row["user_id"],

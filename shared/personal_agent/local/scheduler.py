@@ -18,6 +18,7 @@ from personal_agent.db import org_transaction, system_transaction
 from personal_agent.errors import InvalidInput
 from personal_agent.periodic import Periodic
 from personal_agent.settings import get_settings
+from personal_agent.workflows import schedule_store
 from personal_agent.workflows.schedule_expressions import parse_schedule
 from personal_agent.workflows.triggers import Accepted, claim_fire, schedule_values, start_delivery
 
@@ -54,12 +55,7 @@ class LocalScheduler(Periodic):
 
     async def _fire(self, org_id: UUID, workflow_id: UUID, now: datetime) -> Accepted | None:
         async with org_transaction(org_id) as conn:
-            cur = await conn.execute(
-                "SELECT expression, timezone, anchor_at, next_fire_at FROM workflow_schedules"
-                " WHERE workflow_id = %s AND enabled AND next_fire_at <= %s FOR UPDATE SKIP LOCKED",
-                [workflow_id, now],
-            )
-            schedule = await cur.fetchone()
+            schedule = await schedule_store.lock_due(conn, workflow_id, now)
             if schedule is None:
                 return None  # another scheduler holds it, or it already moved on
             fire_at: datetime = schedule["next_fire_at"]
@@ -68,9 +64,7 @@ class LocalScheduler(Periodic):
                 following: datetime | None = parsed.next_after(max(now, fire_at), anchor=schedule["anchor_at"])
             except InvalidInput:
                 following = None  # it never fires again
-            await conn.execute(
-                "UPDATE workflow_schedules SET next_fire_at = %s WHERE workflow_id = %s", [following, workflow_id]
-            )
+            await schedule_store.set_next_fire(conn, workflow_id, following)
             claimed = await claim_fire(conn, org_id, workflow_id, fire_at)
         if claimed is None or not claimed[1].won:
             return None

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.identity.principal import Principal
-from personal_agent.workflows import deliveries, ownership, store
+from personal_agent.workflows import delivery_store, ownership, store
 from personal_agent.workflows.prompts import TriggerValues
 from personal_agent.workflows.triggers import Accepted, start_delivery
 from personal_agent.workflows.webhooks import check_depth, check_size
@@ -27,7 +27,7 @@ async def fire_now(principal: Principal, workflow_id: UUID, body: Any) -> tuple[
         row = await ownership.owned_row(conn, principal, workflow_id)  # its run acts as the owner: nobody else's
     workflow = store.Workflow.from_row(row)
     key = f"test-fire:{uuid.uuid4().hex}"
-    delivery = await deliveries.claim(workflow.org_id, workflow.id, "webhook", key)
+    delivery = await delivery_store.claim(workflow.org_id, workflow.id, "webhook", key)
     values = TriggerValues(
         trigger="webhook",
         time=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -18,7 +18,7 @@ from personal_agent.bus import feed
 from personal_agent.db import org_transaction
 from personal_agent.push import notify as push_notify
 from personal_agent.settings import get_settings
-from personal_agent.workflows import deliveries, output_log, output_queue, output_store
+from personal_agent.workflows import delivery_store, output_delivery_store, output_queue, output_store
 from personal_agent.workflows import store as workflow_store
 from personal_agent.workflows.output_payloads import approval_payloads, run_payload
 from personal_agent.workflows.output_targets import send_to
@@ -45,7 +45,7 @@ async def fan_out(org_id: UUID, message: dict[str, Any]) -> list[UUID]:
     """Log one delivery per interested output and try each; returns the new deliveries' ids."""
     run_id = UUID(message["run_id"])
     async with org_transaction(org_id) as conn:
-        workflow_id = await deliveries.workflow_of_run(conn, run_id)
+        workflow_id = await delivery_store.workflow_of_run(conn, run_id)
         if workflow_id is None:
             tries = int(message.get("link_tries", 0))
             if tries < LINK_RETRIES:
@@ -67,7 +67,7 @@ async def fan_out(org_id: UUID, message: dict[str, Any]) -> list[UUID]:
         for output in outputs:
             for event, key, payload in events:
                 if event in output["events"]:
-                    delivery_id = await output_log.add(
+                    delivery_id = await output_delivery_store.add(
                         conn, org_id, workflow_id, output["id"], event, key, run_id, payload
                     )
                     if delivery_id is not None:
@@ -86,7 +86,7 @@ def retry_delay(attempts: int) -> int:
 async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
     """Try one delivery once; returns its status afterwards (None when it is gone or already delivered)."""
     async with org_transaction(org_id) as conn:
-        row = await output_log.take(conn, delivery_id)
+        row = await output_delivery_store.take(conn, delivery_id)
         if row is None or row["status"] in ("succeeded", "failed"):
             return None
         target = await output_store.sealed_target(conn, row["output_id"])
@@ -104,7 +104,7 @@ async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
         delay = retry_delay(attempts)
         status, next_at = "retrying", datetime.now(UTC) + timedelta(seconds=delay)
     async with org_transaction(org_id) as conn:
-        await output_log.record_attempt(conn, delivery_id, status, sent.error, sent.status_code, next_at)
+        await output_delivery_store.record_attempt(conn, delivery_id, status, sent.error, sent.status_code, next_at)
     # The workflow's owner hears of every attempt on their feed (the delivery log's page follows it).
     value = {"delivery_id": str(delivery_id), "workflow_id": str(row["workflow_id"]), "status": status}
     await feed.announce(org_id, workflow["owner_id"], "output_delivery", value)

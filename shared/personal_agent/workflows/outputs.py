@@ -18,7 +18,7 @@ from personal_agent.errors import InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.identity.principal import Principal
 from personal_agent.net.public_address import AddressRefused
 from personal_agent.settings import get_settings
-from personal_agent.workflows import output_log, output_queue, output_store, ownership
+from personal_agent.workflows import output_delivery_store, output_queue, output_store, ownership
 from personal_agent.workflows.credentials import new_signing_secret, seal
 from personal_agent.workflows.output_senders import check_url
 from personal_agent.workflows.output_targets import email_refusal
@@ -101,7 +101,7 @@ async def delivery_log(principal: Principal, workflow_id: UUID, limit: int, curs
     before = decode_uuid_cursor(cursor) if cursor else None
     async with org_transaction(principal.org_id) as conn:
         await _workflow(conn, principal, workflow_id)
-        rows = await output_log.page(conn, workflow_id, before, limit + 1)
+        rows = await output_delivery_store.page(conn, workflow_id, before, limit + 1)
     more = len(rows) > limit
     return {
         "items": rows[:limit],
@@ -115,9 +115,9 @@ async def redeliver(principal: Principal, workflow_id: UUID, delivery_id: UUID) 
         raise ServiceUnavailable("the outputs queue is not configured (PA_OUTPUT_QUEUE_URL)", code="no_output_queue")
     async with org_transaction(principal.org_id) as conn:
         await _own_workflow(conn, principal, workflow_id)
-        if await output_log.restart(conn, workflow_id, delivery_id) is None:
+        if await output_delivery_store.restart(conn, workflow_id, delivery_id) is None:
             raise NotFound("delivery not found", code="delivery_not_found")
-        row = await output_log.get(conn, workflow_id, delivery_id)
+        row = await output_delivery_store.get(conn, workflow_id, delivery_id)
     await output_queue.enqueue(output_queue.deliver_message(principal.org_id, delivery_id))
     assert row is not None
     return row

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from personal_agent.db import org_transaction
 from personal_agent.errors import RateLimited
+from personal_agent.workflows import rate_window_store
 
 
 def utc_now() -> datetime:
@@ -23,17 +23,8 @@ async def take(org_id: UUID, workflow_id: UUID, per_minute: int) -> None:
     """Count one request in the current window; refuse it when the window is full."""
     now = clock()
     window = now.replace(second=0, microsecond=0)
-    async with org_transaction(org_id) as conn:
-        cur = await conn.execute(
-            "INSERT INTO workflow_rate_windows AS w (workflow_id, org_id, window_start, hits) VALUES (%s, %s, %s, 1)"
-            " ON CONFLICT (workflow_id) DO UPDATE SET window_start = greatest(w.window_start, EXCLUDED.window_start),"
-            " hits = CASE WHEN w.window_start >= EXCLUDED.window_start THEN w.hits + 1 ELSE 1 END"
-            " RETURNING hits",
-            [workflow_id, org_id, window],
-        )
-        row = await cur.fetchone()
-    assert row is not None
-    if row["hits"] > per_minute:
+    hits = await rate_window_store.hit(org_id, workflow_id, window)
+    if hits > per_minute:
         retry_after = max(1, math.ceil((window + timedelta(minutes=1) - now).total_seconds()))
         raise RateLimited(
             f"this workflow accepts {per_minute} webhook requests a minute; try again in {retry_after} s",

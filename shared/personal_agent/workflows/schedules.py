@@ -14,6 +14,7 @@ from personal_agent.aws_clients import aws_client
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput
 from personal_agent.settings import get_settings
+from personal_agent.workflows import schedule_store
 from personal_agent.workflows.schedule_expressions import parse_schedule
 
 SCHEDULE_SOURCE = "pa.schedule"
@@ -115,13 +116,7 @@ async def save_schedule(conn: Conn, org_id: UUID, workflow_id: UUID, spec: Sched
     caller's transaction: if AWS refuses, nothing is stored."""
     now = datetime.now(UTC)
     next_fire = parse_schedule(spec.expression, spec.timezone).next_after(now, anchor=now)
-    await conn.execute(
-        "INSERT INTO workflow_schedules (workflow_id, org_id, expression, timezone, enabled, anchor_at, next_fire_at)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (workflow_id) DO UPDATE SET expression = EXCLUDED.expression,"
-        " timezone = EXCLUDED.timezone, enabled = EXCLUDED.enabled, anchor_at = EXCLUDED.anchor_at,"
-        " next_fire_at = EXCLUDED.next_fire_at, updated_at = now()",
-        [workflow_id, org_id, spec.expression, spec.timezone, spec.enabled, now, next_fire],
-    )
+    await schedule_store.put(conn, org_id, workflow_id, spec.expression, spec.timezone, spec.enabled, now, next_fire)
     try:
         await asyncio.to_thread(put_aws_schedule, org_id, workflow_id, spec)
     except Exception as exc:
@@ -134,14 +129,5 @@ async def save_schedule(conn: Conn, org_id: UUID, workflow_id: UUID, spec: Sched
 
 
 async def remove_schedule(conn: Conn, workflow_id: UUID) -> None:
-    await conn.execute("DELETE FROM workflow_schedules WHERE workflow_id = %s", [workflow_id])
+    await schedule_store.delete(conn, workflow_id)
     await asyncio.to_thread(delete_aws_schedule, workflow_id)
-
-
-async def get_schedule(conn: Conn, workflow_id: UUID) -> dict[str, Any] | None:
-    cur = await conn.execute(
-        "SELECT expression, timezone, enabled, next_fire_at, last_fired_at FROM workflow_schedules"
-        " WHERE workflow_id = %s",
-        [workflow_id],
-    )
-    return await cur.fetchone()

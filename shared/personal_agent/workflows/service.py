@@ -17,7 +17,7 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.launch import snapshot_tools
-from personal_agent.workflows import ownership, schedules, store
+from personal_agent.workflows import ownership, schedule_store, schedules, store
 from personal_agent.workflows.credentials import (
     HINT_CHARS,
     hash_token,
@@ -91,7 +91,7 @@ async def _owner_chat(conn: Conn, owner_id: UUID, chat_id: UUID) -> UUID:
 
 async def _view(conn: Conn, row: dict[str, Any]) -> dict[str, Any]:
     hints = await store.credential_hints(conn, row["id"])
-    schedule = await schedules.get_schedule(conn, row["id"])
+    schedule = await schedule_store.get(conn, row["id"])
     view = {k: row[k] for k in VIEW_FIELDS}
     view["webhook"] = {
         "url": f"/api/v1/hooks/{row['id']}",
@@ -121,9 +121,7 @@ async def create_workflow(principal: Principal, fields: dict[str, Any]) -> dict[
         simple = {k: fields[k] for k in SIMPLE_FIELDS if k in fields}
         columns = ["id", "org_id", "owner_id", "chat_id", "prompt_template", "tools", *simple]
         values = [workflow_id, principal.org_id, principal.user_id, chat_id, template, tools, *simple.values()]
-        await conn.execute(
-            f"INSERT INTO workflows ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(values))})", values
-        )
+        await store.insert_workflow(conn, dict(zip(columns, values, strict=True)))
         await store.add_signing_secret(conn, principal.org_id, workflow_id, sealed, secret[:HINT_CHARS])
         if bearer:
             await store.add_bearer_token(conn, principal.org_id, workflow_id, hash_token(bearer), bearer[:HINT_CHARS])
@@ -173,13 +171,10 @@ async def update_workflow(principal: Principal, workflow_id: UUID, fields: dict[
         if "chat_id" in fields:
             sets["chat_id"] = await _owner_chat(conn, row["owner_id"], fields["chat_id"]) if fields["chat_id"] else None
         if sets:
-            assignments = ", ".join(f"{k} = %s" for k in sets)
-            await conn.execute(
-                f"UPDATE workflows SET {assignments}, updated_at = now() WHERE id = %s", [*sets.values(), workflow_id]
-            )
+            await store.update_workflow(conn, workflow_id, sets)
         if schedule is not None:
             await schedules.save_schedule(conn, principal.org_id, workflow_id, schedule)
-        elif "schedule" in fields and await schedules.get_schedule(conn, workflow_id):
+        elif "schedule" in fields and await schedule_store.get(conn, workflow_id):
             await schedules.remove_schedule(conn, workflow_id)
         updated = await store.get_row(conn, workflow_id)
         assert updated is not None
@@ -190,8 +185,8 @@ async def delete_workflow(principal: Principal, workflow_id: UUID) -> None:
     """Delete the workflow and its schedule; its chat and past runs stay."""
     async with org_transaction(principal.org_id) as conn:
         await _visible(conn, principal, workflow_id, for_update=True)
-        had_schedule = await schedules.get_schedule(conn, workflow_id) is not None
-        await conn.execute("DELETE FROM workflows WHERE id = %s", [workflow_id])
+        had_schedule = await schedule_store.get(conn, workflow_id) is not None
+        await store.delete_workflow(conn, workflow_id)
         if had_schedule:
             await asyncio.to_thread(schedules.delete_aws_schedule, workflow_id)
 

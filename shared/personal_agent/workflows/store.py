@@ -133,3 +133,28 @@ async def credential_hints(conn: Conn, workflow_id: UUID) -> dict[str, str]:
         "SELECT kind, hint FROM workflow_credentials WHERE workflow_id = %s AND expires_at IS NULL", [workflow_id]
     )
     return {row["kind"]: row["hint"] for row in await cur.fetchall()}
+
+
+async def insert_workflow(conn: Conn, columns: dict[str, Any]) -> None:
+    """Store a new workflow from its column values (the caller's names, never the user's)."""
+    names = ", ".join(columns)
+    await conn.execute(
+        f"INSERT INTO workflows ({names}) VALUES ({', '.join(['%s'] * len(columns))})", [*columns.values()]
+    )
+
+
+async def update_workflow(conn: Conn, workflow_id: UUID, sets: dict[str, Any]) -> None:
+    """Set the given columns (the caller's names, never the user's) and `updated_at`."""
+    assignments = ", ".join(f"{k} = %s" for k in sets)
+    await conn.execute(
+        f"UPDATE workflows SET {assignments}, updated_at = now() WHERE id = %s", [*sets.values(), workflow_id]
+    )
+
+
+async def delete_workflow(conn: Conn, workflow_id: UUID) -> None:
+    await conn.execute("DELETE FROM workflows WHERE id = %s", [workflow_id])
+
+
+async def set_chat(conn: Conn, workflow_id: UUID, chat_id: UUID) -> None:
+    """The chat the workflow's runs go to (a new one when the old chat was deleted)."""
+    await conn.execute("UPDATE workflows SET chat_id = %s WHERE id = %s", [chat_id, workflow_id])

@@ -24,8 +24,9 @@ from personal_agent.lifecycle.launch import DEFAULT_INSTRUCTIONS, LaunchRequest,
 from personal_agent.runs import store as run_store
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
-from personal_agent.workflows import deliveries
-from personal_agent.workflows.deliveries import Delivery
+from personal_agent.workflows import delivery_store, schedule_store
+from personal_agent.workflows import store as workflow_store
+from personal_agent.workflows.delivery_store import Delivery
 from personal_agent.workflows.prompts import TriggerValues, render
 from personal_agent.workflows.store import Workflow, get_row
 
@@ -57,7 +58,7 @@ async def _chat_for(workflow: Workflow) -> UUID:
         chat = await chat_store.insert_chat(
             conn, workflow.org_id, workflow.owner_id, f"Workflow: {workflow.name}"[:200]
         )
-        await conn.execute("UPDATE workflows SET chat_id = %s WHERE id = %s", [chat["id"], workflow.id])
+        await workflow_store.set_chat(conn, workflow.id, chat["id"])
     return UUID(str(chat["id"]))
 
 
@@ -117,11 +118,11 @@ async def start_delivery(
         if keep_failures and isinstance(exc, Exception):
             log.warning("a workflow run did not start", extra={"workflow_id": str(workflow.id)}, exc_info=True)
             detail = {"code": getattr(exc, "code", "internal_error"), "message": str(exc)[:500]}
-            await deliveries.fail(workflow.org_id, delivery.id, detail)
+            await delivery_store.fail(workflow.org_id, delivery.id, detail)
         else:
-            await deliveries.release(workflow.org_id, delivery.id)
+            await delivery_store.release(workflow.org_id, delivery.id)
         raise
-    await deliveries.complete(workflow.org_id, delivery.id, run_id, "skipped" if status == "skipped" else "started")
+    await delivery_store.complete(workflow.org_id, delivery.id, run_id, "skipped" if status == "skipped" else "started")
     return Accepted(run_id, status)
 
 
@@ -132,12 +133,9 @@ async def claim_fire(
     row = await get_row(conn, workflow_id)
     if row is None:
         return None
-    delivery = await deliveries.claim_in(conn, org_id, workflow_id, "schedule", time_key(scheduled))
+    delivery = await delivery_store.claim_in(conn, org_id, workflow_id, "schedule", time_key(scheduled))
     if delivery.won:
-        await conn.execute(
-            "UPDATE workflow_schedules SET last_fired_at = greatest(last_fired_at, %s) WHERE workflow_id = %s",
-            [scheduled, workflow_id],
-        )
+        await schedule_store.mark_fired(conn, workflow_id, scheduled)
     return Workflow.from_row(row), delivery
 
 

@@ -19,7 +19,7 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError, Conflict, Forbidden, InvalidInput, NotFound, Unauthorized
-from personal_agent.workflows import deliveries, ratelimit
+from personal_agent.workflows import delivery_store, ratelimit
 from personal_agent.workflows.credentials import BEARER_PREFIX, hash_token, unseal_cached
 from personal_agent.workflows.prompts import TriggerValues
 from personal_agent.workflows.store import Credential, Workflow, get_row, live_credentials, workflow_org
@@ -122,14 +122,14 @@ async def _verify(workflow: Workflow, headers: Mapping[str, str], body: str) -> 
     return headers.get("webhook-id") or headers.get("idempotency-key") or f"request:{uuid.uuid4()}"
 
 
-async def _claim(workflow: Workflow, key: str) -> Accepted | deliveries.Delivery:
+async def _claim(workflow: Workflow, key: str) -> Accepted | delivery_store.Delivery:
     """Win the key (a Delivery to start) or return the run an earlier request with the same key started."""
     for _ in range(3):
-        delivery = await deliveries.claim(workflow.org_id, workflow.id, "webhook", key)
+        delivery = await delivery_store.claim(workflow.org_id, workflow.id, "webhook", key)
         if delivery.won:
             return delivery
         if delivery.status != "released" and delivery.run_id is None:
-            waited = await deliveries.wait_for_run(workflow.org_id, delivery.id)
+            waited = await delivery_store.wait_for_run(workflow.org_id, delivery.id)
             if waited is None:
                 continue  # the first request failed and gave the key back: this one may take it
             delivery = waited
@@ -165,7 +165,7 @@ async def receive_webhook(workflow_id: UUID, headers: Mapping[str, str], body: b
     try:
         await ratelimit.take(workflow.org_id, workflow.id, workflow.rate_limit_per_minute)
     except BaseException:
-        await deliveries.release(workflow.org_id, claimed.id)
+        await delivery_store.release(workflow.org_id, claimed.id)
         raise
     values = TriggerValues(
         trigger="webhook",
