@@ -16,10 +16,9 @@ from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import subagent_events
 from personal_agent.engine.emitter import RunEmitter
-from personal_agent.push import notify as push_notify
+from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store
 from personal_agent.spec.run_spec import RunSpec
-from personal_agent.workflows import output_queue
 
 
 def _args(raw: Any) -> dict[str, Any]:
@@ -54,8 +53,7 @@ async def pause_for_approval(
         await store.mark_waiting(conn, spec.run_id)
     await _announce(spec, emitter, rows)
     ids = [str(row["id"]) for row in rows]
-    await output_queue.approvals_requested(spec, ids)  # a headless run's owner hears of it through its outputs
-    await push_notify.approvals_requested(spec, ids)  # and every owner on the browsers they subscribed
+    await outbox.run_paused(spec, ids)  # its owner hears of it (a headless run's outputs, subscribed browsers)
     return ids
 
 

@@ -24,10 +24,10 @@ from personal_agent.engine import subagent_events
 from personal_agent.engine.cancellation import clear_local_cancel
 from personal_agent.engine.drive import StepOutcome, StepStatus
 from personal_agent.engine.emitter import RunEmitter
+from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store
 from personal_agent.spec.labels import run_labels
 from personal_agent.spec.run_spec import RunSpec
-from personal_agent.workflows import output_queue
 
 
 def run_ids(spec: RunSpec) -> dict[str, str]:
@@ -77,7 +77,7 @@ async def end_run(
             "mode": spec.mode,
         },
     )
-    await output_queue.run_finished(spec, status)  # a headless run's result goes to its workflow's outputs
+    await outbox.run_ended(spec, status)  # a headless run's result goes to its workflow's outputs
     return StepOutcome(status, seq, ri)
 
 

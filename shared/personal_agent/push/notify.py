@@ -1,5 +1,5 @@
-"""Telling a run's owner, on every browser they subscribed, that an approval waits. The engine queues a pointer
-(`push_approvals`: org, run, approval ids) on the outputs queue; the deliver function reads the owner, the
+"""Telling a run's owner, on every browser they subscribed, that an approval waits. The engine's outbox queues a
+pointer (`push_approvals`: org, run, approval ids) on the outputs queue; the deliver function reads the owner, the
 approvals still pending and the owner's subscriptions, and sends one message per approval and browser. The
 message names the tool and links to the chat: never the call's arguments. A push is a nudge, not the record
 (the approval is in the web chat either way): a failed send is logged, not retried; a gone browser is forgotten."""
@@ -12,32 +12,13 @@ from uuid import UUID
 
 from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
+from personal_agent.outbox import queue
 from personal_agent.push import store
 from personal_agent.runs import store as run_store
 from personal_agent.settings import get_settings
-from personal_agent.spec.run_spec import RunSpec
 
 log = logging.getLogger("personal_agent.push")
-MESSAGE_TYPE = "push_approvals"
-
-
-async def approvals_requested(spec: RunSpec, approval_ids: list[str]) -> None:
-    """Queue the owner's push notification of the run's new approvals (when push and the queue are set up)."""
-    settings = get_settings()
-    if not approval_ids or not settings.vapid_public_key or not settings.output_queue_url:
-        return
-    from personal_agent.workflows import output_queue
-
-    message = {
-        "type": MESSAGE_TYPE,
-        "org_id": str(spec.org_id),
-        "run_id": str(spec.run_id),
-        "approval_ids": approval_ids,
-    }
-    try:
-        await output_queue.enqueue(message)
-    except Exception:
-        log.warning("a push notification could not be queued", extra={"run_id": str(spec.run_id)}, exc_info=True)
+MESSAGE_TYPE = queue.PUSH_APPROVALS  # queued by `outbox.announce.run_paused`
 
 
 def payload(approval: dict[str, Any]) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from personal_agent.outbox.http_post import Sent, post_checked
 from personal_agent.push.push_services import operator_hosts, refusal
 from personal_agent.push.vapid import Vapid, b64url_decode
-from personal_agent.workflows.output_senders import Sent, post_checked
 
 TTL_SECONDS = 24 * 3600  # an approval waits a day by default: a phone that was off still hears of it
 GONE = (404, 410)

@@ -16,9 +16,10 @@ from uuid import UUID
 
 from personal_agent.bus import feed
 from personal_agent.db import org_transaction
+from personal_agent.outbox import queue as output_queue
 from personal_agent.push import notify as push_notify
 from personal_agent.settings import get_settings
-from personal_agent.workflows import delivery_store, output_delivery_store, output_queue, output_store
+from personal_agent.workflows import delivery_store, output_delivery_store, output_store
 from personal_agent.workflows import store as workflow_store
 from personal_agent.workflows.output_payloads import approval_payloads, run_payload
 from personal_agent.workflows.output_targets import send_to

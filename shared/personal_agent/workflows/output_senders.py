@@ -7,26 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from personal_agent.aws_clients import aws_client
-from personal_agent.net.public_address import AddressRefused, checked_address, parse_allow_hosts, pinned_request
+from personal_agent.net.public_address import AddressRefused, checked_address, parse_allow_hosts
+from personal_agent.outbox import http_post
+from personal_agent.outbox.http_post import Sent
 from personal_agent.settings import get_settings
 
 if TYPE_CHECKING:  # imported where a URL is parsed or sent (off the API function's cold start)
     import httpx
-
-TIMEOUT_SECONDS = 10.0
-_HEADERS = {"User-Agent": "PersonalAgent-outputs/1", "Content-Type": "application/json"}
-
-
-@dataclass(frozen=True)
-class Sent:
-    ok: bool
-    status_code: int | None = None
-    error: str | None = None
 
 
 def allow_hosts() -> frozenset[str]:
@@ -45,23 +36,9 @@ async def check_url(url: str) -> httpx.URL:
     return parsed
 
 
-async def post_checked(url: str, body: bytes, headers: dict[str, str], allow: frozenset[str] | None = None) -> Sent:
-    """POST to `url` at its checked address (no redirects); a refusal or a transport error is a failed `Sent`.
-    `allow`: the internal hosts it may reach (None: the outputs' allow-list)."""
-    import httpx
-
-    try:
-        parsed = httpx.URL(url)
-        address = await checked_address(parsed, allow_hosts() if allow is None else allow, verb="called")
-        async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=TIMEOUT_SECONDS) as client:
-            response = await client.send(pinned_request(client, "POST", parsed, address, {**_HEADERS, **headers}, body))
-    except AddressRefused as exc:
-        return Sent(False, None, str(exc))
-    except httpx.HTTPError as exc:
-        return Sent(False, None, f"{type(exc).__name__}: {str(exc)[:200]}".rstrip(": "))
-    if 200 <= response.status_code < 300:
-        return Sent(True, response.status_code)
-    return Sent(False, response.status_code, f"HTTP {response.status_code}: {response.text[:200]}".strip())
+async def post_checked(url: str, body: bytes, headers: dict[str, str]) -> Sent:
+    """POST to an output's URL, checked against the outputs' allow-list."""
+    return await http_post.post_checked(url, body, headers, allow_hosts())
 
 
 async def post_signed(url: str, secret: str, message_id: str, body: dict[str, Any]) -> Sent:

@@ -14,9 +14,10 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
+from personal_agent.outbox.http_post import Sent
 from personal_agent.workflows.credentials import Sealed, unseal
 from personal_agent.workflows.output_payloads import summary
-from personal_agent.workflows.output_senders import Sent, post_signed, post_text, send_email
+from personal_agent.workflows.output_senders import post_signed, post_text, send_email
 
 
 def message_id(delivery_id: UUID) -> str:

@@ -17,8 +17,9 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.identity.principal import Principal
 from personal_agent.net.public_address import AddressRefused
+from personal_agent.outbox import queue as output_queue
 from personal_agent.settings import get_settings
-from personal_agent.workflows import output_delivery_store, output_queue, output_store, ownership
+from personal_agent.workflows import output_delivery_store, output_store, ownership
 from personal_agent.workflows.credentials import new_signing_secret, seal
 from personal_agent.workflows.output_senders import check_url
 from personal_agent.workflows.output_targets import email_refusal
