@@ -90,7 +90,8 @@ def rewrap(org_id: UUID, provider: str, encrypted_data_key: bytes, endpoint: str
 
 def unseal(org_id: UUID, provider: str, envelope: Envelope, endpoint: str | None = None) -> str:
     """Decrypt a stored secret for `endpoint` (a key: only inside the step that builds a model); a secret bound
-    to another endpoint is `KeyEndpointMismatch`."""
+    to another endpoint is `KeyEndpointMismatch`; without an endpoint, KMS's own refusal stands (a secret bound to
+    something else, e.g. another workflow)."""
     from botocore.exceptions import ClientError
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -99,7 +100,8 @@ def unseal(org_id: UUID, provider: str, envelope: Envelope, endpoint: str | None
             CiphertextBlob=envelope.encrypted_data_key, EncryptionContext=_context(org_id, provider, endpoint)
         )["Plaintext"]
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in ("InvalidCiphertextException", "AccessDeniedException"):
+        refused = exc.response.get("Error", {}).get("Code") in ("InvalidCiphertextException", "AccessDeniedException")
+        if refused and endpoint is not None:
             raise KeyEndpointMismatch("the provider key was entered for another endpoint") from None
         raise
     aad = f"{org_id}:{provider}".encode()
