@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
-from personal_agent.models.build import build_one
+from personal_agent.governance.model_build import build_one
 from personal_agent.spec.run_spec import ModelRef
 from tests.auth import auth_headers
 from tests.live_server import LiveServer

@@ -93,11 +93,11 @@ MODEL_CONSTRUCTORS = re.compile(
 
 
 def test_every_model_resolution_entry_point_goes_through_the_gate() -> None:
-    """Models are built only in models/build.py (where each passes `enforce_classification`), and the
+    """Models are built only in governance/model_build.py (where each passes `enforce_classification`), and the
     engine, the router and every driver reach them only through it."""
     library = ROOT / "shared" / "personal_agent"
     allowed = {
-        library / "models" / "build.py",  # the gate itself
+        library / "governance" / "model_build.py",  # the gate itself
         library / "models" / "demo.py",  # defines demo_model
         library / "models" / "catalog.py",  # defines registered_factory
     }
@@ -106,11 +106,11 @@ def test_every_model_resolution_entry_point_goes_through_the_gate() -> None:
         for match in MODEL_CONSTRUCTORS.finditer(path.read_text()):
             if path not in allowed:
                 callers.setdefault(match.group(1), []).append(str(path.relative_to(ROOT)))
-    # Only the gated builders are called from outside models/build.py.
+    # Only the gated builders are called from outside governance/model_build.py.
     assert set(callers) <= {"build_one", "build_run_model"}, callers
-    build = (library / "models" / "build.py").read_text()
+    build = (library / "governance" / "model_build.py").read_text()
     body = build[build.index("async def build_one") : build.index("async def build_run_model")]
     assert body.index("enforce_classification(") < body.index("factory = registered_factory")
     # Inline, durable and triggered runs all resolve their model plan in launch_run and build it in the engine.
-    assert "plan_models(" in (library / "runs" / "launch.py").read_text()
+    assert "plan_models(" in (library / "lifecycle" / "launch.py").read_text()
     assert "build_run_model(" in (library / "engine" / "agent_factory.py").read_text()

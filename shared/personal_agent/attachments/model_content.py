@@ -17,7 +17,7 @@ from pydantic_ai.models import ModelRequestContext
 
 from personal_agent.attachments import objects, store
 from personal_agent.attachments.kinds import MAX_IMAGE_BYTES, looks_like
-from personal_agent.attachments.prompt import attachment_id
+from personal_agent.chats.attachment_refs import attachment_id
 from personal_agent.db import org_transaction
 from personal_agent.spec.run_deps import RunDeps
 

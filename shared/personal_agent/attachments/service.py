@@ -9,8 +9,8 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.attachments import kinds, objects, store
-from personal_agent.attachments.prompt import with_attachments
 from personal_agent.chats import store as chat_store
+from personal_agent.chats.attachment_refs import with_attachments
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput, NotFound

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from personal_agent.attachments.prompt import described
+from personal_agent.chats.attachment_refs import described
 from personal_agent.errors import InvalidInput
 
 PAGE_BYTES = 4 * 1024 * 1024

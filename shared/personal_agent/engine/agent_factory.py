@@ -10,8 +10,8 @@ from pydantic_ai import Agent, DeferredToolRequests
 from personal_agent.engine.context_fit import ContextFit
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.user_context import run_capabilities, run_instructions
+from personal_agent.governance.model_build import build_run_model
 from personal_agent.mcp_servers.toolsets import mcp_toolsets
-from personal_agent.models.build import build_run_model
 from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.toolset import run_toolset

@@ -97,7 +97,7 @@ async def _summarise(
     left_out = "[Older turns of this conversation were left out to fit the model's context.]"
     if router is None or not passes(tier, router.tier):
         return left_out, None
-    from personal_agent.models.build import build_one
+    from personal_agent.governance.model_build import build_one
 
     room = max(1000, (router.context_window - limit - 500) * 3)
     prompt = conversation[-room:]

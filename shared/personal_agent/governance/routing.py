@@ -31,7 +31,7 @@ async def classify_request(spec: RunSpec, text: str) -> tuple[RoutingDecision | 
     from pydantic_ai import Agent
     from pydantic_ai.messages import ModelResponse
 
-    from personal_agent.models.build import build_one
+    from personal_agent.governance.model_build import build_one
 
     try:
         model = await build_one(spec.org_id, spec.router_model, spec.routing_tier)

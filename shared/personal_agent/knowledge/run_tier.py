@@ -21,7 +21,7 @@ def raised_tier(spec: RunSpec, classifications: Iterable[str]) -> int:
 def gate_retrieved(spec: RunSpec, classifications: Iterable[str]) -> int:
     """The raised tier, after the gate passed it for every model of the run (raises `ClassificationBlocked`)."""
     tier = raised_tier(spec, classifications)
-    if not spec.model_chain:  # a registered test model without a catalog entry: tier 0, as models/build.py has it
+    if not spec.model_chain:  # a registered test model without a catalog entry: tier 0, as model_build.py has it
         enforce_classification(tier, 0, spec.model)
     for ref in spec.model_chain:
         enforce_classification(tier, ref.tier, ref.id)
