@@ -217,7 +217,9 @@ async def test_bad_attachments_are_refused_with_clear_codes(
     assert (foreign.status_code, foreign.json()["code"]) == (404, "attachment_not_found")
 
     sent = await attach(http, headers, chat_id)
-    assert (await run_with(http, headers, chat_id, model, [sent["id"]])).status_code == 202
+    first = await run_with(http, headers, chat_id, model, [sent["id"]])
+    assert first.status_code == 202
+    await read_events(http, first.json()["events_url"], headers)  # one run at a time on a chat
     again = await run_with(http, headers, chat_id, model, [sent["id"]])
     assert (again.status_code, again.json()["code"]) == (409, "attachment_sent")
     removed = await http.delete(f"/api/v1/attachments/{sent['id']}", headers=headers)

@@ -131,7 +131,7 @@ async def test_an_admin_sets_a_provider_models_context_window(http: httpx.AsyncC
     provider = await http.post(
         "/api/v1/admin/providers",
         headers=headers,
-        json={"name": "local-llm", "kind": "openai-compatible", "base_url": "http://192.0.2.1/v1", "trust_tier": 2},
+        json={"name": "local-llm", "kind": "openai-compatible", "base_url": "http://127.0.0.1:9/v1", "trust_tier": 2},
     )
     assert provider.status_code == 201, provider.text
     models_url = f"/api/v1/admin/providers/{provider.json()['id']}/models"

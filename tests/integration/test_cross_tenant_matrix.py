@@ -261,7 +261,7 @@ async def _approval(world: World) -> str:
     from personal_agent.lifecycle.launch import LaunchRequest, launch_run
     from tests.sse import read_events
 
-    chat_id = await resource(world, "chat_id")
+    chat_id = await _chat(world)  # a chat of its own: the run waits there, and a chat takes one run at a time
     a = world.a
     spec = await launch_run(
         LaunchRequest(
@@ -351,7 +351,7 @@ async def _chunk(world: World) -> str:
 
 async def _output(world: World) -> str:
     workflow_id = await resource(world, "workflow_id")
-    body = {"kind": "email", "email": "matrix@example.com"}
+    body = {"kind": "email", "email": f"{world.a.slug}-owner@example.test"}  # a member's own address
     return await _post(world, f"/api/v1/workflows/{workflow_id}/outputs", body, "id")
 
 
@@ -424,7 +424,8 @@ async def resource(world: World, name: str) -> str:
 def _org(label: str) -> Org:
     slug = f"matrix-{label}-{uuid.uuid4().hex[:8]}"
     # Org admins: the strongest role inside one org, so admin-only routes are in the matrix too.
-    token = dev_issuer().mint(subject=f"{slug}-owner", orgs=[slug], roles=["org-admin"])
+    email = f"{slug}-owner@example.test"  # e-mail outputs go to members' own addresses
+    token = dev_issuer().mint(subject=f"{slug}-owner", orgs=[slug], roles=["org-admin"], email=email)
     return Org(slug, bearer(token))
 
 
