@@ -144,11 +144,10 @@ def test_a_restricted_memory_never_reaches_a_tier_0_model(
     with httpx.Client(base_url=dev.url, headers=_token(dev, "erin"), timeout=60) as http:
         _, saved = _turn(http, _chat(http, "restricted"), _tool("remember", {"fact": SECRET_MEMORY}))
         assert "Saved" in saved and _memories(http) == [SECRET_MEMORY]
+        before = len(tier0.requests)
         events, _ = _turn(http, _chat(http), "What do you know about me?", model=cheap_model)
         assert events[-1]["type"] == "RUN_FINISHED"
-        _, recalled = _turn(http, _chat(http, "restricted"), "What do you know about me?")
-    assert len(tier0.requests) >= 1 and "RESTRICTED-7781" not in tier0.seen_text()
-    assert "RESTRICTED-7781" in recalled or recalled  # a restricted chat on the tier-2 model may still use it
+    assert len(tier0.requests) > before and "RESTRICTED-7781" not in tier0.seen_text()
 
 
 def test_a_chat_is_never_downgraded_below_what_entered_it(
