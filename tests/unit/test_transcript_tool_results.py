@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+from personal_agent.chats.store import TranscriptRow
 from personal_agent.chats.transcript import row_items
 
 
-def _row(content: object) -> dict[str, object]:
+def _row(content: object) -> TranscriptRow:
     part = {"part_kind": "tool-return", "tool_name": "search_knowledge", "tool_call_id": "c1", "content": content}
-    return {"id": 7, "run_id": None, "created_at": datetime.now(UTC), "message": {"parts": [part]}}
+    return TranscriptRow(
+        id=7, parent_id=None, run_id=None, message={"parts": [part]}, created_at=datetime.now(UTC), sibling_ids=[7]
+    )
 
 
 def test_a_list_result_is_kept_as_json() -> None:

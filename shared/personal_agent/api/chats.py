@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.chats import service
+from personal_agent.chats.store import ChatRow
 
 router = APIRouter(prefix="/api/v1/chats", tags=["chats"])
 
@@ -47,7 +48,7 @@ class ChatPage(BaseModel):
 
 
 @router.post("", status_code=201, operation_id="create_chat", response_model=Chat)
-async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> dict[str, Any]:
+async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> ChatRow:
     return await service.create_chat(principal, body.title, body.classification)
 
 
@@ -59,17 +60,17 @@ async def list_chats(
     q: Annotated[
         str | None, Query(max_length=200, description="words in the title or, by full-text search, in the messages")
     ] = None,
-) -> dict[str, Any]:
+) -> service.ChatList:
     return await service.list_chats(principal, limit, cursor, q)
 
 
 @router.get("/{chat_id}", operation_id="get_chat", response_model=Chat)
-async def get_chat(chat_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+async def get_chat(chat_id: UUID, principal: CurrentPrincipal) -> ChatRow:
     return await service.get_chat(principal, chat_id)
 
 
 @router.patch("/{chat_id}", operation_id="rename_chat", response_model=Chat)
-async def rename_chat(chat_id: UUID, body: ChatRename, principal: CurrentPrincipal) -> dict[str, Any]:
+async def rename_chat(chat_id: UUID, body: ChatRename, principal: CurrentPrincipal) -> ChatRow:
     return await service.update_chat(principal, chat_id, body.title, body.classification)
 
 

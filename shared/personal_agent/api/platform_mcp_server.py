@@ -99,7 +99,7 @@ async def start_run(
         validate_message(message)  # bad input makes no chat either
         if chat_id is None:
             title = message.strip().splitlines()[0][:_TITLE_CHARS] if message.strip() else None
-            chat = UUID(str((await chats.create_chat(principal, title))["id"]))
+            chat = (await chats.create_chat(principal, title)).id
         else:
             chat = _uuid(chat_id, "chat")
             await runs.ensure_own_chat(principal, chat)
@@ -144,12 +144,12 @@ async def list_chats(limit: int = 20) -> ChatList:
     return ChatList(
         chats=[
             ChatSummary(
-                id=str(row["id"]),
-                title=row["title"],
-                classification=row["classification"],
-                updated_at=row["updated_at"].isoformat(),
+                id=str(row.id),
+                title=row.title,
+                classification=row.classification,
+                updated_at=row.updated_at.isoformat(),
             )
-            for row in page["items"]
+            for row in page.items
         ]
     )
 

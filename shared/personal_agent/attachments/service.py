@@ -81,7 +81,7 @@ async def _create_document(
         filename=name,
         content_type=content_type,
         size=size,
-        classification=chat["classification"],
+        classification=chat.classification,
     )
     document = created["document"]
     async with org_transaction(principal.org_id) as conn:

@@ -33,11 +33,11 @@ async def resolve_parent(conn: Conn, chat_id: UUID, parent: Parent, regenerate: 
     node = await store.message_node(conn, chat_id, parent)
     if node is None:
         raise NotFound("message not found", code="message_not_found")
-    if regenerate and not (node["kind"] == "request" and _is_user_turn(node["message"])):
+    if regenerate and not (node.kind == "request" and _is_user_turn(node.message)):
         raise InvalidInput("only a user message's answer can be regenerated", code="invalid_parent")
-    if not regenerate and node["kind"] != "response":
+    if not regenerate and node.kind != "response":
         raise InvalidInput("a new message continues from an answer", code="invalid_parent")
-    return int(node["id"])
+    return node.id
 
 
 async def branch_leaf(conn: Conn, chat_id: UUID, leaf: int | None) -> int | None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from personal_agent.chats import store
 from personal_agent.chats.branches import branch_leaf
+from personal_agent.chats.store import ChatRow
 from personal_agent.chats.transcript import TranscriptPage, parse_cursor
 from personal_agent.db import org_transaction
 from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
@@ -25,25 +27,33 @@ def _title(title: str | None) -> str:
     return text
 
 
-def _chat_cursor(row: dict[str, Any]) -> str:
-    return encode_cursor(row["updated_at"], row["id"])
+@dataclass(frozen=True)
+class ChatList:
+    """A page of the user's chats and the cursor of the next one (None: the last page)."""
+
+    items: list[ChatRow]
+    next_cursor: str | None
 
 
-async def create_chat(principal: Principal, title: str | None, classification: str = "standard") -> dict[str, Any]:
+def _chat_cursor(row: ChatRow) -> str:
+    return encode_cursor(row.updated_at, row.id)
+
+
+async def create_chat(principal: Principal, title: str | None, classification: str = "standard") -> ChatRow:
     async with org_transaction(principal.org_id) as conn:
         return await store.insert_chat(conn, principal.org_id, principal.user_id, _title(title), classification)
 
 
-async def list_chats(principal: Principal, limit: int, cursor: str | None, q: str | None) -> dict[str, Any]:
+async def list_chats(principal: Principal, limit: int, cursor: str | None, q: str | None) -> ChatList:
     before = decode_uuid_cursor(cursor) if cursor else None
     like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" if q else None
     async with org_transaction(principal.org_id) as conn:
         rows = await store.list_owned(conn, principal.user_id, before, like, limit + 1, words=q or None)
     next_cursor = _chat_cursor(rows[limit - 1]) if len(rows) > limit else None
-    return {"items": rows[:limit], "next_cursor": next_cursor}
+    return ChatList(rows[:limit], next_cursor)
 
 
-async def get_chat(principal: Principal, chat_id: UUID) -> dict[str, Any]:
+async def get_chat(principal: Principal, chat_id: UUID) -> ChatRow:
     async with org_transaction(principal.org_id) as conn:
         row = await store.get_owned(conn, chat_id, principal.user_id)
     if row is None:
@@ -51,9 +61,7 @@ async def get_chat(principal: Principal, chat_id: UUID) -> dict[str, Any]:
     return row
 
 
-async def update_chat(
-    principal: Principal, chat_id: UUID, title: str | None, classification: str | None
-) -> dict[str, Any]:
+async def update_chat(principal: Principal, chat_id: UUID, title: str | None, classification: str | None) -> ChatRow:
     """Rename a chat and/or change its data classification (which decides the models it may reach). The
     classification never goes below what already entered the chat (409 `classification_below_content`)."""
     floor = classification_tier(classification) if classification is not None else MAX_TIER
@@ -94,7 +102,7 @@ async def transcript_page(
                     break
             if len(rows) < TRANSCRIPT_BATCH:
                 break
-            upper = rows[-1]["id"] - 1
+            upper = rows[-1].id - 1
         summary = await store.latest_summary(conn, chat_id, await store.branch_ids(conn, chat_id, tip)) if tip else None
-    marker = {"summarised_upto": summary["parent_id"]} if summary else {}
+    marker = {"summarised_upto": summary.parent_id} if summary else {}
     return {**page.body(), "leaf_id": tip, **marker}

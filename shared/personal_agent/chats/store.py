@@ -1,5 +1,10 @@
 """Chat rows and their messages: the only SQL on `chats` and `messages`. Every call runs inside an org
-transaction (RLS); ownership is a `user_id` condition, so a chat of someone else reads as missing."""
+transaction (RLS); ownership is a `user_id` condition, so a chat of someone else reads as missing.
+
+A read returns a typed row: a frozen dataclass named for what it holds (`ChatRow`, `MessageNode`, `TranscriptRow`,
+`SummaryRow`), never a dict. The store stays free of the API's pydantic models; a route that returns a row as its
+response model validates it from its attributes (FastAPI validates responses with `from_attributes`), so the
+JSON is the same as the dict's was."""
 
 from __future__ import annotations
 
@@ -14,16 +19,63 @@ from personal_agent.spec.labels import Labels
 COLUMNS = "id, title, classification, created_at, updated_at"
 
 
+@dataclass(frozen=True)
+class ChatRow:
+    """A chat as its owner sees it; `snippet` only in a search (`list_owned` with words)."""
+
+    id: UUID
+    title: str
+    classification: str
+    created_at: datetime
+    updated_at: datetime
+    snippet: str | None = None
+
+
+@dataclass(frozen=True)
+class MessageNode:
+    """One stored message with its place in the chat's message tree (0021)."""
+
+    id: int
+    parent_id: int | None
+    run_id: UUID | None
+    kind: str
+    message: Any
+    """The pydantic-ai JSON of the message."""
+
+
+@dataclass(frozen=True)
+class TranscriptRow:
+    """A message of a transcript page: its place in the tree and `sibling_ids`, the messages continuing from the
+    same parent (itself included, oldest first)."""
+
+    id: int
+    parent_id: int | None
+    run_id: UUID | None
+    message: Any
+    created_at: datetime
+    sibling_ids: list[int] | None
+    """None only for a summary reached as a branch's leaf (it has no siblings among the turns)."""
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """A stored summary of a branch's older turns: `parent_id` is the last message it covers."""
+
+    id: int
+    parent_id: int
+    message: Any
+
+
 async def insert_chat(
     conn: Conn, org_id: UUID, user_id: UUID | None, title: str, classification: str = "standard"
-) -> dict[str, Any]:
+) -> ChatRow:
     cur = await conn.execute(
         f"INSERT INTO chats (org_id, user_id, title, classification) VALUES (%s, %s, %s, %s) RETURNING {COLUMNS}",
         [org_id, user_id, title, classification],
     )
     row = await cur.fetchone()
     assert row is not None
-    return row
+    return ChatRow(**row)
 
 
 async def chat_for_thread(conn: Conn, org_id: UUID, user_id: UUID, title: str, thread_id: str) -> UUID:
@@ -53,7 +105,7 @@ async def list_owned(
     title_like: str | None,
     limit: int,
     words: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ChatRow]:
     """The user's chats, most recently updated first, after the keyset `before`; with `words`, those whose title
     matches `title_like` or whose messages match the full-text query, each with a `snippet` of its latest match."""
     clauses = ["c.user_id = %s"]
@@ -70,7 +122,7 @@ async def list_owned(
             f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
         )
         cur = await conn.execute(sql, [*params, limit])
-        return list(await cur.fetchall())
+        return [ChatRow(**row) for row in await cur.fetchall()]
     clauses.append("(c.title ILIKE %s OR hit.snippet IS NOT NULL)")
     sql = (
         "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, hit.snippet"
@@ -83,17 +135,18 @@ async def list_owned(
         f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
     )
     cur = await conn.execute(sql, [words, *params, title_like, limit])
-    return list(await cur.fetchall())
+    return [ChatRow(**row) for row in await cur.fetchall()]
 
 
-async def get_owned(conn: Conn, chat_id: UUID, user_id: UUID | None) -> dict[str, Any] | None:
+async def get_owned(conn: Conn, chat_id: UUID, user_id: UUID | None) -> ChatRow | None:
     cur = await conn.execute(f"SELECT {COLUMNS} FROM chats WHERE id = %s AND user_id = %s", [chat_id, user_id])
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return ChatRow(**row) if row is not None else None
 
 
 async def update_owned(
     conn: Conn, chat_id: UUID, user_id: UUID, title: str | None, classification: str | None, min_tier: int = 0
-) -> dict[str, Any] | None:
+) -> ChatRow | None:
     """Change what is given (None keeps it); None when the user has no such chat, or when the chat's content
     tier is above `min_tier` (the tier of the new classification): a classification never drops below what
     already entered the chat."""
@@ -102,7 +155,8 @@ async def update_owned(
         f" updated_at = now() WHERE id = %s AND user_id = %s AND content_tier <= %s RETURNING {COLUMNS}",
         [title, classification, chat_id, user_id, min_tier],
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return ChatRow(**row) if row is not None else None
 
 
 async def delete_owned(conn: Conn, chat_id: UUID, user_id: UUID) -> bool:
@@ -194,13 +248,14 @@ async def branch_messages(conn: Conn, chat_id: UUID, upto: int | None) -> list[A
     return [row["message"] for row in await cur.fetchall()]
 
 
-async def message_node(conn: Conn, chat_id: UUID, message_id: int) -> dict[str, Any] | None:
+async def message_node(conn: Conn, chat_id: UUID, message_id: int) -> MessageNode | None:
     """One message of the chat with its place in the tree (`parent_id`, `run_id`, `kind`), or None."""
     cur = await conn.execute(
         "SELECT id, parent_id, run_id, kind, message FROM messages WHERE id = %s AND chat_id = %s",
         [message_id, chat_id],
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return MessageNode(**row) if row is not None else None
 
 
 async def latest_message_id(conn: Conn, chat_id: UUID) -> int | None:
@@ -249,7 +304,7 @@ async def run_messages(conn: Conn, run_id: UUID) -> list[Any]:
 
 async def message_rows_before(
     conn: Conn, chat_id: UUID, leaf: int, upper: int | None, limit: int
-) -> list[dict[str, Any]]:
+) -> list[TranscriptRow]:
     """Up to `limit` message rows of the branch ending at `leaf`, newest first, with ids at most `upper` (all when
     None); each with its `parent_id` and `sibling_ids` (the messages continuing from the same parent, itself
     included, oldest first)."""
@@ -261,7 +316,7 @@ async def message_rows_before(
         f" FROM messages m JOIN branch b ON b.id = m.id WHERE true{below} ORDER BY m.id DESC LIMIT %s",
         [leaf, chat_id, *([] if upper is None else [upper]), limit],
     )
-    return list(await cur.fetchall())
+    return [TranscriptRow(**row) for row in await cur.fetchall()]
 
 
 # ---- Summaries of a branch's older turns (0021: `summary` rows hang off the last message they cover) ----
@@ -273,14 +328,15 @@ async def branch_ids(conn: Conn, chat_id: UUID, upto: int) -> list[int]:
     return [int(row["id"]) for row in await cur.fetchall()]
 
 
-async def latest_summary(conn: Conn, chat_id: UUID, covered: list[int]) -> dict[str, Any] | None:
+async def latest_summary(conn: Conn, chat_id: UUID, covered: list[int]) -> SummaryRow | None:
     """The summary that covers the most of the branch messages `covered` (its `parent_id` is the last it covers)."""
     cur = await conn.execute(
         "SELECT id, parent_id, message FROM messages WHERE chat_id = %s AND kind = 'summary'"
         " AND parent_id = ANY(%s::bigint[]) ORDER BY parent_id DESC, id DESC LIMIT 1",
         [chat_id, covered],
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return SummaryRow(**row) if row is not None else None
 
 
 async def insert_summary(

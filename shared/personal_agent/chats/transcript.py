@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from personal_agent.chats.attachment_refs import described
+from personal_agent.chats.store import TranscriptRow
 from personal_agent.errors import InvalidInput
 
 PAGE_BYTES = 4 * 1024 * 1024
@@ -77,17 +78,23 @@ def _item(kind: Any, part: dict[str, Any], base: dict[str, Any]) -> dict[str, An
     return None
 
 
-def row_items(row: dict[str, Any]) -> list[dict[str, Any]]:
+def row_items(row: TranscriptRow) -> list[dict[str, Any]]:
     """One stored message as transcript items: user turns, assistant text with its tool calls, tool results."""
-    message = row["message"] if isinstance(row["message"], dict) else {}
-    run_id = str(row["run_id"]) if row["run_id"] else None
+    message = row.message if isinstance(row.message, dict) else {}
+    run_id = str(row.run_id) if row.run_id else None
     items: list[dict[str, Any]] = []
     for index, part in enumerate(message.get("parts", [])):
         if not isinstance(part, dict):
             continue
-        base = {"id": f"{row['id']}:{index}", "run_id": run_id, "created_at": row["created_at"].isoformat()}
-        if "sibling_ids" in row:  # its place in the chat's message tree (0021)
-            base |= {"message_id": row["id"], "parent_id": row["parent_id"], "sibling_ids": row["sibling_ids"]}
+        base = {
+            "id": f"{row.id}:{index}",
+            "run_id": run_id,
+            "created_at": row.created_at.isoformat(),
+            # its place in the chat's message tree (0021)
+            "message_id": row.id,
+            "parent_id": row.parent_id,
+            "sibling_ids": row.sibling_ids,
+        }
         item = _item(part.get("part_kind"), part, base)
         if item is not None:
             _cut(item, "text")
@@ -115,10 +122,10 @@ class TranscriptPage:
     size: int = 0
     full: bool = False
 
-    def add_row(self, row: dict[str, Any]) -> bool:
+    def add_row(self, row: TranscriptRow) -> bool:
         """Add a message's items (those before the cursor); False once the page is full."""
         items = row_items(row)
-        if self.before is not None and row["id"] == self.before[0]:
+        if self.before is not None and row.id == self.before[0]:
             items = [i for i in items if int(i["id"].split(":")[1]) < self.before[1]]
         for item in reversed(items):
             cost = len(json.dumps(item, ensure_ascii=False, default=str).encode()) + 1

@@ -62,10 +62,10 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
     async with org_transaction(spec.org_id) as conn:
         stored = await chat_store.latest_summary(conn, spec.chat_id, ids) if cuts else None
     if stored is not None:
-        reuse = ids.index(int(stored["parent_id"])) + 1
-        text = str(stored["message"]["parts"][0]["content"])
+        reuse = ids.index(stored.parent_id) + 1
+        text = str(stored.message["parts"][0]["content"])
         if reuse in cuts and _fits(messages, reuse, text_tokens(text), budget):
-            labels = metadata_labels(stored["message"].get("metadata")).join(run_labels(spec, messages[:reuse]))
+            labels = metadata_labels(stored.message.get("metadata")).join(run_labels(spec, messages[:reuse]))
             return with_summary(messages, reuse, text, labels), None
     limit = summary_budget(budget)
     cut = next((c for c in cuts if _fits(messages, c, limit, budget)), None)
@@ -73,13 +73,13 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
         return None, None
     async with org_transaction(spec.org_id) as conn:
         base = await chat_store.latest_summary(conn, spec.chat_id, ids[:cut])
-    start = ids.index(int(base["parent_id"])) + 1 if base else 0
-    earlier = f"Earlier summary: {base['message']['parts'][0]['content']}\n" if base else ""
+    start = ids.index(base.parent_id) + 1 if base else 0
+    earlier = f"Earlier summary: {base.message['parts'][0]['content']}\n" if base else ""
     # A summary of tainted or classified turns is itself tainted or classified; the router that writes it must
     # pass the tier of what it reads.
     labels = run_labels(spec, messages[:cut])
     if base is not None:
-        labels = labels.join(metadata_labels(base["message"].get("metadata")))
+        labels = labels.join(metadata_labels(base.message.get("metadata")))
     covered = earlier + as_text(messages[start:cut])
     tier = max(run_tier(spec, messages), labels.content_tier)
     text, summary_id = await _summarise(spec, covered, limit, ids[cut - 1], labels, tier)

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.identity.principal import Principal
-from personal_agent.workflows import delivery_store, ownership, store
+from personal_agent.workflows import delivery_store, ownership
 from personal_agent.workflows.prompts import TriggerValues
 from personal_agent.workflows.triggers import Accepted, start_delivery
 from personal_agent.workflows.webhooks import check_depth, check_size
@@ -24,8 +24,7 @@ async def fire_now(principal: Principal, workflow_id: UUID, body: Any) -> tuple[
     check_size(len(text.encode()))
     check_depth(text)
     async with org_transaction(principal.org_id) as conn:
-        row = await ownership.owned_row(conn, principal, workflow_id)  # its run acts as the owner: nobody else's
-    workflow = store.Workflow.from_row(row)
+        workflow = await ownership.owned_row(conn, principal, workflow_id)  # its run acts as the owner: nobody else's
     key = f"test-fire:{uuid.uuid4().hex}"
     delivery = await delivery_store.claim(workflow.org_id, workflow.id, "webhook", key)
     values = TriggerValues(

@@ -108,7 +108,7 @@ async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
         await output_delivery_store.record_attempt(conn, delivery_id, status, sent.error, sent.status_code, next_at)
     # The workflow's owner hears of every attempt on their feed (the delivery log's page follows it).
     value = {"delivery_id": str(delivery_id), "workflow_id": str(row["workflow_id"]), "status": status}
-    await feed.announce(org_id, workflow["owner_id"], "output_delivery", value)
+    await feed.announce(org_id, workflow.owner_id, "output_delivery", value)
     if status == "retrying":
         await output_queue.enqueue(output_queue.deliver_message(org_id, delivery_id), delay_seconds=delay)
     return status

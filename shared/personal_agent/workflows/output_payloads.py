@@ -32,8 +32,8 @@ def _link(path: str) -> str:
 
 
 async def _name(conn: Conn, workflow_id: UUID) -> str:
-    row = await workflow_store.get_row(conn, workflow_id)
-    return str(row["name"]) if row else ""
+    workflow = await workflow_store.get_row(conn, workflow_id)
+    return workflow.name if workflow else ""
 
 
 async def run_payload(conn: Conn, workflow_id: UUID, run_id: UUID) -> dict[str, Any]:

@@ -5,7 +5,6 @@ org, so a refusal tells nothing about what exists."""
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn
@@ -18,11 +17,11 @@ def not_found() -> NotFound:
     return NotFound("workflow not found", code="workflow_not_found")
 
 
-def may_read(principal: Principal, row: dict[str, Any]) -> bool:
-    return bool(row["owner_id"] == principal.user_id or principal.is_org_admin)
+def may_read(principal: Principal, row: store.Workflow) -> bool:
+    return row.owner_id == principal.user_id or principal.is_org_admin
 
 
-async def readable_row(conn: Conn, principal: Principal, workflow_id: UUID) -> dict[str, Any]:
+async def readable_row(conn: Conn, principal: Principal, workflow_id: UUID) -> store.Workflow:
     """The workflow for reading (its owner or an org admin); 404 otherwise."""
     row = await store.get_row(conn, workflow_id)
     if row is None or not may_read(principal, row):
@@ -30,9 +29,9 @@ async def readable_row(conn: Conn, principal: Principal, workflow_id: UUID) -> d
     return row
 
 
-async def owned_row(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> dict[str, Any]:
+async def owned_row(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> store.Workflow:
     """The caller's own workflow; 404 for anyone else's, an org admin's included."""
     row = await store.get_row(conn, workflow_id, for_update=for_update)
-    if row is None or row["owner_id"] != principal.user_id:
+    if row is None or row.owner_id != principal.user_id:
         raise not_found()
     return row

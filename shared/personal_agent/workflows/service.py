@@ -70,7 +70,7 @@ def _tools(value: list[str] | None) -> list[str] | None:
     return value
 
 
-async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> dict[str, Any]:
+async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> store.Workflow:
     """The workflow for reading (its owner or an org admin), locked with `for_update`; 404 otherwise."""
     row = await store.get_row(conn, workflow_id, for_update=for_update)
     if row is None or not ownership.may_read(principal, row):
@@ -78,7 +78,7 @@ async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_u
     return row
 
 
-async def _owned(conn: Conn, principal: Principal, workflow_id: UUID) -> dict[str, Any]:
+async def _owned(conn: Conn, principal: Principal, workflow_id: UUID) -> store.Workflow:
     """The caller's own workflow, locked for a change; 404 for anyone else's (an org admin's included)."""
     return await ownership.owned_row(conn, principal, workflow_id, for_update=True)
 
@@ -89,13 +89,14 @@ async def _owner_chat(conn: Conn, owner_id: UUID, chat_id: UUID) -> UUID:
     return chat_id
 
 
-async def _view(conn: Conn, row: dict[str, Any]) -> dict[str, Any]:
-    hints = await store.credential_hints(conn, row["id"])
-    schedule = await schedule_store.get(conn, row["id"])
-    view = {k: row[k] for k in VIEW_FIELDS}
+async def _view(conn: Conn, row: store.Workflow) -> dict[str, Any]:
+    hints = await store.credential_hints(conn, row.id)
+    schedule = await schedule_store.get(conn, row.id)
+    view = {k: getattr(row, k) for k in VIEW_FIELDS}
+    view["tools"] = list(row.tools) if row.tools is not None else None
     view["webhook"] = {
-        "url": f"/api/v1/hooks/{row['id']}",
-        "enabled": row["webhook_enabled"],
+        "url": f"/api/v1/hooks/{row.id}",
+        "enabled": row.webhook_enabled,
         "signing_secret_hint": hints.get("signing_secret"),
         "bearer_token_hint": hints.get("bearer_token"),
     }
@@ -117,7 +118,7 @@ async def create_workflow(principal: Principal, fields: dict[str, Any]) -> dict[
             chat_id = await _owner_chat(conn, principal.user_id, fields["chat_id"])
         else:
             title = f"Workflow: {fields['name']}"[:200]
-            chat_id = (await chat_store.insert_chat(conn, principal.org_id, principal.user_id, title))["id"]
+            chat_id = (await chat_store.insert_chat(conn, principal.org_id, principal.user_id, title)).id
         simple = {k: fields[k] for k in SIMPLE_FIELDS if k in fields}
         columns = ["id", "org_id", "owner_id", "chat_id", "prompt_template", "tools", *simple]
         values = [workflow_id, principal.org_id, principal.user_id, chat_id, template, tools, *simple.values()]
@@ -134,13 +135,9 @@ async def create_workflow(principal: Principal, fields: dict[str, Any]) -> dict[
 
 
 async def list_workflows(principal: Principal) -> list[dict[str, Any]]:
-    mine = "" if principal.is_org_admin else " WHERE owner_id = %s"
+    owner = None if principal.is_org_admin else principal.user_id
     async with org_transaction(principal.org_id) as conn:
-        cur = await conn.execute(
-            f"SELECT {store.COLUMNS} FROM workflows{mine} ORDER BY created_at DESC, id DESC LIMIT 500",
-            [] if principal.is_org_admin else [principal.user_id],
-        )
-        return [await _view(conn, row) for row in await cur.fetchall()]
+        return [await _view(conn, row) for row in await store.list_rows(conn, owner, 500)]
 
 
 async def get_workflow(principal: Principal, workflow_id: UUID) -> dict[str, Any]:
@@ -169,7 +166,7 @@ async def update_workflow(principal: Principal, workflow_id: UUID, fields: dict[
     async with org_transaction(principal.org_id) as conn:
         row = await _owned(conn, principal, workflow_id)
         if "chat_id" in fields:
-            sets["chat_id"] = await _owner_chat(conn, row["owner_id"], fields["chat_id"]) if fields["chat_id"] else None
+            sets["chat_id"] = await _owner_chat(conn, row.owner_id, fields["chat_id"]) if fields["chat_id"] else None
         if sets:
             await store.update_workflow(conn, workflow_id, sets)
         if schedule is not None:

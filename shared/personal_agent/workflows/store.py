@@ -1,5 +1,8 @@
 """Workflow rows and their credentials. Every call runs inside an org transaction (RLS), except
-`workflow_org`, which maps a webhook's workflow id to its org through one SECURITY DEFINER function."""
+`workflow_org`, which maps a webhook's workflow id to its org through one SECURITY DEFINER function.
+
+A read returns a typed row, a frozen dataclass (`Workflow`, `Credential`), never a dict: the store stays free of
+the API's pydantic models, and the API builds its views from the row's attributes."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ CredentialKind = Literal["signing_secret", "bearer_token"]
 
 @dataclass(frozen=True)
 class Workflow:
-    """What a trigger needs to start one of the workflow's runs."""
+    """A workflow row: what a trigger needs to start one of its runs, and what its owner sees of it."""
 
     id: UUID
     org_id: UUID
@@ -36,14 +39,15 @@ class Workflow:
     approval_timeout_seconds: int
     rate_limit_per_minute: int
     webhook_enabled: bool
-    recall_memories: bool = False
+    recall_memories: bool
     """Its runs recall the owner's memories (opted in by the owner; off by default)."""
+    created_at: datetime
+    updated_at: datetime
 
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Workflow:
-        fields = {k: row[k] for k in cls.__dataclass_fields__}
-        fields["tools"] = tuple(row["tools"]) if row["tools"] is not None else None
-        return cls(**fields)
+
+def _workflow(row: dict[str, Any]) -> Workflow:
+    tools = row["tools"]
+    return Workflow(**{**row, "tools": tuple(tools) if tools is not None else None})
 
 
 @dataclass(frozen=True)
@@ -63,10 +67,21 @@ async def workflow_org(workflow_id: UUID) -> UUID | None:
     return row["org_id"] if row else None
 
 
-async def get_row(conn: Conn, workflow_id: UUID, *, for_update: bool = False) -> dict[str, Any] | None:
+async def get_row(conn: Conn, workflow_id: UUID, *, for_update: bool = False) -> Workflow | None:
     lock = " FOR UPDATE" if for_update else ""
     cur = await conn.execute(f"SELECT {COLUMNS} FROM workflows WHERE id = %s{lock}", [workflow_id])
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return _workflow(row) if row is not None else None
+
+
+async def list_rows(conn: Conn, owner_id: UUID | None, limit: int) -> list[Workflow]:
+    """The org's workflows (only `owner_id`'s unless None), newest first."""
+    mine = "" if owner_id is None else " WHERE owner_id = %s"
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM workflows{mine} ORDER BY created_at DESC, id DESC LIMIT %s",
+        [*([] if owner_id is None else [owner_id]), limit],
+    )
+    return [_workflow(row) for row in await cur.fetchall()]
 
 
 async def live_credentials(conn: Conn, workflow_id: UUID, kind: CredentialKind) -> list[Credential]:

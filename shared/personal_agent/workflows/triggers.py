@@ -58,8 +58,8 @@ async def _chat_for(workflow: Workflow) -> UUID:
         chat = await chat_store.insert_chat(
             conn, workflow.org_id, workflow.owner_id, f"Workflow: {workflow.name}"[:200]
         )
-        await workflow_store.set_chat(conn, workflow.id, chat["id"])
-    return UUID(str(chat["id"]))
+        await workflow_store.set_chat(conn, workflow.id, chat.id)
+    return chat.id
 
 
 async def record_skipped(request: LaunchRequest, reason: BudgetExceeded) -> UUID:
@@ -130,13 +130,13 @@ async def claim_fire(
     conn: Conn, org_id: UUID, workflow_id: UUID, scheduled: datetime
 ) -> tuple[Workflow, Delivery] | None:
     """Claim one fire time of a schedule inside the caller's transaction; None when the workflow is gone."""
-    row = await get_row(conn, workflow_id)
-    if row is None:
+    workflow = await get_row(conn, workflow_id)
+    if workflow is None:
         return None
     delivery = await delivery_store.claim_in(conn, org_id, workflow_id, "schedule", time_key(scheduled))
     if delivery.won:
         await schedule_store.mark_fired(conn, workflow_id, scheduled)
-    return Workflow.from_row(row), delivery
+    return workflow, delivery
 
 
 def schedule_values(workflow: Workflow, scheduled: datetime) -> TriggerValues:

@@ -142,13 +142,12 @@ async def receive_webhook(workflow_id: UUID, headers: Mapping[str, str], body: b
     """Verify, deduplicate, rate-limit and start (headers with lower-case names)."""
     check_size(len(body))
     org_id = await workflow_org(workflow_id)
-    row = None
+    workflow = None
     if org_id is not None:
         async with org_transaction(org_id) as conn:
-            row = await get_row(conn, workflow_id)
-    if row is None:
+            workflow = await get_row(conn, workflow_id)
+    if workflow is None:
         raise NotFound("workflow not found", code="workflow_not_found")
-    workflow = Workflow.from_row(row)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
