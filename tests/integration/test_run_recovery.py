@@ -28,7 +28,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 from personal_agent.bus import get_bus
 from personal_agent.bus.key_names import run_stream
 from personal_agent.engine.runner import fail_run
-from personal_agent.lifecycle.drivers import drive_inline, stop_local_runs, wait_for_local_runs
+from personal_agent.lifecycle.drivers import drive, stop_local_runs, wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.lifecycle.lease import local_owner
 from personal_agent.lifecycle.recovery import recover_unattended
@@ -257,7 +257,7 @@ async def test_two_workers_never_drive_one_run_and_one_that_lost_its_lease_stops
             )
             spec = await launch_run(request)
             await asking.wait()
-            assert await drive_inline(spec.run_id, spec.org_id, local_owner()) == "leased"  # a second worker refuses
+            assert await drive(spec.run_id, spec.org_id, local_owner()) == "leased"  # a second worker refuses
             with psycopg.connect(admin_url, autocommit=True) as conn:  # another worker took the run over
                 conn.execute("UPDATE runs SET lease_owner = 'elsewhere:1:0' WHERE id = %s", [spec.run_id])
             await wait_for_local_runs()  # the first worker's heartbeat finds the lease gone and stops driving

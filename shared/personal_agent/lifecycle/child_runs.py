@@ -17,8 +17,6 @@ from personal_agent.runs import store
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 
-StartRun = Callable[[RunSpec], Awaitable[None]]
-
 
 async def drive_children_inline(child_ids: list[str], drive: Callable[[UUID], Awaitable[Any]]) -> None:
     """Drive the children of one round in this worker, a bounded number at a time."""
@@ -31,43 +29,47 @@ async def drive_children_inline(child_ids: list[str], drive: Callable[[UUID], Aw
     await asyncio.gather(*(one(c) for c in child_ids))
 
 
-async def child_ended(org_id: UUID, run_id: UUID, start: StartRun | None) -> None:
+async def child_ended(org_id: UUID, run_id: UUID, *, resume_inline: bool) -> list[RunSpec]:
     """After a run's drive: if it is a child that ended, stop its tree when a budget stopped it, else resume its
-    parent when it was the last of its round (`start` None: the parent's own drive goes on by itself)."""
+    parent when it was the last of its round. Returns the inline parents to drive again (`resume_inline` off:
+    none, the parent's own drive goes on by itself); a durable parent goes on here, through its Task's token."""
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
     if row is None or row["parent_run_id"] is None or row["status"] not in store.TERMINAL:
-        return
+        return []
+    again: list[RunSpec] = []
     if (row["error"] or {}).get("code") == "budget_exceeded":
-        await stop_tree(org_id, RunSpec.model_validate(row["spec"]).root_run_id or row["parent_run_id"], start)
-    if start is not None or row["mode"] == "durable":
-        await resume_parent_if_done(org_id, row["parent_run_id"], start)
+        root = RunSpec.model_validate(row["spec"]).root_run_id or row["parent_run_id"]
+        again += await stop_tree(org_id, root, resume_inline=resume_inline)
+    if resume_inline or row["mode"] == "durable":
+        again += await resume_parent_if_done(org_id, row["parent_run_id"], resume_inline=resume_inline)
+    return again
 
 
-async def resume_parent_if_done(org_id: UUID, parent_id: UUID, start: StartRun | None) -> bool:
-    """When every child of the parent's round has ended, continue the parent on its driver (once)."""
+async def resume_parent_if_done(org_id: UUID, parent_id: UUID, *, resume_inline: bool) -> list[RunSpec]:
+    """When every child of the parent's round has ended, continue the parent (once): a durable one through its
+    Task's token here; an inline one is returned, for its driver to drive again (when `resume_inline`)."""
     async with org_transaction(org_id) as conn:
         parent = await store.lock_run(conn, parent_id)
         cp = await store.latest_checkpoint(conn, parent_id)
         if parent is None or parent["status"] != "waiting" or cp is None or cp.kind != "awaiting_children":
-            return False
+            return []
         ids = [str(c) for c in cp.state.get("children", [])]
         rows = await store.round_children(conn, parent_id, ids)
         if len(rows) < len(ids) or any(r["status"] not in store.TERMINAL for r in rows):
-            return False
+            return []
         token = None
         if parent["mode"] == "durable":
             token = await store.take_children_token(conn, parent_id)
             if not token:  # its Task has not stored its token yet: it resumes the parent itself when it does
-                return False
-        elif start is None:
-            return False
+                return []
+        elif not resume_inline:
+            return []
         await store.resume_waiting(conn, parent_id)
     if token:
         await executions.send_task_success(token, parent_id, org_id)
-    elif start is not None:
-        await start(RunSpec.model_validate(parent["spec"]))
-    return True
+        return []
+    return [RunSpec.model_validate(parent["spec"])]
 
 
 async def await_children(org_id: UUID, run_id: UUID, token: str) -> None:
@@ -87,7 +89,7 @@ async def await_children(org_id: UUID, run_id: UUID, token: str) -> None:
     for row in rows:
         if row is not None and row["status"] == "queued" and not row["execution_arn"]:
             await executions.start_execution(RunSpec.model_validate(row["spec"]))
-    await resume_parent_if_done(org_id, run_id, None)
+    await resume_parent_if_done(org_id, run_id, resume_inline=False)
 
 
 async def cancel_descendants(org_id: UUID, run_id: UUID) -> int:
@@ -109,7 +111,7 @@ async def cancel_descendants(org_id: UUID, run_id: UUID) -> int:
     return len(rows)
 
 
-async def stop_tree(org_id: UUID, root_id: UUID, start: StartRun | None) -> None:
+async def stop_tree(org_id: UUID, root_id: UUID, *, resume_inline: bool) -> list[RunSpec]:
     """A budget stop: every run below the root stops (running ones between stream chunks; ones waiting for a
     person or not started yet at once). Runs waiting on children resume when those ended and, seeing a child
     stopped by the budget, end `failed` themselves, up to the root: every stream ends in order."""
@@ -127,5 +129,7 @@ async def stop_tree(org_id: UUID, root_id: UUID, start: StartRun | None) -> None
         await signal_cancel(row["id"])  # at once here, within 0.25 s elsewhere
     for row in idle:
         await end_idle_run(row["id"], org_id, "cancelled")
+    again: list[RunSpec] = []
     for parent_id in {row["parent_run_id"] for row in idle}:  # their parents' rounds may be over now
-        await resume_parent_if_done(org_id, parent_id, start)
+        again += await resume_parent_if_done(org_id, parent_id, resume_inline=resume_inline)
+    return again

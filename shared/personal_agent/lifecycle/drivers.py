@@ -23,7 +23,7 @@ from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunMode, RunSpec
 
 log = logging.getLogger("personal_agent.runs")
-_tasks: set[asyncio.Task[None]] = set()
+_tasks: set[asyncio.Task[str]] = set()
 
 
 def ensure_driver_available(mode: RunMode) -> None:
@@ -32,30 +32,57 @@ def ensure_driver_available(mode: RunMode) -> None:
         raise Conflict("durable runs are not available: no state machine is configured", code="durable_unavailable")
 
 
-async def drive_inline(
-    run_id: UUID, org_id: UUID, owner: str, *, under_parent: bool = False, leased_row: dict[str, Any] | None = None
+async def drive(
+    run_id: UUID,
+    org_id: UUID,
+    owner: str | None = None,
+    *,
+    under_parent: bool = False,
+    leased: Leased | None = None,
+    reraise: bool = False,
 ) -> str:
-    """Drive an inline run to its end under a lease (the run worker Lambda, or a task here): from its last
-    checkpoint, so a run whose worker died resumes without asking for a stored response again; once
-    `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). Returns the status it reached,
+    """The one inline drive (a task here, a sub-agent under its parent's drive, the run worker Lambda): drive the
+    run to its end under a lease, from its last checkpoint, so a run whose worker died resumes without asking for a
+    stored response again; once `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). A crash
+    marks the run failed, never leaves it running (and raises again with `reraise`). Returns the status it reached,
     or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person).
-    A sub-agent that ended resumes its waiting parent (unless `under_parent`: the parent's drive runs it).
-    `leased_row`: the run was stored already leased to `owner` (`Leased`), and this is its row."""
+    `owner`: the lease owner (default: this process); `leased`: the run was stored already leased to this process
+    (`Leased`); `under_parent`: a sub-agent driven by its parent's drive, which goes on by itself afterwards."""
+    from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
+
     taken: dict[str, Any] = {}
+    status = "failed"
     try:
-        return await _drive_leased(run_id, org_id, owner, taken, leased_row)
+        if leased is not None:
+            status = await _drive_leased(run_id, org_id, leased.owner, taken, leased.row)
+        else:
+            status = await _drive_leased(run_id, org_id, owner or local_owner(), taken, None)
+    except Exception as exc:
+        log.exception("inline run failed", extra={"run_id": str(run_id)})
+        await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
+        if reraise:
+            raise
     finally:
         if taken.get("parent_run_id", run_id) is not None:  # a run whose row says it has no parent is nobody's child
-            await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
+            await after_drive(org_id, run_id, resume_inline_parent=not under_parent)
+    return status
+
+
+async def after_drive(org_id: UUID, run_id: UUID, *, resume_inline_parent: bool) -> None:
+    """The one place after any drive (inline, a durable step, a cancel): a sub-agent that ended stops its tree when
+    a budget stopped it, and resumes its waiting parent when it was the last of its round. An inline parent gets a
+    new drive here unless `resume_inline_parent` is off (its own drive, or no inline driver, goes on by itself)."""
+    for parent in await subagents.child_ended(org_id, run_id, resume_inline=resume_inline_parent):
+        await start_run(parent)
 
 
 async def _drive_children(org_id: UUID, children: list[str]) -> None:
     """The sub-agents of one round, as tasks in this worker (`subagents.drive_children_inline` bounds them)."""
 
-    async def drive(child_id: UUID) -> None:
-        await run_inline_by_id(child_id, org_id, under_parent=True)
+    async def drive_child(child_id: UUID) -> None:
+        await drive(child_id, org_id, under_parent=True)
 
-    await subagents.drive_children_inline(children, drive)
+    await subagents.drive_children_inline(children, drive_child)
 
 
 async def _drive_leased(
@@ -113,27 +140,6 @@ async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
         await RunEmitter(spec).emit(CustomEvent(name="run_resumed", value={"run_id": str(run_id), "attempt": attempt}))
 
 
-async def run_inline(spec: RunSpec, leased: Leased | None = None) -> None:
-    """Loop the engine to the end in this process; a crash marks the run failed, never leaves it running."""
-    await run_inline_by_id(spec.run_id, spec.org_id, leased=leased)
-
-
-async def run_inline_by_id(
-    run_id: UUID, org_id: UUID, *, under_parent: bool = False, leased: Leased | None = None
-) -> None:
-    from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
-
-    try:
-        if leased is not None:
-            await drive_inline(run_id, org_id, leased.owner, under_parent=under_parent, leased_row=leased.row)
-        else:
-            await drive_inline(run_id, org_id, local_owner(), under_parent=under_parent)
-    except Exception as exc:
-        log.exception("inline run failed", extra={"run_id": str(run_id)})
-        await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
-        await subagents.child_ended(org_id, run_id, None if under_parent else start_run)
-
-
 def invocation_owner(request_id: str) -> str:
     """The lease owner of one run worker invocation: the on-failure destination recognises its own dead attempts
     by it."""
@@ -144,14 +150,7 @@ async def run_invocation(run_id: UUID, org_id: UUID, request_id: str) -> dict[st
     """The run worker Lambda: drive the run under a lease until it ends (no time budget); a crash marks it failed.
     An invocation that died (timeout, out of memory) is retried by Lambda and resumes from the last checkpoint
     once its lease expired; `personal_agent.lifecycle.recovery.fail_lost_invocation` ends it after the last retry."""
-    from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
-
-    try:
-        status = await drive_inline(run_id, org_id, invocation_owner(request_id))
-    except Exception as exc:
-        await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
-        await subagents.child_ended(org_id, run_id, start_run)
-        raise
+    status = await drive(run_id, org_id, invocation_owner(request_id), reraise=True)
     return {"run_id": str(run_id), "status": status}
 
 
@@ -167,7 +166,8 @@ async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
     if spec.mode == "durable":
         await executions.start_execution(spec)
     elif settings.is_local:
-        task = asyncio.get_running_loop().create_task(run_inline(spec, leased), name=f"run-{spec.run_id}")
+        run = drive(spec.run_id, spec.org_id, leased=leased)
+        task = asyncio.get_running_loop().create_task(run, name=f"run-{spec.run_id}")
         _tasks.add(task)
         task.add_done_callback(_tasks.discard)
     else:

@@ -10,6 +10,7 @@ from uuid import UUID
 from personal_agent.errors import InvalidInput
 from personal_agent.lifecycle import approval_decisions as approvals
 from personal_agent.lifecycle import child_runs as subagents
+from personal_agent.lifecycle import drivers
 from personal_agent.runtime import run_sync
 from personal_agent.settings import get_settings
 
@@ -42,7 +43,7 @@ async def _advance(run_id: UUID, org_id: UUID) -> dict[str, Any]:
     from personal_agent.engine.runner import advance  # pydantic-ai: a ping or an approval step does without it
 
     outcome = await advance(run_id, org_id, time_budget=get_settings().step_time_budget_seconds)
-    await subagents.child_ended(org_id, run_id, None)  # a sub-agent that ended resumes its waiting parent
+    await drivers.after_drive(org_id, run_id, resume_inline_parent=False)  # a child resumes its waiting parent
     return {"run_id": str(run_id), "org_id": str(org_id), "status": outcome.status, "seq": outcome.seq}
 
 
@@ -66,7 +67,7 @@ async def _fail(run_id: UUID, org_id: UUID, error: Any) -> dict[str, Any]:
 
     name = str(error)[:80] if error else "StepFailed"
     await fail_run(run_id, org_id, "step_failed", f"the durable run failed ({name})")
-    await subagents.child_ended(org_id, run_id, None)
+    await drivers.after_drive(org_id, run_id, resume_inline_parent=False)
     return {"run_id": str(run_id), "org_id": str(org_id), "status": "failed"}
 
 

@@ -103,5 +103,5 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
         await end_idle_run(run_id, principal.org_id, "cancelled")
     await subagents.cancel_descendants(principal.org_id, run_id)  # every run below it stops too
     if row["parent_run_id"] is not None:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
-        await subagents.child_ended(principal.org_id, run_id, drivers.start_run)
+        await drivers.after_drive(principal.org_id, run_id, resume_inline_parent=True)
     return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}
