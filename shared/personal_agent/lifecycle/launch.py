@@ -262,6 +262,20 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     return spec
 
 
+async def store_prepared(
+    conn: Conn,
+    spec: RunSpec,
+    *,
+    status: Literal["queued", "skipped"] = "queued",
+    error: dict[str, Any] | None = None,
+    lease_owner: str | None = None,
+) -> dict[str, Any]:
+    """The chokepoint's last step, and the one way a launched run is stored: a prepared RunSpec becomes its row
+    (a chat turn `queued`, optionally leased to the driver that drives it here; a trigger run refused over budget
+    `skipped`, finished at once with `error`). Returns the row."""
+    return await store.insert_run(conn, spec, status=status, error=error, lease_owner=lease_owner)
+
+
 async def _store_turn(
     conn: Conn, request: LaunchRequest, spec: RunSpec, attached: list[dict[str, Any]], message: str
 ) -> tuple[RunSpec, Leased | None]:
@@ -270,7 +284,7 @@ async def _store_turn(
     parent = await resolve_parent(conn, request.chat_id, request.parent_message_id, request.regenerate)
     spec = spec.model_copy(update={"parent_message_id": parent, "regenerate": request.regenerate})
     owner = drives_here(spec)
-    row = await store.insert_run(conn, spec, lease_owner=owner)
+    row = await store_prepared(conn, spec, lease_owner=owner)
     leased = Leased(owner, row) if owner else None
     if not request.regenerate:
         turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))

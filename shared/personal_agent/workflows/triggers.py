@@ -20,8 +20,14 @@ from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
-from personal_agent.lifecycle.launch import DEFAULT_INSTRUCTIONS, LaunchRequest, choose_mode, launch_run, snapshot_tools
-from personal_agent.runs import store as run_store
+from personal_agent.lifecycle.launch import (
+    DEFAULT_INSTRUCTIONS,
+    LaunchRequest,
+    choose_mode,
+    launch_run,
+    snapshot_tools,
+    store_prepared,
+)
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import delivery_store, schedule_store
@@ -81,7 +87,7 @@ async def record_skipped(request: LaunchRequest, reason: BudgetExceeded) -> UUID
     )
     error = {"code": reason.code, "message": reason.message, **reason.details}
     async with org_transaction(request.org_id) as conn:
-        await run_store.insert_run(conn, spec, status="skipped", error=error)
+        await store_prepared(conn, spec, status="skipped", error=error)
     from personal_agent.engine.emitter import RunEmitter
 
     value = {"run_id": str(spec.run_id), "chat_id": str(spec.chat_id), "status": "skipped", "reason": reason.code}
