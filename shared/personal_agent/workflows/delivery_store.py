@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
@@ -27,6 +28,38 @@ class Delivery:
     run_id: UUID | None
     status: str
     won: bool  # this caller holds the claim and must start (or release) the run
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """A delivery with the run it started (the run's columns are None when it started none)."""
+
+    delivery_id: UUID
+    source: str
+    dedupe_key: str
+    delivery_status: str
+    delivery_error: Any
+    received_at: datetime
+    run_id: UUID | None
+    run_status: str | None
+    mode: str | None
+    run_error: Any
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+async def history(conn: Conn, workflow_id: UUID, before: tuple[datetime, UUID] | None, limit: int) -> list[HistoryRow]:
+    """The workflow's deliveries received before the keyset `before`, newest first, each with its run."""
+    page = "" if before is None else " AND (d.created_at, d.id) < (%s, %s)"
+    cur = await conn.execute(
+        "SELECT d.id AS delivery_id, d.source, d.dedupe_key, d.status AS delivery_status,"
+        " d.error AS delivery_error, d.created_at AS received_at, r.id AS run_id, r.status AS run_status,"
+        " r.mode, r.error AS run_error, r.started_at, r.finished_at"
+        " FROM workflow_deliveries d LEFT JOIN runs r ON r.id = d.run_id"
+        f" WHERE d.workflow_id = %s{page} ORDER BY d.created_at DESC, d.id DESC LIMIT %s",
+        [workflow_id, *(before or ()), limit],
+    )
+    return [HistoryRow(**row) for row in await cur.fetchall()]
 
 
 async def claim_in(conn: Conn, org_id: UUID, workflow_id: UUID, source: Source, key: str) -> Delivery:

@@ -17,7 +17,7 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.launch import snapshot_tools
-from personal_agent.workflows import ownership, schedule_store, schedules, store
+from personal_agent.workflows import delivery_store, ownership, schedule_store, schedules, store
 from personal_agent.workflows.credentials import (
     HINT_CHARS,
     hash_token,
@@ -219,41 +219,29 @@ def _until(grace_seconds: int) -> datetime | None:
     return datetime.now(UTC) + timedelta(seconds=grace_seconds) if grace_seconds > 0 else None
 
 
-def _cursor(row: dict[str, Any]) -> str:
-    return encode_cursor(row["received_at"], row["delivery_id"])
+def _cursor(row: delivery_store.HistoryRow) -> str:
+    return encode_cursor(row.received_at, row.delivery_id)
 
 
 async def run_history(principal: Principal, workflow_id: UUID, limit: int, cursor: str | None) -> dict[str, Any]:
     """The workflow's deliveries, newest first, each with the run it started (or why it did not)."""
-    page = ""
-    params: list[Any] = [workflow_id]
-    if cursor:
-        page = " AND (d.created_at, d.id) < (%s, %s)"
-        params += list(decode_uuid_cursor(cursor))
+    before = decode_uuid_cursor(cursor) if cursor else None
     async with org_transaction(principal.org_id) as conn:
         await _visible(conn, principal, workflow_id)
-        cur = await conn.execute(
-            "SELECT d.id AS delivery_id, d.source, d.dedupe_key, d.status AS delivery_status,"
-            " d.error AS delivery_error, d.created_at AS received_at, r.id AS run_id, r.status AS run_status,"
-            " r.mode, r.error AS run_error, r.started_at, r.finished_at"
-            " FROM workflow_deliveries d LEFT JOIN runs r ON r.id = d.run_id"
-            f" WHERE d.workflow_id = %s{page} ORDER BY d.created_at DESC, d.id DESC LIMIT %s",
-            [*params, limit + 1],
-        )
-        rows = await cur.fetchall()
+        rows = await delivery_store.history(conn, workflow_id, before, limit + 1)
     items = [
         {
-            "delivery_id": row["delivery_id"],
-            "trigger": row["source"],
-            "key": row["dedupe_key"],
-            "received_at": row["received_at"],
-            "run_id": row["run_id"],
-            "status": row["run_status"] or row["delivery_status"],
-            "mode": row["mode"],
-            "error": row["run_error"] or row["delivery_error"],
-            "started_at": row["started_at"],
-            "finished_at": row["finished_at"],
-            "status_url": f"/api/v1/runs/{row['run_id']}" if row["run_id"] else None,
+            "delivery_id": row.delivery_id,
+            "trigger": row.source,
+            "key": row.dedupe_key,
+            "received_at": row.received_at,
+            "run_id": row.run_id,
+            "status": row.run_status or row.delivery_status,
+            "mode": row.mode,
+            "error": row.run_error or row.delivery_error,
+            "started_at": row.started_at,
+            "finished_at": row.finished_at,
+            "status_url": f"/api/v1/runs/{row.run_id}" if row.run_id else None,
         }
         for row in rows[:limit]
     ]
