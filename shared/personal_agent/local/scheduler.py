@@ -58,10 +58,10 @@ class LocalScheduler(Periodic):
             schedule = await schedule_store.lock_due(conn, workflow_id, now)
             if schedule is None:
                 return None  # another scheduler holds it, or it already moved on
-            fire_at: datetime = schedule["next_fire_at"]
+            fire_at = schedule.next_fire_at
             try:
-                parsed = parse_schedule(schedule["expression"], schedule["timezone"])
-                following: datetime | None = parsed.next_after(max(now, fire_at), anchor=schedule["anchor_at"])
+                parsed = parse_schedule(schedule.expression, schedule.timezone)
+                following: datetime | None = parsed.next_after(max(now, fire_at), anchor=schedule.anchor_at)
             except InvalidInput:
                 following = None  # it never fires again
             await schedule_store.set_next_fire(conn, workflow_id, following)
