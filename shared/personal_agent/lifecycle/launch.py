@@ -263,28 +263,20 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
 
 
 async def store_prepared(
-    conn: Conn,
-    spec: RunSpec,
-    *,
-    status: Literal["queued", "skipped"] = "queued",
-    error: dict[str, Any] | None = None,
-    lease_owner: str | None = None,
+    conn: Conn, spec: RunSpec, status: str = "queued", error: dict[str, Any] | None = None, owner: str | None = None
 ) -> dict[str, Any]:
-    """The chokepoint's last step, and the one way a launched run is stored: a prepared RunSpec becomes its row
-    (a chat turn `queued`, optionally leased to the driver that drives it here; a trigger run refused over budget
-    `skipped`, finished at once with `error`). Returns the row."""
-    return await store.insert_run(conn, spec, status=status, error=error, lease_owner=lease_owner)
+    """The one way a launched run is stored: its prepared RunSpec becomes its row (a `skipped` one with `error`)."""
+    return await store.insert_run(conn, spec, status, error, owner)
 
 
 async def _store_turn(
     conn: Conn, request: LaunchRequest, spec: RunSpec, attached: list[dict[str, Any]], message: str
 ) -> tuple[RunSpec, Leased | None]:
-    """Insert the run and the user's turn (a regenerate adds none) on the branch it continues, the chat locked
-    (`_chat_classification`); a run this process drives is stored leased to its driver."""
+    """Store the run and the user's turn (none for a regenerate) on its branch; one driven here is stored leased."""
     parent = await resolve_parent(conn, request.chat_id, request.parent_message_id, request.regenerate)
     spec = spec.model_copy(update={"parent_message_id": parent, "regenerate": request.regenerate})
     owner = drives_here(spec)
-    row = await store_prepared(conn, spec, lease_owner=owner)
+    row = await store_prepared(conn, spec, owner=owner)
     leased = Leased(owner, row) if owner else None
     if not request.regenerate:
         turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))
@@ -297,9 +289,7 @@ async def _start_or_fail(spec: RunSpec, leased: Leased | None = None) -> None:
     a 503 to retry."""
     try:
         await start_run(spec, leased)
-    except Exception as exc:
-        # The driver could not take the run (Step Functions or Lambda unreachable): record why, never
-        # leave it queued forever, and tell the caller to retry.
+    except Exception as exc:  # Step Functions or Lambda unreachable
         async with org_transaction(spec.org_id) as conn:
             await store.finish_run(
                 conn,
