@@ -6,11 +6,13 @@ removed stops getting the org's results (SES, moto's, receives nothing)."""
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 import httpx
 import psycopg
 
+from personal_agent.workflows.output_store import Output
 from personal_agent.workflows.output_targets import EMAIL_NOT_ALLOWED, send_to
 from tests.auth import auth_headers
 from tests.workflows import create_workflow
@@ -58,15 +60,25 @@ async def test_a_removed_member_gets_no_more_mail(http: httpx.AsyncClient, make_
     headers = auth_headers(tenant)
     workflow = await create_workflow(http, headers)
     inbox = f"{tenant.subject}@example.test"
-    output = (await _add(http, headers, workflow["id"], inbox)).json()
+    added = (await _add(http, headers, workflow["id"], inbox)).json()
+    output = Output(
+        id=uuid.UUID(added["id"]),
+        workflow_id=uuid.UUID(added["workflow_id"]),
+        kind=added["kind"],
+        target_hint=added["target_hint"],
+        email=added["email"],
+        events=added["events"],
+        enabled=added["enabled"],
+        created_at=datetime.fromisoformat(added["created_at"]),
+    )
     delivery = {
         "id": uuid.uuid4(),
         "payload": {"type": "run.finished", "data": {"status": "succeeded", "output": "the numbers", "run_url": "/r"}},
     }
     ses = ses_backends[ACCOUNT_ID]["us-east-1"]
-    assert (await send_to(tenant.org_id, delivery, {**output, "workflow_id": workflow["id"]}, None)).ok
+    assert (await send_to(tenant.org_id, delivery, output, None)).ok
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute("UPDATE memberships SET status = 'removed' WHERE user_id = %s", [tenant.user_id])
-    refused = await send_to(tenant.org_id, delivery, {**output, "workflow_id": workflow["id"]}, None)
+    refused = await send_to(tenant.org_id, delivery, output, None)
     assert (refused.ok, refused.error) == (False, EMAIL_NOT_ALLOWED)
     assert len([m for m in ses.sent_messages if inbox in m.destinations["ToAddresses"]]) == 1

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.workflows import manual_fire, outputs
+from personal_agent.workflows.output_store import Output
 
 router = APIRouter(prefix="/api/v1/workflows/{workflow_id}", tags=["workflows"])
 
@@ -105,9 +106,7 @@ async def list_outputs(workflow_id: UUID, principal: CurrentPrincipal) -> dict[s
 
 
 @router.patch("/outputs/{output_id}", operation_id="update_workflow_output", response_model=OutputOut)
-async def update_output(
-    workflow_id: UUID, output_id: UUID, body: OutputPatch, principal: CurrentPrincipal
-) -> dict[str, Any]:
+async def update_output(workflow_id: UUID, output_id: UUID, body: OutputPatch, principal: CurrentPrincipal) -> Output:
     return await outputs.set_enabled(principal, workflow_id, output_id, body.enabled)
 
 

@@ -67,9 +67,9 @@ async def fan_out(org_id: UUID, message: dict[str, Any]) -> list[UUID]:
         new: list[UUID] = []
         for output in outputs:
             for event, key, payload in events:
-                if event in output["events"]:
+                if event in output.events:
                     delivery_id = await output_delivery_store.add(
-                        conn, org_id, workflow_id, output["id"], event, key, run_id, payload
+                        conn, org_id, workflow_id, output.id, event, key, run_id, payload
                     )
                     if delivery_id is not None:
                         new.append(delivery_id)

@@ -18,6 +18,7 @@ from personal_agent.outbox.http_post import Sent
 from personal_agent.workflows.credentials import Sealed, unseal
 from personal_agent.workflows.output_payloads import summary
 from personal_agent.workflows.output_senders import post_signed, post_text, send_email
+from personal_agent.workflows.output_store import Output
 
 
 def message_id(delivery_id: UUID) -> str:
@@ -46,16 +47,16 @@ async def email_refusal(org_id: UUID, email: str) -> str | None:
         return await recipient_refusal(conn, email)
 
 
-async def send_to(org_id: UUID, delivery: dict[str, Any], output: dict[str, Any], sealed: Sealed | None) -> Sent:
+async def send_to(org_id: UUID, delivery: dict[str, Any], output: Output, sealed: Sealed | None) -> Sent:
     payload: dict[str, Any] = delivery["payload"]
-    if output["kind"] == "email":
-        refused = await email_refusal(org_id, str(output["email"]))
+    if output.kind == "email":
+        refused = await email_refusal(org_id, str(output.email))
         if refused is not None:
             return Sent(False, None, refused)
         subject, text = summary(payload)
-        return await send_email(str(output["email"]), subject, text)
+        return await send_email(str(output.email), subject, text)
     assert sealed is not None, "URL outputs are sealed"
-    opened = json.loads(await asyncio.to_thread(unseal, org_id, output["workflow_id"], sealed))
-    if output["kind"] == "webhook":
+    opened = json.loads(await asyncio.to_thread(unseal, org_id, output.workflow_id, sealed))
+    if output.kind == "webhook":
         return await post_signed(opened["url"], opened["secret"], message_id(delivery["id"]), payload)
     return await post_text(opened["url"], summary(payload)[1])

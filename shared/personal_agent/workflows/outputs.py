@@ -6,6 +6,7 @@ but the owner. A URL that fails the address checks is refused when it is saved (
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -73,16 +74,16 @@ async def add_output(principal: Principal, workflow_id: UUID, fields: dict[str, 
     async with org_transaction(principal.org_id) as conn:
         await _own_workflow(conn, principal, workflow_id)
         row = await output_store.insert(conn, principal.org_id, workflow_id, kind, hint, email, sealed, events)
-    return {**row, "signing_secret": secret}
+    return {**dataclasses.asdict(row), "signing_secret": secret}
 
 
-async def list_outputs(principal: Principal, workflow_id: UUID) -> list[dict[str, Any]]:
+async def list_outputs(principal: Principal, workflow_id: UUID) -> list[output_store.Output]:
     async with org_transaction(principal.org_id) as conn:
         await _workflow(conn, principal, workflow_id)
         return await output_store.list_for(conn, workflow_id)
 
 
-async def set_enabled(principal: Principal, workflow_id: UUID, output_id: UUID, enabled: bool) -> dict[str, Any]:
+async def set_enabled(principal: Principal, workflow_id: UUID, output_id: UUID, enabled: bool) -> output_store.Output:
     async with org_transaction(principal.org_id) as conn:
         await _own_workflow(conn, principal, workflow_id)
         row = await output_store.set_enabled(conn, workflow_id, output_id, enabled)
