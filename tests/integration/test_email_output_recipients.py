@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from personal_agent.workflows.output_delivery_store import TakenDelivery
 from personal_agent.workflows.output_store import Output
 from personal_agent.workflows.output_targets import EMAIL_NOT_ALLOWED, send_to
 from tests.auth import auth_headers
@@ -71,10 +72,17 @@ async def test_a_removed_member_gets_no_more_mail(http: httpx.AsyncClient, make_
         enabled=added["enabled"],
         created_at=datetime.fromisoformat(added["created_at"]),
     )
-    delivery = {
-        "id": uuid.uuid4(),
-        "payload": {"type": "run.finished", "data": {"status": "succeeded", "output": "the numbers", "run_url": "/r"}},
-    }
+    delivery = TakenDelivery(
+        id=uuid.uuid4(),
+        org_id=tenant.org_id,
+        workflow_id=output.workflow_id,
+        output_id=output.id,
+        event="run.finished",
+        event_key="r",
+        payload={"type": "run.finished", "data": {"status": "succeeded", "output": "the numbers", "run_url": "/r"}},
+        status="pending",
+        attempts=0,
+    )
     ses = ses_backends[ACCOUNT_ID]["us-east-1"]
     assert (await send_to(tenant.org_id, delivery, output, None)).ok
     with psycopg.connect(admin_url, autocommit=True) as conn:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.workflows import manual_fire, outputs
+from personal_agent.workflows.output_delivery_store import OutputDelivery
 from personal_agent.workflows.output_store import Output
 
 router = APIRouter(prefix="/api/v1/workflows/{workflow_id}", tags=["workflows"])
@@ -133,7 +134,7 @@ async def output_deliveries(
     operation_id="redeliver_workflow_output",
     response_model=OutputDeliveryOut,
 )
-async def redeliver(workflow_id: UUID, output_delivery_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+async def redeliver(workflow_id: UUID, output_delivery_id: UUID, principal: CurrentPrincipal) -> OutputDelivery:
     """Send a delivery again (same `webhook-id`), with a fresh set of attempts."""
     return await outputs.redeliver(principal, workflow_id, output_delivery_id)
 

@@ -1,8 +1,10 @@
 """The outputs' delivery log (`workflow_output_deliveries`): one row per output and event, with its attempts,
-last error and status. Every call runs inside an org transaction (RLS)."""
+last error and status. Every call runs inside an org transaction (RLS). A read returns a typed row (a frozen
+dataclass), never a dict."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -15,6 +17,43 @@ PUBLIC = (
     " d.updated_at"
 )
 _FROM = "workflow_output_deliveries d JOIN workflow_outputs o ON o.id = d.output_id"
+
+
+@dataclass(frozen=True)
+class OutputDelivery:
+    """A delivery as the log shows it, with its output's kind and hint."""
+
+    id: UUID
+    workflow_id: UUID
+    output_id: UUID
+    output_kind: str
+    target_hint: str
+    event: str
+    event_key: str
+    run_id: UUID | None
+    status: str
+    attempts: int
+    last_error: str | None
+    last_status_code: int | None
+    next_attempt_at: datetime | None
+    delivered_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class TakenDelivery:
+    """A delivery locked for one attempt, with the payload to send."""
+
+    id: UUID
+    org_id: UUID
+    workflow_id: UUID
+    output_id: UUID
+    event: str
+    event_key: str
+    payload: dict[str, Any]
+    status: str
+    attempts: int
 
 
 async def add(
@@ -37,14 +76,15 @@ async def add(
     return UUID(str(row["id"])) if row else None
 
 
-async def take(conn: Conn, delivery_id: UUID) -> dict[str, Any] | None:
+async def take(conn: Conn, delivery_id: UUID) -> TakenDelivery | None:
     """The delivery with its payload, locked for one attempt (None when gone)."""
     cur = await conn.execute(
         "SELECT id, org_id, workflow_id, output_id, event, event_key, payload, status, attempts"
         " FROM workflow_output_deliveries WHERE id = %s FOR UPDATE",
         [delivery_id],
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return TakenDelivery(**row) if row is not None else None
 
 
 async def record_attempt(
@@ -64,28 +104,29 @@ async def record_attempt(
     )
 
 
-async def restart(conn: Conn, workflow_id: UUID, delivery_id: UUID) -> dict[str, Any] | None:
-    """Start a delivery's attempts again (a redelivery); None when the workflow has no such delivery."""
+async def restart(conn: Conn, workflow_id: UUID, delivery_id: UUID) -> bool:
+    """Start a delivery's attempts again (a redelivery); False when the workflow has no such delivery."""
     cur = await conn.execute(
         "UPDATE workflow_output_deliveries SET status = 'pending', attempts = 0, next_attempt_at = now(),"
         " updated_at = now() WHERE id = %s AND workflow_id = %s RETURNING id",
         [delivery_id, workflow_id],
     )
-    return await cur.fetchone()
+    return await cur.fetchone() is not None
 
 
-async def get(conn: Conn, workflow_id: UUID, delivery_id: UUID) -> dict[str, Any] | None:
+async def get(conn: Conn, workflow_id: UUID, delivery_id: UUID) -> OutputDelivery | None:
     cur = await conn.execute(
         f"SELECT {PUBLIC} FROM {_FROM} WHERE d.id = %s AND d.workflow_id = %s", [delivery_id, workflow_id]
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return OutputDelivery(**row) if row is not None else None
 
 
-async def page(conn: Conn, workflow_id: UUID, before: tuple[datetime, UUID] | None, limit: int) -> list[dict[str, Any]]:
+async def page(conn: Conn, workflow_id: UUID, before: tuple[datetime, UUID] | None, limit: int) -> list[OutputDelivery]:
     """The workflow's deliveries, newest first, after the keyset `before`."""
     keyset = " AND (d.created_at, d.id) < (%s, %s)" if before else ""
     cur = await conn.execute(
         f"SELECT {PUBLIC} FROM {_FROM} WHERE d.workflow_id = %s{keyset} ORDER BY d.created_at DESC, d.id DESC LIMIT %s",
         [workflow_id, *(before or ()), limit],
     )
-    return list(await cur.fetchall())
+    return [OutputDelivery(**row) for row in await cur.fetchall()]

@@ -88,15 +88,15 @@ async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
     """Try one delivery once; returns its status afterwards (None when it is gone or already delivered)."""
     async with org_transaction(org_id) as conn:
         row = await output_delivery_store.take(conn, delivery_id)
-        if row is None or row["status"] in ("succeeded", "failed"):
+        if row is None or row.status in ("succeeded", "failed"):
             return None
-        target = await output_store.sealed_target(conn, row["output_id"])
-        workflow = await workflow_store.get_row(conn, row["workflow_id"])
+        target = await output_store.sealed_target(conn, row.output_id)
+        workflow = await workflow_store.get_row(conn, row.workflow_id)
     if target is None or workflow is None:
         return None
     output, sealed = target
     sent = await send_to(org_id, row, output, sealed)
-    attempts = int(row["attempts"]) + 1
+    attempts = row.attempts + 1
     if sent.ok:
         status, next_at, delay = "succeeded", None, 0
     elif attempts >= get_settings().output_max_attempts:
@@ -107,7 +107,7 @@ async def attempt(org_id: UUID, delivery_id: UUID) -> str | None:
     async with org_transaction(org_id) as conn:
         await output_delivery_store.record_attempt(conn, delivery_id, status, sent.error, sent.status_code, next_at)
     # The workflow's owner hears of every attempt on their feed (the delivery log's page follows it).
-    value = {"delivery_id": str(delivery_id), "workflow_id": str(row["workflow_id"]), "status": status}
+    value = {"delivery_id": str(delivery_id), "workflow_id": str(row.workflow_id), "status": status}
     await feed.announce(org_id, workflow.owner_id, "output_delivery", value)
     if status == "retrying":
         await output_queue.enqueue(output_queue.deliver_message(org_id, delivery_id), delay_seconds=delay)

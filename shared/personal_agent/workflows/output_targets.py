@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.outbox.http_post import Sent
 from personal_agent.workflows.credentials import Sealed, unseal
+from personal_agent.workflows.output_delivery_store import TakenDelivery
 from personal_agent.workflows.output_payloads import summary
 from personal_agent.workflows.output_senders import post_signed, post_text, send_email
 from personal_agent.workflows.output_store import Output
@@ -47,8 +47,8 @@ async def email_refusal(org_id: UUID, email: str) -> str | None:
         return await recipient_refusal(conn, email)
 
 
-async def send_to(org_id: UUID, delivery: dict[str, Any], output: Output, sealed: Sealed | None) -> Sent:
-    payload: dict[str, Any] = delivery["payload"]
+async def send_to(org_id: UUID, delivery: TakenDelivery, output: Output, sealed: Sealed | None) -> Sent:
+    payload = delivery.payload
     if output.kind == "email":
         refused = await email_refusal(org_id, str(output.email))
         if refused is not None:
@@ -58,5 +58,5 @@ async def send_to(org_id: UUID, delivery: dict[str, Any], output: Output, sealed
     assert sealed is not None, "URL outputs are sealed"
     opened = json.loads(await asyncio.to_thread(unseal, org_id, output.workflow_id, sealed))
     if output.kind == "webhook":
-        return await post_signed(opened["url"], opened["secret"], message_id(delivery["id"]), payload)
+        return await post_signed(opened["url"], opened["secret"], message_id(delivery.id), payload)
     return await post_text(opened["url"], summary(payload)[1])

@@ -107,17 +107,17 @@ async def delivery_log(principal: Principal, workflow_id: UUID, limit: int, curs
     more = len(rows) > limit
     return {
         "items": rows[:limit],
-        "next_cursor": encode_cursor(rows[limit - 1]["created_at"], rows[limit - 1]["id"]) if more else None,
+        "next_cursor": encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if more else None,
     }
 
 
-async def redeliver(principal: Principal, workflow_id: UUID, delivery_id: UUID) -> dict[str, Any]:
+async def redeliver(principal: Principal, workflow_id: UUID, delivery_id: UUID) -> output_delivery_store.OutputDelivery:
     """Send a delivery again (whatever its status), through the queue, with a fresh set of attempts."""
     if not get_settings().output_queue_url:
         raise ServiceUnavailable("the outputs queue is not configured (PA_OUTPUT_QUEUE_URL)", code="no_output_queue")
     async with org_transaction(principal.org_id) as conn:
         await _own_workflow(conn, principal, workflow_id)
-        if await output_delivery_store.restart(conn, workflow_id, delivery_id) is None:
+        if not await output_delivery_store.restart(conn, workflow_id, delivery_id):
             raise NotFound("delivery not found", code="delivery_not_found")
         row = await output_delivery_store.get(conn, workflow_id, delivery_id)
     await output_queue.enqueue(output_queue.deliver_message(principal.org_id, delivery_id))
