@@ -43,6 +43,12 @@ class DevServer:
     def auth(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"}
 
+    def auth_for(self, user: str, *roles: str, org: str = "e2e") -> dict[str, str]:
+        """`Authorization` for another user of `org` with `roles`, minted by `pa token` as a user would."""
+        args = [str(PA), "token", "--org", org, "--user", user, *(a for r in roles for a in ("--role", r))]
+        minted = subprocess.run(args, cwd=ROOT / "docs", env=self.env, capture_output=True, text=True, check=True)
+        return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
+
 
 @contextmanager
 def running_pa_dev(

@@ -13,8 +13,8 @@ import httpx
 import psutil
 import pytest
 
+from tests.e2e.feed_listener import FeedListener
 from tests.e2e.pa_dev import DevServer, running_pa_dev
-from tests.e2e.test_dev_server_knowledge import FeedListener
 from tests.knowledge import DOCX, PDF
 from tests.knowledge_bombs import docx_bomb, inflating_stream_pdf, memory_hog_docx
 

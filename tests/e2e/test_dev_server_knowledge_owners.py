@@ -8,7 +8,6 @@ with full confidence, so the confidence gate lets acting tools through and only 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
-from tests.e2e.test_dev_server_knowledge import FeedListener
+from tests.e2e.feed_listener import FeedListener
+from tests.e2e.pa_dev import running_pa_dev
 from tests.fake_provider import running_fake_provider
 
 ADMIN_TEXT = "Expense policy: travel over 500 euros needs the finance lead's approval before booking."
@@ -34,18 +33,6 @@ class People:
     url: str
     admin: dict[str, str]
     member: dict[str, str]
-
-
-def _token(server: DevServer, user: str, role: str) -> dict[str, str]:
-    minted = subprocess.run(
-        [str(PA), "token", "--org", "owners", "--user", user, "--role", role],
-        cwd=ROOT / "docs",
-        env=server.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
 
 
 def _confident(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -71,9 +58,9 @@ def people(tmp_path_factory: pytest.TempPathFactory) -> Iterator[People]:
         running_fake_provider(_confident) as router,
         running_pa_dev(tmp_path_factory.mktemp("pa-dev-kb-owners"), org="owners") as server,
     ):
-        admin = _token(server, "olga", "org-admin")
+        admin = server.auth_for("olga", "org-admin", org="owners")
         _use_router(server.url, admin, router.base_url)
-        yield People(server.url, admin, _token(server, "mick", "user"))
+        yield People(server.url, admin, server.auth_for("mick", "user", org="owners"))
 
 
 def _upload(url: str, auth: dict[str, str], filename: str, text: str, **extra: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ tier 0 that logs everything it is sent."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
+from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, running_fake_provider
 from tests.workflows import sign
 
@@ -61,16 +60,10 @@ def dev(tmp_path_factory: pytest.TempPathFactory, page: str) -> Iterator[DevServ
         yield s
 
 
-def _token(server: DevServer, user: str, *roles: str) -> dict[str, str]:
-    args = [str(PA), "token", "--org", "e2e", "--user", user, *(a for r in roles for a in ("--role", r))]
-    out = subprocess.run(args, cwd=ROOT / "docs", env=server.env, capture_output=True, text=True, check=True)
-    return {"Authorization": f"Bearer {out.stdout.strip().splitlines()[-1]}"}
-
-
 @pytest.fixture(scope="module")
 def cheap_model(dev: DevServer, tier0: FakeProvider) -> str:
     """The tier-0 provider, registered by an org admin (the tenant's own choice of a cheap, unregulated model)."""
-    admin = _token(dev, "alice", "org-admin")
+    admin = dev.auth_for("alice", "org-admin")
     with httpx.Client(base_url=dev.url, headers=admin, timeout=30) as http:
         body = {"name": "cheapo", "kind": "openai-compatible", "base_url": tier0.base_url, "trust_tier": 0}
         provider = http.post("/api/v1/admin/providers", json=body)
@@ -115,7 +108,7 @@ def _tool(name: str, args: dict[str, Any]) -> str:
 def test_a_sub_agent_that_fetched_an_injected_page_taints_its_parent(dev: DevServer, page: str) -> None:
     """Item 1, child to parent: the page a child fetched makes the parent's chat untrusted, so `remember` of the
     injected text is refused afterwards (before: saved, and then in every later run's instructions)."""
-    with httpx.Client(base_url=dev.url, headers=_token(dev, "carol"), timeout=60) as http:
+    with httpx.Client(base_url=dev.url, headers=dev.auth_for("carol"), timeout=60) as http:
         chat_id = _chat(http)
         events, answer = _turn(http, chat_id, _tool("delegate", {"task": _tool("web_fetch", {"url": page})}))
         assert "subagent_finished" in [e.get("name") for e in events]
@@ -127,7 +120,7 @@ def test_a_sub_agent_that_fetched_an_injected_page_taints_its_parent(dev: DevSer
 
 def test_a_sub_agent_of_a_tainted_parent_starts_tainted(dev: DevServer, page: str) -> None:
     """Item 1, parent to child: after the parent fetched the page, a child it starts cannot `remember` for it."""
-    with httpx.Client(base_url=dev.url, headers=_token(dev, "dave"), timeout=60) as http:
+    with httpx.Client(base_url=dev.url, headers=dev.auth_for("dave"), timeout=60) as http:
         chat_id = _chat(http)
         _turn(http, chat_id, _tool("web_fetch", {"url": page}))
         events, _ = _turn(http, chat_id, _tool("delegate", {"task": _tool("remember", {"fact": INJECTION})}))
@@ -141,7 +134,7 @@ def test_a_restricted_memory_never_reaches_a_tier_0_model(
 ) -> None:
     """Item 2: a memory saved in a restricted chat carries its tier; a standard chat on a tier-0 model runs without
     it (before: recalled into the tier-0 model's instructions)."""
-    with httpx.Client(base_url=dev.url, headers=_token(dev, "erin"), timeout=60) as http:
+    with httpx.Client(base_url=dev.url, headers=dev.auth_for("erin"), timeout=60) as http:
         _, saved = _turn(http, _chat(http, "restricted"), _tool("remember", {"fact": SECRET_MEMORY}))
         assert "Saved" in saved and _memories(http) == [SECRET_MEMORY]
         before = len(tier0.requests)
@@ -155,7 +148,7 @@ def test_a_chat_is_never_downgraded_below_what_entered_it(
 ) -> None:
     """Item 2: a restricted chat that holds a restricted turn cannot be set to `standard` (409), so its history
     never goes to a tier-0 model (before: PATCH 200, and the next turn sent the restricted turn to it)."""
-    with httpx.Client(base_url=dev.url, headers=_token(dev, "frank"), timeout=60) as http:
+    with httpx.Client(base_url=dev.url, headers=dev.auth_for("frank"), timeout=60) as http:
         chat_id = _chat(http, "restricted")
         _turn(http, chat_id, SECRET_TURN)
         patched = http.patch(f"/api/v1/chats/{chat_id}", json={"classification": "standard"})
@@ -172,7 +165,7 @@ def test_a_chat_is_never_downgraded_below_what_entered_it(
 def test_a_webhook_run_leaves_its_chat_untrusted(dev: DevServer) -> None:
     """Item 3: continuing a workflow's chat after a webhook run keeps it tainted (before: `remember` saved the
     webhook's injected text)."""
-    with httpx.Client(base_url=dev.url, headers=_token(dev, "gina"), timeout=60) as http:
+    with httpx.Client(base_url=dev.url, headers=dev.auth_for("gina"), timeout=60) as http:
         created = http.post("/api/v1/workflows", json={"name": "inbox", "prompt_template": "{{body}}", "model": DEMO})
         assert created.status_code == 201, created.text
         workflow = created.json()
@@ -191,7 +184,7 @@ def test_a_webhook_run_leaves_its_chat_untrusted(dev: DevServer) -> None:
 def test_a_second_run_on_a_busy_chat_is_refused(dev: DevServer) -> None:
     """Item 12: while a run waits for an approval, concurrent POSTs on its chat are refused with 409
     `run_in_progress`, and nothing of theirs is stored; once it ends, the chat takes a run again."""
-    headers = _token(dev, "hank")
+    headers = dev.auth_for("hank")
     with httpx.Client(base_url=dev.url, headers=headers, timeout=60) as http:
         chat_id = _chat(http)
         acting = _tool("send_demo_message", {"to": "team", "text": "hi"})

@@ -8,7 +8,6 @@ at another origin drops its auth header, so the second server never receives it.
 from __future__ import annotations
 
 import socket
-import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from personal_agent.local.demo_mcp import DemoLog
-from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
+from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.live_server import LiveServer
 from tests.mcp_demo import SECRET, serve_demo
 
@@ -80,18 +79,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
             stop_ssh.set()
 
 
-def _admin(dev: DevServer, org: str = "e2e") -> dict[str, str]:
-    minted = subprocess.run(
-        [str(PA), "token", "--org", org, "--user", "boss", "--role", "org-admin"],
-        cwd=ROOT / "docs",
-        env=dev.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
-
-
 def _create(http: httpx.Client, auth: dict[str, str], name: str, url: str, **extra: Any) -> httpx.Response:
     return http.post(SERVERS, headers=auth, json={"name": name, "url": url, "trust_tier": 2, **extra})
 
@@ -113,7 +100,7 @@ def test_internal_urls_metadata_and_command_lines_are_refused(world: World) -> N
         "sixtofour": f"http://[2002:7f00:1::]:{internal.port}/mcp",
     }
     with httpx.Client(base_url=world.dev.url, timeout=60) as http:
-        headers = _admin(world.dev)
+        headers = world.dev.auth_for("boss", "org-admin")
         for name, url in refused.items():
             answer = _create(http, headers, name, url)
             assert (answer.status_code, answer.json()["code"]) == (422, "mcp_url_refused"), (name, answer.text)
@@ -126,7 +113,7 @@ def test_internal_urls_metadata_and_command_lines_are_refused(world: World) -> N
 def test_every_connection_failure_is_one_opaque_code(world: World) -> None:
     errors = {}
     with httpx.Client(base_url=world.dev.url, timeout=60) as http:
-        headers = _admin(world.dev)
+        headers = world.dev.auth_for("boss", "org-admin")
         for kind, port in world.failing.items():
             created = _create(http, headers, f"fail-{kind}", f"http://127.0.0.1:{port}/mcp")
             assert created.status_code == 201, created.text
@@ -137,7 +124,7 @@ def test_every_connection_failure_is_one_opaque_code(world: World) -> None:
 
 def test_the_demo_server_pa_dev_runs_itself_still_works(world: World) -> None:
     with httpx.Client(base_url=world.dev.url, timeout=60) as http:
-        headers = _admin(world.dev, org="acme")
+        headers = world.dev.auth_for("boss", "org-admin", org="acme")
         demo = next(s for s in http.get(SERVERS, headers=headers).json()["items"] if s["name"] == "demo")
         found = _tools(http, headers, demo["id"])
     assert found["reachable"] is True and {t["name"] for t in found["tools"]} == {"demo_weather", "demo_post_note"}
@@ -146,7 +133,7 @@ def test_the_demo_server_pa_dev_runs_itself_still_works(world: World) -> None:
 def test_moving_a_server_to_another_origin_drops_its_secret(world: World) -> None:
     (first, first_log), (second, second_log) = world.first, world.second
     with httpx.Client(base_url=world.dev.url, timeout=60) as http:
-        headers = _admin(world.dev)
+        headers = world.dev.auth_for("boss", "org-admin")
         created = _create(http, headers, "crm", f"{first.url}/mcp", headers={"Authorization": SECRET})
         assert created.status_code == 201, created.text
         server_id = created.json()["id"]

@@ -7,14 +7,13 @@ refused; the operator allow-lists loopback for these fake servers)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
+from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, running_fake_provider
 
 BYOK_KEY = "sk-acme-org-key-4f8b2c9d1e"
@@ -28,18 +27,6 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer,
         running_pa_dev(tmp_path_factory.mktemp("pa-dev-provider-keys")) as server,
     ):
         yield server, entered, chosen_later
-
-
-def _admin(server: DevServer) -> dict[str, str]:
-    minted = subprocess.run(
-        [str(PA), "token", "--org", "e2e", "--user", "boss", "--role", "org-admin"],
-        cwd=ROOT / "docs",
-        env=server.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
 
 
 def _provider(http: httpx.Client, headers: dict[str, str], **body: Any) -> httpx.Response:
@@ -66,7 +53,7 @@ def test_a_byok_key_never_reaches_a_server_chosen_after_it_was_entered(
     world: tuple[DevServer, FakeProvider, FakeProvider],
 ) -> None:
     server, entered, chosen_later = world
-    admin = _admin(server)
+    admin = server.auth_for("boss", "org-admin")
     with httpx.Client(base_url=server.url, timeout=60) as http:
         key = http.post("/api/v1/keys", headers=admin, json={"provider": "acme", "key": BYOK_KEY})
         assert key.status_code == 201, key.text
@@ -106,5 +93,5 @@ def test_a_provider_base_url_off_the_public_internet_is_refused(
 ) -> None:
     server, _, _ = world
     with httpx.Client(base_url=server.url, timeout=60) as http:
-        refused = _provider(http, _admin(server), name="probe", base_url=base_url, trust_tier=0)
+        refused = _provider(http, server.auth_for("boss", "org-admin"), name="probe", base_url=base_url, trust_tier=0)
     assert (refused.status_code, refused.json()["code"]) == (422, "address_not_allowed"), refused.text

@@ -6,29 +6,16 @@ route it; the member's own triggered runs recall their memories only once the me
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
+from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, running_fake_provider
 
 SECRET = "my locker code is 7312-PELICAN"
-
-
-def _token(server: DevServer, user: str, role: str) -> dict[str, str]:
-    minted = subprocess.run(
-        [str(PA), "token", "--org", "e2e", "--user", user, "--role", role],
-        cwd=ROOT / "docs",
-        env=server.env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +40,7 @@ def test_an_org_admin_cannot_fire_a_members_workflow_and_triggered_runs_recall_o
     world: tuple[DevServer, FakeProvider],
 ) -> None:
     server, fake = world
-    admin, member = _token(server, "boss", "org-admin"), _token(server, "mia", "user")
+    admin, member = server.auth_for("boss", "org-admin"), server.auth_for("mia", "user")
     with httpx.Client(base_url=server.url, timeout=60) as http:
         provider = http.post(
             "/api/v1/admin/providers",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from personal_agent.chats.store import TranscriptRow
+from personal_agent.chats.message_store import TranscriptRow
 from personal_agent.chats.transcript import row_items
 
 

@@ -22,8 +22,8 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
+from personal_agent.chats import message_store
 from personal_agent.chats import service as chats
-from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError
 from personal_agent.identity.principal import Principal
@@ -125,7 +125,7 @@ async def get_run(run_id: str) -> RunResult:
     with _as_tool_errors():
         view = await runs.run_view(principal, _uuid(run_id, "run"))
         async with org_transaction(principal.org_id) as conn:
-            messages = await chat_store.run_messages(conn, UUID(view["id"]))
+            messages = await message_store.run_messages(conn, UUID(view["id"]))
     return RunResult(
         run_id=view["id"],
         chat_id=view["chat_id"],

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Literal
 from uuid import UUID
 
-from personal_agent.chats import store
+from personal_agent.chats import message_store
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 
@@ -25,12 +25,12 @@ async def resolve_parent(conn: Conn, chat_id: UUID, parent: Parent, regenerate: 
     if parent == "latest":
         if regenerate:
             raise InvalidInput("a regenerate names the user message to answer again", code="parent_required")
-        return await store.latest_message_id(conn, chat_id)
+        return await message_store.latest_message_id(conn, chat_id)
     if parent is None:
         if regenerate:
             raise InvalidInput("a regenerate names the user message to answer again", code="parent_required")
         return None
-    node = await store.message_node(conn, chat_id, parent)
+    node = await message_store.message_node(conn, chat_id, parent)
     if node is None:
         raise NotFound("message not found", code="message_not_found")
     if regenerate and not (node.kind == "request" and _is_user_turn(node.message)):
@@ -43,7 +43,7 @@ async def resolve_parent(conn: Conn, chat_id: UUID, parent: Parent, regenerate: 
 async def branch_leaf(conn: Conn, chat_id: UUID, leaf: int | None) -> int | None:
     """The leaf of the branch to show: the newest message below `leaf` (the chat's newest message when None)."""
     if leaf is None:
-        return await store.latest_message_id(conn, chat_id)
-    if await store.message_node(conn, chat_id, leaf) is None:
+        return await message_store.latest_message_id(conn, chat_id)
+    if await message_store.message_node(conn, chat_id, leaf) is None:
         raise NotFound("message not found", code="message_not_found")
-    return await store.newest_descendant(conn, chat_id, leaf)
+    return await message_store.newest_descendant(conn, chat_id, leaf)

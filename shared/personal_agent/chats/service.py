@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from personal_agent.chats import store
+from personal_agent.chats import message_store, store
 from personal_agent.chats.branches import branch_leaf
 from personal_agent.chats.store import ChatRow
 from personal_agent.chats.transcript import TranscriptPage, parse_cursor
@@ -96,13 +96,14 @@ async def transcript_page(
     async with org_transaction(principal.org_id) as conn:
         tip = await branch_leaf(conn, chat_id, leaf)
         while tip is not None and not page.full:
-            rows = await store.message_rows_before(conn, chat_id, tip, upper, TRANSCRIPT_BATCH)
+            rows = await message_store.message_rows_before(conn, chat_id, tip, upper, TRANSCRIPT_BATCH)
             for row in rows:
                 if not page.add_row(row):
                     break
             if len(rows) < TRANSCRIPT_BATCH:
                 break
             upper = rows[-1].id - 1
-        summary = await store.latest_summary(conn, chat_id, await store.branch_ids(conn, chat_id, tip)) if tip else None
+        covered = await message_store.branch_ids(conn, chat_id, tip) if tip else []
+        summary = await message_store.latest_summary(conn, chat_id, covered) if tip else None
     marker = {"summarised_upto": summary.parent_id} if summary else {}
     return {**page.body(), "leaf_id": tip, **marker}

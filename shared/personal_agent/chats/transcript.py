@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from personal_agent.chats.attachment_refs import described
-from personal_agent.chats.store import TranscriptRow
+from personal_agent.chats.message_store import TranscriptRow
 from personal_agent.errors import InvalidInput
 
 PAGE_BYTES = 4 * 1024 * 1024

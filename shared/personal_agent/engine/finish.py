@@ -18,6 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from personal_agent import observability
 from personal_agent.approvals import store as approval_store
+from personal_agent.chats import message_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import subagent_events
@@ -53,9 +54,9 @@ async def end_run(
         if finished:  # what the run still waited on can no longer be decided
             await approval_store.expire_for_ended_run(conn, spec.org_id, spec.run_id, status)
         if finished and spec.parent_run_id is None:
-            tip = await chat_store.run_tip(conn, spec.run_id)  # its user turn (none for a regenerate)
+            tip = await message_store.run_tip(conn, spec.run_id)  # its user turn (none for a regenerate)
             parent = tip if tip is not None else spec.parent_message_id
-            await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
+            await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
             await chat_store.raise_labels(conn, spec.chat_id, run_labels(spec, messages))  # what entered stays
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:

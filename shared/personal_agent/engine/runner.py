@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from pydantic_ai.usage import UsageLimits
 
 from personal_agent import observability
-from personal_agent.chats import store as chat_store
+from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
@@ -67,11 +67,11 @@ async def _start(spec: RunSpec, emitter: RunEmitter) -> tuple[store.Checkpoint, 
         if existing is not None:
             return existing, None
         upto = await _branch_tip(conn, spec) if spec.history == "chat" else None
-        prior = await chat_store.branch_messages(conn, spec.chat_id, upto)
+        prior = await message_store.branch_messages(conn, spec.chat_id, upto)
         own = (
             [_task_request(spec.delegation.task)]
             if spec.delegation
-            else await chat_store.run_messages(conn, spec.run_id)
+            else await message_store.run_messages(conn, spec.run_id)
         )
         messages = prior + own
         if spec.router_model is None:  # unclassified: nothing to ask
@@ -122,7 +122,7 @@ async def _branch_tip(conn: Any, spec: RunSpec) -> int | None:
     """The last chat message before the run: the run sees the branch from the chat's first turn down to it."""
     if spec.parent_message_id is not None or spec.regenerate:
         return spec.parent_message_id
-    return await chat_store.run_parent(conn, spec.run_id)  # a run launched before branches (0021)
+    return await message_store.run_parent(conn, spec.run_id)  # a run launched before branches (0021)
 
 
 def _task_request(task: str) -> Any:

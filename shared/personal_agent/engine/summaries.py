@@ -13,7 +13,7 @@ from typing import Any
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
-from personal_agent.chats import store as chat_store
+from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import usage
 from personal_agent.engine.context_window import (
@@ -45,8 +45,8 @@ async def _prior_ids(spec: RunSpec) -> list[int]:
     async with org_transaction(spec.org_id) as conn:
         upto = spec.parent_message_id
         if upto is None and not spec.regenerate:
-            upto = await chat_store.run_parent(conn, spec.run_id)
-        return await chat_store.branch_ids(conn, spec.chat_id, upto) if upto is not None else []
+            upto = await message_store.run_parent(conn, spec.run_id)
+        return await message_store.branch_ids(conn, spec.chat_id, upto) if upto is not None else []
 
 
 def _fits(messages: list[ModelMessage], cut: int, summary_tokens: int, budget: int) -> bool:
@@ -60,7 +60,7 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
     ids = ids if len(ids) <= len(messages) else []
     cuts = [c for c in user_turns(messages) if 0 < c <= len(ids)]
     async with org_transaction(spec.org_id) as conn:
-        stored = await chat_store.latest_summary(conn, spec.chat_id, ids) if cuts else None
+        stored = await message_store.latest_summary(conn, spec.chat_id, ids) if cuts else None
     if stored is not None:
         reuse = ids.index(stored.parent_id) + 1
         text = str(stored.message["parts"][0]["content"])
@@ -72,7 +72,7 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
     if cut is None:
         return None, None
     async with org_transaction(spec.org_id) as conn:
-        base = await chat_store.latest_summary(conn, spec.chat_id, ids[:cut])
+        base = await message_store.latest_summary(conn, spec.chat_id, ids[:cut])
     start = ids.index(base.parent_id) + 1 if base else 0
     earlier = f"Earlier summary: {base.message['parts'][0]['content']}\n" if base else ""
     # A summary of tainted or classified turns is itself tainted or classified; the router that writes it must
@@ -102,7 +102,7 @@ async def _summarise(
     room = max(1000, (router.context_window - limit - 500) * 3)
     prompt = conversation[-room:]
     async with org_transaction(spec.org_id) as conn:
-        index = -2 - await chat_store.count_run_summaries(conn, spec.run_id)
+        index = -2 - await message_store.count_run_summaries(conn, spec.run_id)
     await reserve_request(spec, index, [ModelRequest.user_text_prompt(prompt)], (router,))
     try:
         agent: Agent[None, str] = Agent(await build_one(spec.org_id, router, tier), instructions=SUMMARY_INSTRUCTIONS)
@@ -113,7 +113,7 @@ async def _summarise(
     text = result.output.strip()[: limit * 3] or left_out
     response = next((m for m in reversed(result.all_messages()) if isinstance(m, ModelResponse)), None)
     async with org_transaction(spec.org_id) as conn:
-        summary_id = await chat_store.insert_summary(
+        summary_id = await message_store.insert_summary(
             conn, spec.org_id, spec.chat_id, spec.run_id, covers, text, result_metadata(labels)
         )
         if response is not None:

@@ -10,6 +10,7 @@ from uuid import UUID
 
 from personal_agent.attachments import service as attachments
 from personal_agent.attachments.vision import plan_for_images
+from personal_agent.chats import message_store
 from personal_agent.chats import store as chat_store
 from personal_agent.chats.branches import Parent, resolve_parent
 from personal_agent.db import org_transaction
@@ -41,10 +42,8 @@ from personal_agent.spec.run_spec import (
 )
 from personal_agent.tools.registry import default_tool_names, get_tool
 
-DEFAULT_INSTRUCTIONS = (
-    "You are Personal Agent, a helpful assistant. Answer clearly and concisely in Markdown. "
-    "Use tools when they help; never invent tool results."
-)
+DEFAULT_INSTRUCTIONS = "You are Personal Agent, a helpful assistant. Answer clearly and concisely in Markdown. \
+Use tools when they help; never invent tool results."
 
 
 @dataclass(frozen=True)
@@ -280,7 +279,7 @@ async def _store_turn(
     leased = Leased(owner, row) if owner else None
     if not request.regenerate:
         turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))
-        await chat_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn], parent)
+        await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn], parent)
     return spec, leased
 
 

@@ -219,7 +219,7 @@ async def latest_checkpoint(conn: Conn, run_id: UUID) -> Checkpoint | None:
     messages = row["messages"]
     prefix = row["state"].get("chat_prefix")
     if prefix:
-        from personal_agent.chats.store import branch_messages
+        from personal_agent.chats.message_store import branch_messages
 
         prior = await branch_messages(conn, UUID(prefix["chat_id"]), int(prefix["upto"]))
         messages = prior + messages

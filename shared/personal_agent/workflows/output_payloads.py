@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.approvals import store as approval_store
-from personal_agent.chats import store as chat_store
+from personal_agent.chats import message_store
 from personal_agent.db.pool import Conn
 from personal_agent.runs import store as run_store
 from personal_agent.settings import get_settings
@@ -39,7 +39,7 @@ async def _name(conn: Conn, workflow_id: UUID) -> str:
 async def run_payload(conn: Conn, workflow_id: UUID, run_id: UUID) -> dict[str, Any]:
     run = await run_store.get_run(conn, run_id)
     assert run is not None, "a finished run is in the database"
-    output = _answer(await chat_store.run_messages(conn, run_id)) if run["status"] == "succeeded" else ""
+    output = _answer(await message_store.run_messages(conn, run_id)) if run["status"] == "succeeded" else ""
     data = {
         "workflow_id": str(workflow_id),
         "workflow_name": await _name(conn, workflow_id),
