@@ -3383,7 +3383,7 @@ export interface components {
          */
         ResumeExpired: {
             /** After */
-            after: string;
+            after: string | null;
             /**
              * Reason
              * @constant

@@ -88,7 +88,8 @@ class HistorySummarised(_Value):
 class ResumeExpired(_Value):
     """The relay no longer keeps the events after `after`: reload the transcript from the API."""
 
-    after: str
+    after: str | None
+    """The Last-Event-ID the client resumed from (None: it read from the start)."""
     reason: Literal["retention"]
 
 

@@ -10,6 +10,7 @@ from ag_ui.core import CustomEvent
 
 from personal_agent.engine.emitter import encode
 from personal_agent.errors import Forbidden
+from personal_agent.events import custom
 from personal_agent.identity.principal import Principal
 from personal_agent.stream.relay import sse
 
@@ -26,7 +27,9 @@ async def while_permitted(principal: Principal, frames: AsyncIterator[str], ever
             try:
                 await ensure_member_active(principal.org_id, principal.user_id)
             except Forbidden as refused:
-                revoked = CustomEvent(name="access_revoked", value={"code": refused.code, "message": refused.message})
+                value = {"code": refused.code, "message": refused.message}
+                custom.check("run", "access_revoked", value)
+                revoked = CustomEvent(name="access_revoked", value=value)
                 yield sse(None, encode(revoked))
                 return
         yield frame

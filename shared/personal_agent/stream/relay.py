@@ -14,6 +14,7 @@ from ag_ui.core import CustomEvent
 from personal_agent.bus import BusEntry, EventBus, get_bus
 from personal_agent.engine.emitter import encode
 from personal_agent.errors import InvalidInput
+from personal_agent.events import custom
 from personal_agent.settings import get_settings
 from personal_agent.stream import fanout
 
@@ -74,7 +75,9 @@ async def relay(
         if (first is None and (after is not None or await is_gone())) or (
             first is not None and after is not None and _id_tuple(after) < _id_tuple(first)
         ):
-            expired = CustomEvent(name="resume_expired", value={"after": after, "reason": "retention"})
+            value = {"after": after, "reason": "retention"}
+            custom.check("run", "resume_expired", value)
+            expired = CustomEvent(name="resume_expired", value=value)
             yield sse(None, encode(expired))
             return
         if stop_on_terminal and after is not None and await _ended_at(bus, stream, after):
