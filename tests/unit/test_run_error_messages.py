@@ -4,18 +4,35 @@ message says the HTTP status and the model; the errors are pydantic-ai's own, as
 
 from __future__ import annotations
 
+import uuid
+
 from pydantic_ai.exceptions import FallbackExceptionGroup, ModelAPIError, ModelHTTPError, UnexpectedModelBehavior
 
 from personal_agent.engine.failures import run_error
 from personal_agent.governance.keys import KeyEndpointMismatch
 from personal_agent.models.provider_address import ProviderAddressRefused
+from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 BODY = {"error": {"message": "Incorrect API key provided: sk-live-7d3e9a1c. You said: the merger closes Friday"}}
 
 
-def test_a_model_http_error_says_status_and_model_only() -> None:
+def test_a_model_http_error_says_status_provider_and_model_only() -> None:
     error = run_error(ModelHTTPError(401, "gpt-4o-mini", BODY))
     assert error == {"code": "model_error", "message": "the model provider answered HTTP 401 (model gpt-4o-mini)"}
+    spec = RunSpec(
+        run_id=uuid.uuid4(),
+        org_id=uuid.uuid4(),
+        user_id=None,
+        chat_id=uuid.uuid4(),
+        model="cheapo:gpt-4o-mini",
+        model_chain=(
+            ModelRef(id="cheapo:gpt-4o-mini", provider="cheapo", kind="openai", tier=0, model_name="gpt-4o-mini"),
+        ),
+        instructions="i",
+        mode="inline",
+    )
+    named = run_error(ModelHTTPError(401, "gpt-4o-mini", BODY), spec)
+    assert named["message"] == "the model provider cheapo answered HTTP 401 (model gpt-4o-mini)"
 
 
 def test_no_failure_of_a_model_carries_the_body_it_answered() -> None:

@@ -6,6 +6,7 @@ workflow outputs. A model error says the HTTP status and which model answered, n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_ai.exceptions import (
@@ -22,6 +23,7 @@ from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.governance.keys import KeyEndpointMismatch
 from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.models.provider_address import ProviderAddressRefused
+from personal_agent.spec.run_spec import RunSpec
 
 
 class RunLimitExceeded(Exception):
@@ -40,26 +42,30 @@ RUN_FAILURES = (
 """The exceptions the engine turns into a failed run; anything else is a bug (the driver fails the run)."""
 
 
-def model_error_message(exc: BaseException) -> str:
-    """What the run may say of a model's failure: its status and model, never the body it answered."""
+def model_error_message(exc: BaseException, providers: Mapping[str, str] | None = None) -> str:
+    """What the run may say of a model's failure: its status, provider and model, never the body it answered.
+    `providers`: the provider of each model name the run may call (its spec's chain)."""
+    who = f"the model provider {(providers or {}).get(getattr(exc, 'model_name', ''), '')}".rstrip()
     if isinstance(exc, ModelHTTPError):
-        return f"the model provider answered HTTP {exc.status_code} (model {exc.model_name})"
+        return f"{who} answered HTTP {exc.status_code} (model {exc.model_name})"
     if isinstance(exc, ModelAPIError):
-        return f"the model provider could not be reached (model {exc.model_name})"
+        return f"{who} could not be reached (model {exc.model_name})"
     if isinstance(exc, UnexpectedModelBehavior):
         return f"the model answered something unexpected: {exc.message}"
     if isinstance(exc, FallbackExceptionGroup):
-        return "every model failed: " + "; ".join(model_error_message(e) for e in exc.exceptions)
+        return "every model failed: " + "; ".join(model_error_message(e, providers) for e in exc.exceptions)
     if isinstance(exc, AgentRunError | RunLimitExceeded):
         return str(exc)  # pydantic-ai's or our own words (limits, retries), not a server's
     return f"the model failed ({type(exc).__name__})"
 
 
-def run_error(exc: BaseException) -> dict[str, Any]:
+def run_error(exc: BaseException, spec: RunSpec | None = None) -> dict[str, Any]:
     """The run's `error` (and its RUN_ERROR event): `limit_exceeded`, the budget's, the gate's or the key's own
-    code, or `model_error`."""
+    code, or `model_error` naming the provider of the run's model that failed (from `spec`)."""
     if isinstance(exc, AppError):
         return {"code": exc.code, "message": exc.message[:500]}
     if isinstance(exc, RunLimitExceeded | UsageLimitExceeded):
         return {"code": "limit_exceeded", "message": str(exc)[:500]}
-    return {"code": "model_error", "message": model_error_message(exc)[:500]}
+    refs = [*spec.model_chain, *([spec.router_model] if spec.router_model else [])] if spec else []
+    providers = {ref.model_name: ref.provider for ref in refs}
+    return {"code": "model_error", "message": model_error_message(exc, providers)[:500]}

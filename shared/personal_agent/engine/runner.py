@@ -172,7 +172,7 @@ async def _drive(
         try:
             deferred = await children_results(spec, cp)
         except BudgetExceeded as exc:
-            return await _end(drive, "failed", run_error(exc))
+            return await _end(drive, "failed", run_error(exc, spec))
         if deferred is None:
             return drive.outcome("delegating", children=[str(c) for c in cp.state.get("children", [])])
     try:
@@ -181,7 +181,7 @@ async def _drive(
         return await _cancelled(drive)
     except RUN_FAILURES as exc:
         await emitter.emit(*drive.translator.close_open())
-        return await _end(drive, "failed", run_error(exc))
+        return await _end(drive, "failed", run_error(exc, spec))
     if not finished:
         return drive.outcome("continue")
     if isinstance(output, DeferredToolRequests):
