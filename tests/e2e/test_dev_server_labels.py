@@ -191,6 +191,9 @@ def test_a_second_run_on_a_busy_chat_is_refused(dev: DevServer) -> None:
         started = http.post(f"/api/v1/chats/{chat_id}/runs", json={"message": acting, "mode": "durable", "model": DEMO})
         assert started.status_code == 202, started.text
         run_url = started.json()["status_url"]
+        with http.stream("GET", started.json()["events_url"]) as stream:  # until it waits for the person
+            waiting = next(line for line in stream.iter_lines() if '"approval_requested"' in line)
+        assert waiting
 
         def post(i: int) -> httpx.Response:
             with httpx.Client(base_url=dev.url, headers=headers, timeout=60) as other:
