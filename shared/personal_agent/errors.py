@@ -56,5 +56,26 @@ class ServiceUnavailable(AppError):
     code = "unavailable"
 
 
+class DependencyUnavailable(Exception):
+    """The bus or the database stayed unreachable past `PA_DEPENDENCY_RETRY_SECONDS` (or at once, where waiting is
+    not an option: an API request). Never a run failure: a run that meets it is paused at its last checkpoint and
+    resumed by recovery; the API answers 503 `dependency_unavailable` with `Retry-After: retry_after`."""
+
+    code = "dependency_unavailable"
+
+    def __init__(self, dependency: str, message: str | None = None, *, retry_after: float = 5.0) -> None:
+        self.dependency = dependency  # "bus" or "database"
+        self.retry_after = max(1.0, float(retry_after))  # seconds a caller should wait before trying again
+        self.message = message or f"the {dependency} is unavailable; try again shortly"
+        super().__init__(self.message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_dependency_unavailable, (self.dependency, self.message, self.retry_after))
+
+
+def _dependency_unavailable(dependency: str, message: str, retry_after: float) -> DependencyUnavailable:
+    return DependencyUnavailable(dependency, message, retry_after=retry_after)
+
+
 class ConfigurationError(Exception):
     """The environment is not set up to run: one clear line says what and how to fix it."""

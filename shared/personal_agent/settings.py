@@ -86,6 +86,9 @@ class Settings(BaseSettings):
     run_max_attempts: int = Field(3, ge=1, validation_alias=_env("PA_RUN_MAX_ATTEMPTS"))
     # How often the dev server looks for inline runs whose worker died (it also looks once at start).
     run_recovery_interval_seconds: float = Field(10.0, gt=0, validation_alias=_env("PA_RUN_RECOVERY_INTERVAL_SECONDS"))
+    # How long a run waits out an unreachable bus or database (publishes, checkpoint and ledger writes retry with
+    # backoff meanwhile); past it the run is paused at its last checkpoint, lease released, and recovery resumes it.
+    dependency_retry_seconds: float = Field(60.0, ge=0, validation_alias=_env("PA_DEPENDENCY_RETRY_SECONDS"))
 
     # Workflow schedules on EventBridge Scheduler (the template sets these; local mode targets moto's
     # `pa-triggers` and the dev server's scheduler loop fires what is due).
