@@ -11,11 +11,20 @@ from typing import Any
 
 import pytest
 
+from personal_agent.approvals import store as approval_store
 from personal_agent.chats import store as chat_store
 from personal_agent.workflows import delivery_store, output_delivery_store, output_store, schedule_store
 from personal_agent.workflows import store as workflow_store
 
-TYPED_STORES = (chat_store, workflow_store, delivery_store, schedule_store, output_store, output_delivery_store)
+TYPED_STORES = (
+    chat_store,
+    workflow_store,
+    delivery_store,
+    schedule_store,
+    output_store,
+    output_delivery_store,
+    approval_store,
+)
 
 
 def _untyped(annotation: Any) -> bool:

@@ -15,6 +15,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.approvals.store import ApprovalRow
 from personal_agent.errors import AppError, InvalidInput
 from personal_agent.lifecycle import approval_decisions as approvals
 
@@ -95,21 +96,21 @@ def check_arguments(arguments: dict[str, Any] | None) -> None:
         )
 
 
-def _view(row: dict[str, Any]) -> dict[str, Any]:
+def _view(row: ApprovalRow) -> dict[str, Any]:
     return {
-        "id": str(row["id"]),
-        "run_id": str(row["run_id"]),
-        "chat_id": str(row["chat_id"]) if row["chat_id"] else None,
-        "tool": row["tool_name"],
-        "tool_call_id": row["tool_call_id"],
-        "args": row["args"],
-        "status": row["status"],
-        "reason": row["reason"],
-        "edited_args": row["edited_args"],
-        "decided_by": str(row["decided_by"]) if row["decided_by"] else None,
-        "decided_at": row["decided_at"].isoformat() if row["decided_at"] else None,
-        "expires_at": row["expires_at"].isoformat(),
-        "created_at": row["created_at"].isoformat(),
+        "id": str(row.id),
+        "run_id": str(row.run_id),
+        "chat_id": str(row.chat_id) if row.chat_id else None,
+        "tool": row.tool_name,
+        "tool_call_id": row.tool_call_id,
+        "args": row.args,
+        "status": row.status,
+        "reason": row.reason,
+        "edited_args": row.edited_args,
+        "decided_by": str(row.decided_by) if row.decided_by else None,
+        "decided_at": row.decided_at.isoformat() if row.decided_at else None,
+        "expires_at": row.expires_at.isoformat(),
+        "created_at": row.created_at.isoformat(),
     }
 
 

@@ -19,4 +19,4 @@ async def audit_trail(principal: Principal, limit: int, cursor: str | None) -> d
     async with org_transaction(principal.org_id) as conn:
         rows = await store.audit_page(conn, before, limit + 1)
     more = len(rows) > limit
-    return {"items": rows[:limit], "next_cursor": str(rows[limit - 1]["id"]) if more else None}
+    return {"items": rows[:limit], "next_cursor": str(rows[limit - 1].id) if more else None}

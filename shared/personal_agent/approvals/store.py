@@ -4,6 +4,7 @@ that reuses ids across rounds gets one approval per round."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -17,6 +18,84 @@ PUBLIC = (
 )
 EXPIRED_REASON = "no decision before the approval timed out"
 RUN_ENDED_REASON = "the run ended before a decision"
+
+
+@dataclass(frozen=True)
+class ApprovalRow:
+    """An approval as its owner and org admins see it (`PUBLIC`)."""
+
+    id: UUID
+    run_id: UUID
+    chat_id: UUID | None
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    status: str
+    reason: str | None
+    edited_args: dict[str, Any] | None
+    decided_by: UUID | None
+    decided_at: datetime | None
+    expires_at: datetime
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class LockedApproval(ApprovalRow):
+    """The whole row, locked for a decision: who owns it and which wait of the run it belongs to."""
+
+    org_id: UUID
+    owner_id: UUID | None
+    checkpoint_seq: int
+    task_token: str | None
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """The row a wait stored for one deferred tool call (`inserted`: this call stored it, not a retried step)."""
+
+    id: UUID
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    expires_at: datetime
+    inserted: bool
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """One approval of a wait and its decision so far."""
+
+    tool_call_id: str
+    status: str
+    reason: str | None
+    edited_args: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One line of the approval audit trail, with its approval's tool, run, chat, owner and status."""
+
+    id: int
+    approval_id: UUID
+    actor_id: UUID | None
+    action: str
+    detail: dict[str, Any]
+    at: datetime
+    tool_name: str
+    run_id: UUID
+    chat_id: UUID | None
+    owner_id: UUID | None
+    status: str
+
+
+@dataclass(frozen=True)
+class WaitingApproval:
+    """A pending approval as a notification names it."""
+
+    id: UUID
+    tool_name: str
+    chat_id: UUID | None
+    run_id: UUID
 
 
 async def audit(
@@ -36,7 +115,7 @@ async def add_pending(
     tool_name: str,
     args: dict[str, Any],
     expires_at: datetime,
-) -> dict[str, Any]:
+) -> PendingApproval:
     """One pending approval of the wait at checkpoint `seq`; a retried step gets its own row back (audited once)."""
     cur = await conn.execute(
         "INSERT INTO approvals (org_id, run_id, chat_id, owner_id, checkpoint_seq, tool_call_id, tool_name,"
@@ -47,21 +126,22 @@ async def add_pending(
     )
     row = await cur.fetchone()
     assert row is not None
-    if row["inserted"]:
-        await audit(conn, spec.org_id, row["id"], None, "requested", {"tool": tool_name})
-    return row
+    pending = PendingApproval(**row)
+    if pending.inserted:
+        await audit(conn, spec.org_id, pending.id, None, "requested", {"tool": tool_name})
+    return pending
 
 
-async def decisions_for(conn: Conn, run_id: UUID, seq: int) -> list[dict[str, Any]]:
+async def decisions_for(conn: Conn, run_id: UUID, seq: int) -> list[ApprovalDecision]:
     """The approvals of one wait, with their decisions so far."""
     cur = await conn.execute(
         "SELECT tool_call_id, status, reason, edited_args FROM approvals WHERE run_id = %s AND checkpoint_seq = %s",
         [run_id, seq],
     )
-    return list(await cur.fetchall())
+    return [ApprovalDecision(**row) for row in await cur.fetchall()]
 
 
-async def list_rows(conn: Conn, owner_id: UUID | None, status: str | None) -> list[dict[str, Any]]:
+async def list_rows(conn: Conn, owner_id: UUID | None, status: str | None) -> list[ApprovalRow]:
     """The newest 200 approvals, of one owner (None: everyone's) and in one status (None: any)."""
     clauses: list[str] = []
     params: list[Any] = []
@@ -73,13 +153,17 @@ async def list_rows(conn: Conn, owner_id: UUID | None, status: str | None) -> li
         params.append(status)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     cur = await conn.execute(f"SELECT {PUBLIC} FROM approvals {where} ORDER BY created_at DESC LIMIT 200", params)
-    return list(await cur.fetchall())
+    return [ApprovalRow(**row) for row in await cur.fetchall()]
 
 
-async def lock(conn: Conn, approval_id: UUID) -> dict[str, Any] | None:
+async def lock(conn: Conn, approval_id: UUID) -> LockedApproval | None:
     """The whole row, locked until the transaction ends."""
-    cur = await conn.execute("SELECT * FROM approvals WHERE id = %s FOR UPDATE", [approval_id])
-    return await cur.fetchone()
+    cur = await conn.execute(
+        f"SELECT {PUBLIC}, org_id, owner_id, checkpoint_seq, task_token FROM approvals WHERE id = %s FOR UPDATE",
+        [approval_id],
+    )
+    row = await cur.fetchone()
+    return LockedApproval(**row) if row is not None else None
 
 
 async def expire(conn: Conn, org_id: UUID, approval_id: UUID) -> None:
@@ -92,14 +176,15 @@ async def expire(conn: Conn, org_id: UUID, approval_id: UUID) -> None:
 
 async def record_decision(
     conn: Conn, approval_id: UUID, status: str, reason: str | None, edited: dict[str, Any] | None, by: UUID
-) -> dict[str, Any] | None:
+) -> ApprovalRow | None:
     """Decide a pending approval; None when it was no longer pending (another decision won the race)."""
     cur = await conn.execute(
         "UPDATE approvals SET status = %s, reason = %s, edited_args = %s, decided_by = %s, decided_at = now()"
         f" WHERE id = %s AND status = 'pending' RETURNING {PUBLIC}",
         [status, reason, jsonb(edited) if edited is not None else None, by, approval_id],
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return ApprovalRow(**row) if row is not None else None
 
 
 async def resolve_pending(
@@ -164,7 +249,7 @@ async def take_task_tokens(conn: Conn, run_id: UUID) -> set[str]:
     return {row["task_token"] for row in await cur.fetchall()}
 
 
-async def audit_page(conn: Conn, before: int | None, limit: int) -> list[dict[str, Any]]:
+async def audit_page(conn: Conn, before: int | None, limit: int) -> list[AuditEntry]:
     """The org's approval audit trail, newest first (ids below `before`), with each approval's tool and run."""
     keyset = "WHERE t.id < %s" if before is not None else ""
     cur = await conn.execute(
@@ -173,14 +258,14 @@ async def audit_page(conn: Conn, before: int | None, limit: int) -> list[dict[st
         f" {keyset} ORDER BY t.id DESC LIMIT %s",
         [*([before] if before is not None else []), limit],
     )
-    return list(await cur.fetchall())
+    return [AuditEntry(**row) for row in await cur.fetchall()]
 
 
-async def pending_of(conn: Conn, run_id: UUID, approval_ids: list[str]) -> list[dict[str, Any]]:
+async def pending_of(conn: Conn, run_id: UUID, approval_ids: list[str]) -> list[WaitingApproval]:
     """The run's approvals among `approval_ids` still waiting for a decision (what a notification names)."""
     cur = await conn.execute(
         "SELECT id, tool_name, chat_id, run_id FROM approvals WHERE run_id = %s AND id = ANY(%s::uuid[])"
         " AND status = 'pending' ORDER BY created_at, id",
         [run_id, approval_ids],
     )
-    return await cur.fetchall()
+    return [WaitingApproval(**row) for row in await cur.fetchall()]

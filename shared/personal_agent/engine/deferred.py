@@ -52,31 +52,31 @@ async def pause_for_approval(
         ]
         await store.mark_waiting(conn, spec.run_id)
     await _announce(spec, emitter, rows)
-    ids = [str(row["id"]) for row in rows]
+    ids = [str(row.id) for row in rows]
     await outbox.run_paused(spec, ids)  # its owner hears of it (a headless run's outputs, subscribed browsers)
     return ids
 
 
-async def _announce(spec: RunSpec, emitter: RunEmitter, rows: list[dict[str, Any]]) -> None:
+async def _announce(spec: RunSpec, emitter: RunEmitter, rows: list[approval_store.PendingApproval]) -> None:
     """One `approval_requested` event per approval, then RUN_FINISHED with their interrupts, and the feed."""
     interrupts = []
     for row in rows:
         value = {
-            "approval_id": str(row["id"]),
+            "approval_id": str(row.id),
             "run_id": str(spec.run_id),
-            "tool": row["tool_name"],
-            "tool_call_id": row["tool_call_id"],
-            "args": row["args"],
-            "expires_at": row["expires_at"].isoformat(),
+            "tool": row.tool_name,
+            "tool_call_id": row.tool_call_id,
+            "args": row.args,
+            "expires_at": row.expires_at.isoformat(),
         }
         await emitter.emit(CustomEvent(name="approval_requested", value=value))
         await subagent_events.approval_requested(spec, value)
         interrupts.append(
             Interrupt(
-                id=str(row["id"]),
+                id=str(row.id),
                 reason="tool_approval",
-                tool_call_id=row["tool_call_id"],
-                message=f"Approve {row['tool_name']}?",
+                tool_call_id=row.tool_call_id,
+                message=f"Approve {row.tool_name}?",
                 expires_at=value["expires_at"],
             )
         )
@@ -91,18 +91,16 @@ async def approval_results(spec: RunSpec, seq: int) -> DeferredToolResults | Non
     """The decisions for the approvals of checkpoint `seq`, or None while any is still pending."""
     async with org_transaction(spec.org_id) as conn:
         rows = await approval_store.decisions_for(conn, spec.run_id, seq)
-        if not rows or any(r["status"] == "pending" for r in rows):
+        if not rows or any(r.status == "pending" for r in rows):
             return None
         await store.mark_running(conn, spec.run_id)
     approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
     for row in rows:
-        if row["status"] == "approved":
-            approvals[row["tool_call_id"]] = (
-                ToolApproved(override_args=row["edited_args"]) if row["edited_args"] else True
-            )
+        if row.status == "approved":
+            approvals[row.tool_call_id] = ToolApproved(override_args=row.edited_args) if row.edited_args else True
         else:
-            why = row["reason"] or ("denied by a person" if row["status"] == "denied" else "the approval expired")
-            approvals[row["tool_call_id"]] = ToolDenied(f"The tool call was not approved: {why}.")
+            why = row.reason or ("denied by a person" if row.status == "denied" else "the approval expired")
+            approvals[row.tool_call_id] = ToolDenied(f"The tool call was not approved: {why}.")
     return DeferredToolResults(approvals=approvals)
 
 

@@ -19,7 +19,7 @@ from personal_agent.spec.run_spec import RunSpec
 Decision = Literal["approve", "deny"]
 
 
-async def list_approvals(principal: Principal, status: str | None) -> list[dict[str, Any]]:
+async def list_approvals(principal: Principal, status: str | None) -> list[store.ApprovalRow]:
     """The caller's approvals (every approval of the org for org admins), newest first."""
     async with org_transaction(principal.org_id) as conn:
         return await store.list_rows(conn, None if principal.is_org_admin else principal.user_id, status)
@@ -27,45 +27,45 @@ async def list_approvals(principal: Principal, status: str | None) -> list[dict[
 
 async def decide(
     principal: Principal, approval_id: UUID, decision: Decision, reason: str | None, arguments: dict[str, Any] | None
-) -> dict[str, Any]:
+) -> store.ApprovalRow:
     """Record a decision (owner of the chat or an org admin), audit it, and resume the run when none is pending."""
     row, state = await _lock_pending(principal, approval_id, decision, arguments)
     if state == "run_ended":
         raise _decided("expired", ended=True)
     if state == "expired":
         # Nothing else resolves an expired wait of an inline run: the run goes on as if denied.
-        await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
+        await resume_if_decided(principal.org_id, row.run_id, row.checkpoint_seq)
         raise _decided("expired")
     status = "approved" if decision == "approve" else "denied"
     async with org_transaction(principal.org_id) as conn:
         updated = await store.record_decision(conn, approval_id, status, reason, arguments, principal.user_id)
         if updated is None:  # another decision, the wait's timeout or the run's end won the race
             current = await store.lock(conn, approval_id)
-            raise _decided(current["status"] if current else "decided")
-        record_approval_wait((datetime.now(UTC) - row["created_at"]).total_seconds())
+            raise _decided(current.status if current else "decided")
+        record_approval_wait((datetime.now(UTC) - row.created_at).total_seconds())
         detail = {"reason": reason, "edited": arguments is not None}
         await store.audit(conn, principal.org_id, approval_id, principal.user_id, status, detail)
-    await resume_if_decided(principal.org_id, row["run_id"], row["checkpoint_seq"])
+    await resume_if_decided(principal.org_id, row.run_id, row.checkpoint_seq)
     return updated
 
 
 async def _lock_pending(
     principal: Principal, approval_id: UUID, decision: Decision, arguments: dict[str, Any] | None
-) -> tuple[dict[str, Any], Literal["pending", "expired", "run_ended"]]:
+) -> tuple[store.LockedApproval, Literal["pending", "expired", "run_ended"]]:
     """The pending approval the caller may decide (404 otherwise, 409 when decided) and its state: still `pending`,
     or just marked expired here because its wait timed out (`expired`) or its run has ended (`run_ended`)."""
     async with org_transaction(principal.org_id) as conn:
         row = await store.lock(conn, approval_id)
-        if row is None or (row["owner_id"] != principal.user_id and not principal.is_org_admin):
+        if row is None or (row.owner_id != principal.user_id and not principal.is_org_admin):
             raise NotFound("approval not found", code="approval_not_found")
-        if row["status"] != "pending":
-            raise _decided(row["status"])
-        run = await run_store.get_run(conn, row["run_id"])
+        if row.status != "pending":
+            raise _decided(row.status)
+        run = await run_store.get_run(conn, row.run_id)
         if run is None or run["status"] in run_store.TERMINAL:  # a run that ended runs no tool: nothing to approve
             ended = run["status"] if run else "deleted"
-            await store.expire_for_ended_run(conn, principal.org_id, row["run_id"], ended)
+            await store.expire_for_ended_run(conn, principal.org_id, row.run_id, ended)
             return row, "run_ended"
-        if row["expires_at"] <= datetime.now(UTC):
+        if row.expires_at <= datetime.now(UTC):
             await store.expire(conn, principal.org_id, approval_id)
             return row, "expired"
         if arguments is not None and decision != "approve":

@@ -21,17 +21,17 @@ log = logging.getLogger("personal_agent.push")
 MESSAGE_TYPE = queue.PUSH_APPROVALS  # queued by `outbox.announce.run_paused`
 
 
-def payload(approval: dict[str, Any]) -> dict[str, Any]:
+def payload(approval: approval_store.WaitingApproval) -> dict[str, Any]:
     base = get_settings().public_url.rstrip("/")
     return {
         "type": "approval_requested",
         "title": "Approval needed",
-        "body": f"{approval['tool_name']} is waiting for your approval",
-        "url": f"{base}/chats/{approval['chat_id']}",
-        "tag": f"approval-{approval['id']}",
-        "approval_id": str(approval["id"]),
-        "run_id": str(approval["run_id"]),
-        "chat_id": str(approval["chat_id"]),
+        "body": f"{approval.tool_name} is waiting for your approval",
+        "url": f"{base}/chats/{approval.chat_id}",
+        "tag": f"approval-{approval.id}",
+        "approval_id": str(approval.id),
+        "run_id": str(approval.run_id),
+        "chat_id": str(approval.chat_id),
     }
 
 

@@ -61,20 +61,20 @@ async def approval_payloads(
     name = await _name(conn, workflow_id)
     bodies = []
     for row in await approval_store.list_rows(conn, None, "pending"):
-        if str(row["id"]) not in wanted or row["run_id"] != run_id:
+        if str(row.id) not in wanted or row.run_id != run_id:
             continue
         data = {
             "workflow_id": str(workflow_id),
             "workflow_name": name,
             "run_id": str(run_id),
-            "approval_id": str(row["id"]),
-            "tool": row["tool_name"],
-            "args": row["args"],
-            "expires_at": row["expires_at"].isoformat(),
+            "approval_id": str(row.id),
+            "tool": row.tool_name,
+            "args": row.args,
+            "expires_at": row.expires_at.isoformat(),
             "approvals_url": _link("/approvals"),
         }
         bodies.append(
-            (str(row["id"]), {"type": "approval.requested", "timestamp": datetime.now(UTC).isoformat(), "data": data})
+            (str(row.id), {"type": "approval.requested", "timestamp": datetime.now(UTC).isoformat(), "data": data})
         )
     return bodies
 
