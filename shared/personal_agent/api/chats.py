@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.chats import service
 from personal_agent.chats.store import ChatRow
+from personal_agent.lifecycle import transcript_items
 
 router = APIRouter(prefix="/api/v1/chats", tags=["chats"])
 
@@ -80,10 +81,39 @@ async def delete_chat(chat_id: UUID, principal: CurrentPrincipal) -> Response:
     return Response(status_code=204)
 
 
+class TranscriptApproval(BaseModel):
+    id: str
+    tool: str
+    args: Any = Field(description="the arguments the person was asked about")
+    status: Literal["pending", "approved", "denied", "expired"]
+    decided_by: str | None = Field(description="the name of who decided (null: nobody did, or a policy did)")
+    reason: str | None = Field(description="the reason given with the decision, or why it ended without one")
+    decided_at: str | None
+    expires_at: str
+
+
+class TranscriptError(BaseModel):
+    code: str
+    message: str
+
+
+class TranscriptSubagent(BaseModel):
+    run_id: str
+    task: str = Field(description="what the `delegate` call asked of it")
+    preset: str | None
+    status: str = Field(description="queued, running, waiting, succeeded, failed, cancelled or skipped")
+    error: TranscriptError | None
+    cost_usd: float = Field(description="USD so far, its own sub-agents included (unpriced usage counts 0)")
+    events_url: str
+    approvals: list[TranscriptApproval] = Field(description="the approvals its own tool calls asked for")
+
+
 class TranscriptToolCall(BaseModel):
     id: str
     name: str
     args: Any = Field(description="the call's arguments (the start of their JSON as text when `truncated`)")
+    approval: TranscriptApproval | None = Field(None, description="the person's decision this call waited for")
+    subagent: TranscriptSubagent | None = Field(None, description="the sub-agent a `delegate` call started")
 
 
 class TranscriptAttachment(BaseModel):
@@ -104,6 +134,9 @@ class TranscriptItem(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     content: str | None = None
+    outcome: Literal["done", "failed", "denied", "interrupted"] | None = Field(
+        None, description="a tool result's outcome: it ran, it failed, a person or policy denied it, it was cut off"
+    )
     truncated: bool | None = Field(
         None, description="sent (true) only for a part longer than 256 Ki characters, cut there"
     )
@@ -115,6 +148,12 @@ class TranscriptItem(BaseModel):
     )
 
 
+class TranscriptRun(BaseModel):
+    id: str
+    status: str = Field(description="queued, running, waiting, succeeded, failed, cancelled or skipped")
+    error: TranscriptError | None = Field(description="why it failed")
+
+
 class Transcript(BaseModel):
     items: list[TranscriptItem] = Field(description="oldest first within the page")
     next_cursor: str | None = Field(description="the older items before this page; null at the chat's start")
@@ -123,6 +162,7 @@ class Transcript(BaseModel):
         None,
         description="the model no longer reads this branch's turns up to this message whole: they are summarised",
     )
+    runs: list[TranscriptRun] | None = Field(None, description="how each run of the page's items ended (or goes)")
 
 
 @router.get(
@@ -145,5 +185,6 @@ async def chat_transcript(
         ),
     ] = None,
 ) -> dict[str, Any]:
-    """One branch of the transcript, newest page first (each page stays well under Lambda's 6 MB limit)."""
-    return await service.transcript_page(principal, chat_id, limit, cursor, leaf)
+    """One branch of the transcript, newest page first (each page stays well under Lambda's 6 MB limit), with the
+    approvals, sub-agents and run outcomes its live view showed."""
+    return await transcript_items.transcript(principal, chat_id, limit, cursor, leaf)

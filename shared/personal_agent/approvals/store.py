@@ -269,3 +269,11 @@ async def pending_of(conn: Conn, run_id: UUID, approval_ids: list[str]) -> list[
         [run_id, approval_ids],
     )
     return [WaitingApproval(**row) for row in await cur.fetchall()]
+
+
+async def of_runs(conn: Conn, run_ids: list[UUID]) -> list[ApprovalRow]:
+    """Every approval of the runs `run_ids`, oldest first (a chat's transcript shows each with its decision)."""
+    cur = await conn.execute(
+        f"SELECT {PUBLIC} FROM approvals WHERE run_id = ANY(%s::uuid[]) ORDER BY created_at, id", [run_ids]
+    )
+    return [ApprovalRow(**row) for row in await cur.fetchall()]

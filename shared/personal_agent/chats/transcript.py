@@ -55,6 +55,22 @@ def _tool_call(part: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return {**call, "args": args if isinstance(args, dict) else _parse(args)}, False
 
 
+# pydantic-ai's `outcome` of a tool return, in the words the transcript uses (a retry is a failed attempt).
+_OUTCOMES = {
+    "success": "done",
+    "retried": "failed",
+    "failed": "failed",
+    "denied": "denied",
+    "interrupted": "interrupted",
+}
+
+
+def _outcome(kind: Any, part: dict[str, Any]) -> str:
+    if kind == "retry-prompt":
+        return "failed"
+    return _OUTCOMES.get(str(part.get("outcome") or "success"), "done")
+
+
 def _item(kind: Any, part: dict[str, Any], base: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "user-prompt":
         files = described(part.get("content"))
@@ -74,6 +90,7 @@ def _item(kind: Any, part: dict[str, Any], base: dict[str, Any]) -> dict[str, An
             "tool_call_id": part.get("tool_call_id"),
             "name": part.get("tool_name"),
             "content": content,
+            "outcome": _outcome(kind, part),
         }
     return None
 

@@ -31,6 +31,9 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 
+# A tool return's pydantic-ai outcome when it is not a success, as the transcript words it (a retry: a failed try).
+_OUTCOMES = {"failed": "failed", "retried": "failed", "denied": "denied", "interrupted": "interrupted"}
+
 
 def _args_text(args: Any) -> str:
     if args is None:
@@ -121,6 +124,8 @@ class AgUiTranslator:
         return "".join(self.text_so_far.values())
 
     def tool_result(self, part: Any) -> list[BaseEvent]:
+        """The call's result; one that did not succeed says how in `metadata.outcome` (failed, denied,
+        interrupted), the word the stored transcript uses for it too."""
         if not isinstance(part, ToolReturnPart):
             content = getattr(part, "model_response", None) or str(getattr(part, "content", ""))
             return [
@@ -129,13 +134,16 @@ class AgUiTranslator:
                     tool_call_id=part.tool_call_id,
                     content=str(content),
                     role="tool",
+                    metadata={"outcome": "failed"},
                 )
             ]
+        outcome = _OUTCOMES.get(part.outcome)
         return [
             ToolCallResultEvent(
                 message_id=f"{self.run_id}:tool:{part.tool_call_id}",
                 tool_call_id=part.tool_call_id,
                 content=part.model_response_str(),
                 role="tool",
+                metadata={"outcome": outcome} if outcome else None,
             )
         ]

@@ -45,3 +45,11 @@ async def set_disabled(conn: Conn, user_id: UUID, disabled: bool) -> dict[str, A
     )
     row = await cur.fetchone()
     return dict(row) if row else None
+
+
+async def display_names(conn: Conn, user_ids: list[UUID]) -> dict[UUID, str]:
+    """What to call each of the users `user_ids` in a transcript: their display name, else email, else subject."""
+    cur = await conn.execute(
+        "SELECT id, coalesce(display_name, email, subject) AS name FROM users WHERE id = ANY(%s::uuid[])", [user_ids]
+    )
+    return {row["id"]: str(row["name"]) for row in await cur.fetchall()}

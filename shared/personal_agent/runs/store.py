@@ -384,3 +384,61 @@ async def tree_fanout(conn: Conn, root_run_id: UUID, user_id: UUID | None) -> Tr
     row = await cur.fetchone()
     assert row is not None  # aggregates always return a row
     return TreeFanout(int(row["descendants"]), int(row["model_requests"]), int(row["user_active_children"]))
+
+
+# ---- What a chat's transcript shows of its runs: how each ended, and the sub-agents each started ----
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """A run's status and, when it failed, its error (`{code, message}`)."""
+
+    id: UUID
+    status: str
+    error: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class SubagentRun:
+    """A child run as its parent's transcript shows it: the `delegate` call that started it, its task, status,
+    error and the cost of its own tree so far."""
+
+    id: UUID
+    parent_run_id: UUID
+    tool_call_id: str | None
+    task: str
+    preset: str | None
+    status: str
+    error: dict[str, Any] | None
+    cost_usd: Decimal
+
+
+async def run_ends(conn: Conn, run_ids: list[UUID]) -> list[RunEnd]:
+    """The status and error of each of the runs `run_ids` (those that exist)."""
+    cur = await conn.execute("SELECT id, status, error FROM runs WHERE id = ANY(%s::uuid[])", [run_ids])
+    return [RunEnd(**row) for row in await cur.fetchall()]
+
+
+async def subagents_of(conn: Conn, run_ids: list[UUID]) -> list[SubagentRun]:
+    """The children of the runs `run_ids`, oldest first, each with the cost of its own tree."""
+    cur = await conn.execute(
+        "SELECT id, parent_run_id, status, error, spec->'delegation' AS delegation FROM runs"
+        " WHERE parent_run_id = ANY(%s::uuid[]) ORDER BY created_at, spec->'delegation'->>'tool_call_id', id",
+        [run_ids],
+    )
+    children: list[SubagentRun] = []
+    for row in await cur.fetchall():
+        delegation = row["delegation"] or {}
+        children.append(
+            SubagentRun(
+                id=row["id"],
+                parent_run_id=row["parent_run_id"],
+                tool_call_id=delegation.get("tool_call_id"),
+                task=str(delegation.get("task") or ""),
+                preset=delegation.get("preset"),
+                status=row["status"],
+                error=row["error"],
+                cost_usd=await tree_cost(conn, row["id"]),
+            )
+        )
+    return children
