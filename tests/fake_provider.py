@@ -52,12 +52,18 @@ def echo(messages: list[dict[str, Any]]) -> Reply:
 class FakeProvider:
     """The server, the requests it received (JSON bodies, oldest first) and its script."""
 
-    def __init__(self, script: Script = echo) -> None:
+    def __init__(self, script: Script = echo, models: tuple[str, ...] = ("fake-model",)) -> None:
         self.script = script
+        self.models = models
         self.requests: list[dict[str, Any]] = []
         self.keys: list[str] = []
+        self.model_list_headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self.server = LiveServer(Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])]))
+        routes = [
+            Route("/v1/chat/completions", self._chat, methods=["POST"]),
+            Route("/v1/models", self._models, methods=["GET"]),
+        ]
+        self.server = LiveServer(Starlette(routes=routes))
 
     @property
     def base_url(self) -> str:
@@ -68,6 +74,13 @@ class FakeProvider:
         with self._lock:
             bodies = list(self.requests)
         return "\n".join(_text(m.get("content")) for body in bodies for m in body.get("messages", []))
+
+    async def _models(self, request: Request) -> Any:
+        """GET /v1/models, as OpenAI (and Ollama, vLLM) answer it."""
+        with self._lock:
+            self.model_list_headers.append(dict(request.headers))
+        data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in self.models]
+        return JSONResponse({"object": "list", "data": data})
 
     async def _chat(self, request: Request) -> Any:
         body = await request.json()
@@ -116,9 +129,9 @@ class FakeProvider:
 
 
 @contextmanager
-def running_fake_provider(script: Script = echo) -> Iterator[FakeProvider]:
-    """A fake provider served on loopback until the block ends."""
-    provider = FakeProvider(script)
+def running_fake_provider(script: Script = echo, models: tuple[str, ...] = ("fake-model",)) -> Iterator[FakeProvider]:
+    """A fake provider served on loopback until the block ends (`models`: what its GET /v1/models lists)."""
+    provider = FakeProvider(script, models)
     provider.server.start()
     try:
         yield provider

@@ -177,7 +177,11 @@ export interface paths {
         delete: operations["delete_provider"];
         options?: never;
         head?: never;
-        /** Update Provider */
+        /**
+         * Update Provider
+         * @description Change the fields sent. A new base_url passes the address checks (422 `address_not_allowed`); the key it
+         *     keeps or names must have been entered for the new endpoint (409 `key_endpoint_mismatch`).
+         */
         patch: operations["update_provider"];
         trace?: never;
     };
@@ -217,6 +221,27 @@ export interface paths {
          * @description Change the fields sent; a price sent as null goes back to genai-prices.
          */
         patch: operations["update_provider_model"];
+        trace?: never;
+    };
+    "/api/v1/admin/providers/{provider_id}/test-connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test Provider Connection
+         * @description Ask the provider's endpoint for its model list now (5 s timeout, no key sent, the same address checks as a
+         *     run): ok, needs_key or error with a plain message. 422 `connection_test_unsupported` for Bedrock.
+         */
+        post: operations["test_provider_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/admin/settings": {
@@ -380,7 +405,8 @@ export interface paths {
         };
         /**
          * Chat Transcript
-         * @description One branch of the transcript, newest page first (each page stays well under Lambda's 6 MB limit).
+         * @description One branch of the transcript, newest page first (each page stays well under Lambda's 6 MB limit), with the
+         *     approvals, sub-agents and run outcomes its live view showed.
          */
         get: operations["chat_transcript"];
         put?: never;
@@ -1280,6 +1306,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflows/{workflow_id}/schedule/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview Schedule
+         * @description When the schedule would fire next (the saved one, or `expression` as if saved now): 422
+         *     `invalid_schedule_expression`, `invalid_timezone`, or `schedule_required` when nothing is sent or saved.
+         */
+        get: operations["preview_workflow_schedule"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflows/{workflow_id}/signing-secret": {
         parameters: {
             query?: never;
@@ -1662,6 +1709,11 @@ export interface components {
              */
             actor_id: string | null;
             /**
+             * Actor Name
+             * @description the decider's name (or e-mail); null for the system
+             */
+            actor_name: string | null;
+            /**
              * Approval Id
              * Format: uuid
              */
@@ -1673,6 +1725,11 @@ export interface components {
             at: string;
             /** Chat Id */
             chat_id: string | null;
+            /**
+             * Chat Url
+             * @description the web chat's page of the chat the approval was asked in
+             */
+            chat_url: string | null;
             /** Detail */
             detail: {
                 [key: string]: unknown;
@@ -1681,8 +1738,23 @@ export interface components {
             id: number;
             /** Owner Id */
             owner_id: string | null;
+            /**
+             * Owner Name
+             * @description whose chat asked: the member's name (or e-mail)
+             */
+            owner_name: string | null;
+            /**
+             * Reason
+             * @description why, as the decider (or the system) gave it
+             */
+            reason: string | null;
             /** Run Id */
             run_id: string | null;
+            /**
+             * Run Url
+             * @description the API's view of the run
+             */
+            run_url: string | null;
             /**
              * Status
              * @description the approval's status now
@@ -1935,6 +2007,29 @@ export interface components {
              */
             environment: "local" | "aws" | "test";
             oidc: components["schemas"]["OidcClientConfig"] | null;
+        };
+        /** ConnectionTestOut */
+        ConnectionTestOut: {
+            /** Elapsed Ms */
+            elapsed_ms: number;
+            /**
+             * Message
+             * @description what happened, in plain words (never a key or the endpoint's error body)
+             */
+            message: string;
+            /**
+             * Models
+             * @description the model ids the endpoint lists (at most 100)
+             */
+            models: string[];
+            /** Ok */
+            ok: boolean;
+            /**
+             * Status
+             * @description needs_key: the endpoint answered and wants the key, which only a run opens
+             * @enum {string}
+             */
+            status: "ok" | "needs_key" | "error";
         };
         /**
          * Context
@@ -3292,8 +3387,22 @@ export interface components {
         };
         /** ProviderPatch */
         ProviderPatch: {
+            /**
+             * Base Url
+             * @description null: the kind's default endpoint
+             */
+            base_url?: string | null;
             /** Enabled */
-            enabled: boolean;
+            enabled?: boolean | null;
+            /**
+             * Key Id
+             * @description the org's key it uses; null: none (or the platform's)
+             */
+            key_id?: string | null;
+            /** Locality */
+            locality?: ("local" | "region" | "remote") | null;
+            /** Trust Tier */
+            trust_tier?: number | null;
         };
         /** PushConfig */
         PushConfig: {
@@ -3717,6 +3826,18 @@ export interface components {
             /** Timezone */
             timezone: string;
         };
+        /** SchedulePreview */
+        SchedulePreview: {
+            /** Expression */
+            expression: string;
+            /**
+             * Next Fires
+             * @description the coming fire times, UTC, soonest first
+             */
+            next_fires: string[];
+            /** Timezone */
+            timezone: string;
+        };
         /** SearchOut */
         SearchOut: {
             /** Embedding Model */
@@ -4128,10 +4249,46 @@ export interface components {
              */
             next_cursor: string | null;
             /**
+             * Runs
+             * @description how each run of the page's items ended (or goes)
+             */
+            runs?: components["schemas"]["TranscriptRun"][] | null;
+            /**
              * Summarised Upto
              * @description the model no longer reads this branch's turns up to this message whole: they are summarised
              */
             summarised_upto?: number | null;
+        };
+        /** TranscriptApproval */
+        TranscriptApproval: {
+            /**
+             * Args
+             * @description the arguments the person was asked about
+             */
+            args: unknown;
+            /** Decided At */
+            decided_at: string | null;
+            /**
+             * Decided By
+             * @description the name of who decided (null: nobody did, or a policy did)
+             */
+            decided_by: string | null;
+            /** Expires At */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /**
+             * Reason
+             * @description the reason given with the decision, or why it ended without one
+             */
+            reason: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "approved" | "denied" | "expired";
+            /** Tool */
+            tool: string;
         };
         /** TranscriptAttachment */
         TranscriptAttachment: {
@@ -4148,6 +4305,13 @@ export interface components {
             name: string;
             /** Size */
             size: number;
+        };
+        /** TranscriptError */
+        TranscriptError: {
+            /** Code */
+            code: string;
+            /** Message */
+            message: string;
         };
         /** TranscriptItem */
         TranscriptItem: {
@@ -4172,6 +4336,11 @@ export interface components {
             message_id?: number | null;
             /** Name */
             name?: string | null;
+            /**
+             * Outcome
+             * @description a tool result's outcome: it ran, it failed, a person or policy denied it, it was cut off
+             */
+            outcome?: ("done" | "failed" | "denied" | "interrupted") | null;
             /**
              * Parent Id
              * @description the message it continues from (null: a first turn)
@@ -4201,8 +4370,52 @@ export interface components {
              */
             truncated?: boolean | null;
         };
+        /** TranscriptRun */
+        TranscriptRun: {
+            /** @description why it failed */
+            error: components["schemas"]["TranscriptError"] | null;
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @description queued, running, waiting, succeeded, failed, cancelled or skipped
+             */
+            status: string;
+        };
+        /** TranscriptSubagent */
+        TranscriptSubagent: {
+            /**
+             * Approvals
+             * @description the approvals its own tool calls asked for
+             */
+            approvals: components["schemas"]["TranscriptApproval"][];
+            /**
+             * Cost Usd
+             * @description USD so far, its own sub-agents included (unpriced usage counts 0)
+             */
+            cost_usd: number;
+            error: components["schemas"]["TranscriptError"] | null;
+            /** Events Url */
+            events_url: string;
+            /** Preset */
+            preset: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @description queued, running, waiting, succeeded, failed, cancelled or skipped
+             */
+            status: string;
+            /**
+             * Task
+             * @description what the `delegate` call asked of it
+             */
+            task: string;
+        };
         /** TranscriptToolCall */
         TranscriptToolCall: {
+            /** @description the person's decision this call waited for */
+            approval?: components["schemas"]["TranscriptApproval"] | null;
             /**
              * Args
              * @description the call's arguments (the start of their JSON as text when `truncated`)
@@ -4212,6 +4425,8 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+            /** @description the sub-agent a `delegate` call started */
+            subagent?: components["schemas"]["TranscriptSubagent"] | null;
         };
         /** UnavailableServer */
         UnavailableServer: {
@@ -5339,6 +5554,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderModelOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    test_provider_connection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                provider_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectionTestOut"];
                 };
             };
             /** @description Validation Error */
@@ -8359,6 +8614,52 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowRunPage"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    preview_workflow_schedule: {
+        parameters: {
+            query?: {
+                /** @description left out: the saved schedule */
+                expression?: string | null;
+                /** @description left out: the saved one, or UTC */
+                timezone?: string | null;
+                count?: number;
+            };
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchedulePreview"];
                 };
             };
             /** @description Validation Error */

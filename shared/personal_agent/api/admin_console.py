@@ -1,5 +1,6 @@
 """The few admin routes the web console needs beyond the governance API: change a model (enable, tags, quality,
-prices) or switch a provider, each budget with its spend this month, and the approval audit trail."""
+prices) or a provider (enabled, base_url, key, tier, locality), test a provider's connection, each budget with its
+spend this month, and the approval audit trail with names and reasons."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pydantic import BaseModel, Field
 from personal_agent.api.deps import OrgAdmin
 from personal_agent.api.governance import ProviderModelOut, ProviderOut, Tag
 from personal_agent.approvals.audit import audit_trail
-from personal_agent.governance import admin, budgets
+from personal_agent.governance import admin, budgets, providers
+from personal_agent.governance.provider_connection import check_connection
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
@@ -29,7 +31,23 @@ class ModelPatch(BaseModel):
 
 
 class ProviderPatch(BaseModel):
-    enabled: bool
+    enabled: bool | None = None
+    base_url: str | None = Field(
+        None, max_length=500, pattern=r"^https?://", description="null: the kind's default endpoint"
+    )
+    key_id: UUID | None = Field(None, description="the org's key it uses; null: none (or the platform's)")
+    trust_tier: int | None = Field(None, ge=0, le=2)
+    locality: Literal["local", "region", "remote"] | None = None
+
+
+class ConnectionTestOut(BaseModel):
+    ok: bool
+    status: Literal["ok", "needs_key", "error"] = Field(
+        description="needs_key: the endpoint answered and wants the key, which only a run opens"
+    )
+    message: str = Field(description="what happened, in plain words (never a key or the endpoint's error body)")
+    models: list[str] = Field(description="the model ids the endpoint lists (at most 100)")
+    elapsed_ms: int
 
 
 class BudgetSpendOut(BaseModel):
@@ -50,13 +68,18 @@ class AuditEntry(BaseModel):
     id: int
     approval_id: UUID
     actor_id: UUID | None = Field(description="who decided; null for what the system did (requested, expired)")
+    actor_name: str | None = Field(description="the decider's name (or e-mail); null for the system")
     action: str = Field(description="requested | approved | denied | expired")
+    reason: str | None = Field(description="why, as the decider (or the system) gave it")
     detail: dict[str, Any]
     at: datetime
     tool_name: str
     run_id: UUID | None
     chat_id: UUID | None
     owner_id: UUID | None
+    owner_name: str | None = Field(description="whose chat asked: the member's name (or e-mail)")
+    chat_url: str | None = Field(description="the web chat's page of the chat the approval was asked in")
+    run_url: str | None = Field(description="the API's view of the run")
     status: str = Field(description="the approval's status now")
 
 
@@ -75,7 +98,20 @@ async def update_model(provider_id: UUID, model_id: UUID, body: ModelPatch, prin
 
 @router.patch("/providers/{provider_id}", operation_id="update_provider", response_model=ProviderOut)
 async def update_provider(provider_id: UUID, body: ProviderPatch, principal: OrgAdmin) -> dict[str, Any]:
-    return await admin.set_provider_enabled(principal.org_id, provider_id, body.enabled)
+    """Change the fields sent. A new base_url passes the address checks (422 `address_not_allowed`); the key it
+    keeps or names must have been entered for the new endpoint (409 `key_endpoint_mismatch`)."""
+    return await providers.update_provider(principal.org_id, provider_id, body.model_dump(exclude_unset=True))
+
+
+@router.post(
+    "/providers/{provider_id}/test-connection",
+    operation_id="test_provider_connection",
+    response_model=ConnectionTestOut,
+)
+async def test_provider_connection(provider_id: UUID, principal: OrgAdmin) -> dict[str, Any]:
+    """Ask the provider's endpoint for its model list now (5 s timeout, no key sent, the same address checks as a
+    run): ok, needs_key or error with a plain message. 422 `connection_test_unsupported` for Bedrock."""
+    return await check_connection(principal.org_id, provider_id)
 
 
 @router.get("/budget-spend", operation_id="list_budget_spend", response_model=BudgetSpendList)

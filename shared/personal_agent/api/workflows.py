@@ -128,6 +128,12 @@ class BearerTokenOut(BaseModel):
     previous_valid_until: datetime | None
 
 
+class SchedulePreview(BaseModel):
+    expression: str
+    timezone: str
+    next_fires: list[datetime] = Field(description="the coming fire times, UTC, soonest first")
+
+
 class WorkflowRunOut(BaseModel):
     delivery_id: UUID
     trigger: Literal["webhook", "schedule"]
@@ -203,3 +209,19 @@ async def workflow_runs(
 ) -> dict[str, Any]:
     """The workflow's deliveries and their runs, newest first."""
     return await service.run_history(principal, workflow_id, limit, cursor)
+
+
+@router.get("/{workflow_id}/schedule/preview", operation_id="preview_workflow_schedule", response_model=SchedulePreview)
+async def preview_schedule(
+    workflow_id: UUID,
+    principal: CurrentPrincipal,
+    expression: Annotated[str | None, Query(max_length=256, description="left out: the saved schedule")] = None,
+    timezone: Annotated[str | None, Query(max_length=64, description="left out: the saved one, or UTC")] = None,
+    count: Annotated[int, Query(ge=1, le=20)] = 5,
+) -> dict[str, Any]:
+    """When the schedule would fire next (the saved one, or `expression` as if saved now): 422
+    `invalid_schedule_expression`, `invalid_timezone`, or `schedule_required` when nothing is sent or saved."""
+    from personal_agent.workflows.schedules import preview
+
+    saved = (await service.get_workflow(principal, workflow_id))["schedule"]
+    return preview(saved, expression, timezone, count)

@@ -87,12 +87,3 @@ async def update_model(org_id: UUID, provider_id: UUID, model_id: UUID, values: 
     if not sets:
         raise InvalidInput("nothing to change", code="empty_update")
     return row
-
-
-async def set_provider_enabled(org_id: UUID, provider_id: UUID, enabled: bool) -> dict[str, Any]:
-    async with org_transaction(org_id) as conn:
-        row = await provider_store.set_enabled(conn, provider_id, enabled)
-        if row is None:
-            raise NotFound("provider not found", code="provider_not_found")
-        row["models"] = await provider_model_store.of_provider(conn, provider_id)
-    return row

@@ -15,6 +15,11 @@ async def list_all(conn: Conn) -> list[dict[str, Any]]:
     return list(await cur.fetchall())
 
 
+async def get(conn: Conn, provider_id: UUID) -> dict[str, Any] | None:
+    cur = await conn.execute(f"SELECT {COLUMNS} FROM providers WHERE id = %s", [provider_id])
+    return await cur.fetchone()
+
+
 async def exists(conn: Conn, provider_id: UUID) -> bool:
     cur = await conn.execute("SELECT 1 FROM providers WHERE id = %s", [provider_id])
     return await cur.fetchone() is not None
@@ -49,5 +54,20 @@ async def delete(conn: Conn, provider_id: UUID) -> bool:
 async def set_enabled(conn: Conn, provider_id: UUID, enabled: bool) -> dict[str, Any] | None:
     cur = await conn.execute(
         f"UPDATE providers SET enabled = %s WHERE id = %s RETURNING {COLUMNS}", [enabled, provider_id]
+    )
+    return await cur.fetchone()
+
+
+CHANGEABLE = ("base_url", "key_id", "trust_tier", "locality", "enabled")
+
+
+async def update(conn: Conn, provider_id: UUID, values: dict[str, Any]) -> dict[str, Any] | None:
+    """Set the `CHANGEABLE` columns given; None when there is no such provider."""
+    sets = {k: v for k, v in values.items() if k in CHANGEABLE}
+    if not sets:
+        return await get(conn, provider_id)
+    assignments = ", ".join(f"{column} = %s" for column in sets)
+    cur = await conn.execute(
+        f"UPDATE providers SET {assignments} WHERE id = %s RETURNING {COLUMNS}", [*sets.values(), provider_id]
     )
     return await cur.fetchone()

@@ -182,3 +182,15 @@ def parse_schedule(expression: str, timezone: str = "UTC") -> Schedule:
     if seconds > MAX_RATE_DAYS * _UNITS["day"]:
         raise _invalid(expression, f"a rate can be at most {MAX_RATE_DAYS} days")
     return Schedule(expression, timezone, rate_seconds=seconds)
+
+
+def next_fires(schedule: Schedule, after: datetime, count: int, anchor: datetime | None = None) -> list[datetime]:
+    """The next `count` fire times strictly after `after` (fewer when the schedule stops firing, e.g. its year
+    field ends); 422 `invalid_schedule_expression` when it never fires again."""
+    fires = [schedule.next_after(after, anchor=anchor)]
+    while len(fires) < count:
+        try:
+            fires.append(schedule.next_after(fires[-1], anchor=anchor))
+        except InvalidInput:  # its last fire is behind us
+            break
+    return fires

@@ -15,7 +15,7 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput
 from personal_agent.settings import get_settings
 from personal_agent.workflows import schedule_store
-from personal_agent.workflows.schedule_expressions import parse_schedule
+from personal_agent.workflows.schedule_expressions import next_fires, parse_schedule
 
 SCHEDULE_SOURCE = "pa.schedule"
 _groups_checked: set[str] = set()
@@ -131,3 +131,22 @@ async def save_schedule(conn: Conn, org_id: UUID, workflow_id: UUID, spec: Sched
 async def remove_schedule(conn: Conn, workflow_id: UUID) -> None:
     await schedule_store.delete(conn, workflow_id)
     await asyncio.to_thread(delete_aws_schedule, workflow_id)
+
+
+def preview(
+    saved: schedule_store.Schedule | None, expression: str | None, timezone: str | None, count: int
+) -> dict[str, Any]:
+    """When a schedule fires next, `count` times from now (fewer if it stops): `expression` as it would if saved
+    now, or the workflow's `saved` schedule when none is sent. A rate counts from the saved schedule's next fire
+    time, or from now for one not saved yet (as saving it would). 422 `invalid_schedule_expression`,
+    `invalid_timezone`, or `schedule_required` when nothing is sent and nothing is saved."""
+    if expression is None:
+        if saved is None:
+            raise InvalidInput("send `expression`, or save a schedule first", code="schedule_required")
+        expression = saved.expression
+    timezone = timezone or (saved.timezone if saved is not None else "UTC")
+    now = datetime.now(UTC)
+    is_saved = saved is not None and (saved.expression, saved.timezone) == (expression.strip(), timezone)
+    anchor = saved.next_fire_at if saved is not None and is_saved else None
+    fires = next_fires(parse_schedule(expression, timezone), now, count, anchor=anchor or now)
+    return {"expression": expression.strip(), "timezone": timezone, "next_fires": fires}
