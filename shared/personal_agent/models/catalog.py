@@ -139,7 +139,7 @@ ANTHROPIC_PLATFORM_MODELS = (
 )
 OFFLINE_DEMO_MODEL = ModelInfo(
     "offline:demo",
-    "Offline demo model (no key needed)",
+    "Demo model",  # the web chat adds "(offline demo)"; its answers sign "Demo model (offline)"
     "offline",
     "offline",
     2,

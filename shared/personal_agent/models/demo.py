@@ -1,4 +1,7 @@
-"""The offline demo model: streams a reply and calls a tool, so every path works without a provider key.
+"""The offline demo model ("Demo model (offline)"): streams a reply and calls tools, so every path works without a
+provider key. A plain message is understood by a few rules (`models/demo_intents.py`: a question about your
+documents searches them, "remember that …" saves a memory, the weather asks the demo MCP server, "research X and Y
+in parallel" starts two sub-agents, "send …" asks a person first); its answers come from `models/demo_replies.py`.
 
 A message that starts with `/tool NAME {json args}` makes it call tool NAME with those args (default `{}`), so
 every offered tool (first-party or MCP) can be tried, tested and benchmarked offline."""
@@ -9,16 +12,21 @@ import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
+from typing import Any
 
 from pydantic_ai.messages import (
     BinaryContent,
     ModelMessage,
     ModelRequest,
+    ModelResponse,
     RetryPromptPart,
     ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+from personal_agent.models.demo_intents import DOCUMENT_NOTE, Offered, plan
+from personal_agent.models.demo_replies import chat_answer, research_answer, tool_answer
 
 TOOL_COMMAND = "/tool"
 
@@ -102,43 +110,72 @@ async def _tool_command(
     yield {0: DeltaToolCall(name=name, json_args=json.dumps(args), tool_call_id=f"demo_tool_{turn}")}
 
 
+def _offered(info: AgentInfo) -> Offered:
+    properties = {t.name: list((t.parameters_json_schema or {}).get("properties", {})) for t in info.function_tools}
+    return Offered(frozenset(t.name for t in info.function_tools), properties)
+
+
+def _document_attached(messages: list[ModelMessage]) -> bool:
+    """Whether a user message of the conversation carried a document (the model reads a note in its place)."""
+    for message in messages:
+        for part in message.parts if isinstance(message, ModelRequest) else ():
+            contents = [part.content] if isinstance(part, UserPromptPart) and isinstance(part.content, str) else []
+            if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+                contents = [c for c in part.content if isinstance(c, str)]
+            if any(DOCUMENT_NOTE in c for c in contents):
+                return True
+    return False
+
+
+def _call_args(messages: list[ModelMessage]) -> dict[str, dict[str, Any]]:
+    """The args of every tool call the demo made, by call id (its answer names what it asked for)."""
+    return {
+        call.tool_call_id: call.args_as_dict()
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for call in message.tool_calls
+    }
+
+
+def _answer_results(messages: list[ModelMessage], last: ModelRequest, text: str) -> str:
+    args = _call_args(messages)
+    results = [
+        (
+            p.tool_name or "tool",
+            p.content if isinstance(p, ToolReturnPart) else p.model_response(),
+            args.get(p.tool_call_id, {}),
+            isinstance(p, RetryPromptPart),
+        )
+        for p in last.parts
+        if isinstance(p, ToolReturnPart | RetryPromptPart)
+    ]
+    return tool_answer(results, text, _images_seen(messages))
+
+
 async def _demo_stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
     delay = float(os.environ.get("PA_DEMO_DELAY_MS", "40")) / 1000
     last = messages[-1]
-    returns = [p for p in last.parts if isinstance(p, ToolReturnPart)] if isinstance(last, ModelRequest) else []
-    tool_names = {t.name for t in info.function_tools}
     text = _last_user_text(messages)
     command = parse_tool_command(text)
     if command is not None:
         async for item in _tool_command(command, last, info, len(messages), delay):
             yield item
         return
-    if not returns and "send" in text.lower() and "send_demo_message" in tool_names:
-        # An acting tool: the confidence gate asks a person first (no router model locally = no confidence).
-        yield "I'll send that — it needs your approval first."
-        args = json.dumps({"to": "team@example.com", "text": text[:200]})
-        yield {0: DeltaToolCall(name="send_demo_message", json_args=args, tool_call_id=f"demo_send_{len(messages)}")}
+    if isinstance(last, ModelRequest) and any(isinstance(p, ToolReturnPart | RetryPromptPart) for p in last.parts):
+        async for word in _words(_answer_results(messages, last, text), delay):
+            yield word
         return
-    if returns and returns[0].tool_name == "send_demo_message":
-        for word in f"Done: {returns[0].content}".split(" "):
-            if delay:
-                await asyncio.sleep(delay)
-            yield word + " "
+    chosen = plan(text, _offered(info), _document_attached(messages))
+    if not chosen.calls:
+        answer = research_answer(text) if chosen.intent == "research" else chat_answer(text, _images_seen(messages))
+        async for word in _words(answer, delay):
+            yield word
         return
-    if not returns and "current_time" in tool_names:
-        yield "Let me check the time first."
-        yield {0: DeltaToolCall(name="current_time", json_args="{}", tool_call_id=f"demo_{len(messages)}")}
-        return
-    now = str(returns[0].content) if returns else "unknown"
-    reply = (
-        f"{_images_seen(messages)}You said: *{text[:200]}*\n\nThe time is **{now}**. "
-        "This answer comes from the **offline demo model**; "
-        "set `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` (or add a key in Settings) to talk to a real model."
-    )
-    for word in reply.split(" "):
-        if delay:
-            await asyncio.sleep(delay)
-        yield word + " "
+    yield chosen.lead
+    yield {
+        i: DeltaToolCall(name=call.name, json_args=json.dumps(call.args), tool_call_id=f"demo_{len(messages)}_{i}")
+        for i, call in enumerate(chosen.calls)
+    }
 
 
 def demo_model() -> FunctionModel:
