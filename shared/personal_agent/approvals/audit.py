@@ -27,28 +27,20 @@ def _reason(action: str, detail: dict[str, Any]) -> str | None:
     return None
 
 
-def _as_dict(row: Any) -> dict[str, Any]:
-    """A page row as a dict (the store's rows are becoming typed: either works)."""
-    if dataclasses.is_dataclass(row) and not isinstance(row, type):
-        return dataclasses.asdict(row)
-    return dict(row)
-
-
 async def _names(org_id: UUID) -> dict[UUID, str]:
     """Every member's name as the console shows it (removed members too: the trail outlives them)."""
     members = await list_members(org_id, include_removed=True)
     return {m["user_id"]: m["display_name"] or m["email"] or m["subject"] for m in members}
 
 
-def _entry(row: dict[str, Any], names: dict[UUID, str]) -> dict[str, Any]:
-    chat_id, run_id = row.get("chat_id"), row.get("run_id")
+def _entry(row: store.AuditEntry, names: dict[UUID, str]) -> dict[str, Any]:
     return {
-        **row,
-        "actor_name": names.get(row["actor_id"]) if row.get("actor_id") else None,
-        "owner_name": names.get(row["owner_id"]) if row.get("owner_id") else None,
-        "reason": _reason(row["action"], row.get("detail") or {}),
-        "chat_url": f"/chats/{chat_id}" if chat_id else None,
-        "run_url": f"/api/v1/runs/{run_id}" if run_id else None,
+        **dataclasses.asdict(row),
+        "actor_name": names.get(row.actor_id) if row.actor_id else None,
+        "owner_name": names.get(row.owner_id) if row.owner_id else None,
+        "reason": _reason(row.action, row.detail or {}),
+        "chat_url": f"/chats/{row.chat_id}" if row.chat_id else None,
+        "run_url": f"/api/v1/runs/{row.run_id}",
     }
 
 
@@ -58,8 +50,8 @@ async def audit_trail(principal: Principal, limit: int, cursor: str | None) -> d
     except ValueError:
         raise InvalidInput("the cursor is not one this API gave", code="invalid_cursor") from None
     async with org_transaction(principal.org_id) as conn:
-        rows = [_as_dict(r) for r in await store.audit_page(conn, before, limit + 1)]
+        rows = await store.audit_page(conn, before, limit + 1)
     names = await _names(principal.org_id) if rows else {}
     more = len(rows) > limit
     items = [_entry(row, names) for row in rows[:limit]]
-    return {"items": items, "next_cursor": str(rows[limit - 1]["id"]) if more else None}
+    return {"items": items, "next_cursor": str(rows[limit - 1].id) if more else None}
