@@ -8,10 +8,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from personal_agent.local.ports import free_port
 
@@ -50,25 +52,32 @@ class DevServer:
         return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
 
 
+def _drain(stream: IO[str], into: list[str]) -> None:
+    for line in stream:
+        into.append(line)
+
+
 @contextmanager
 def running_pa_dev(
-    data_dir: Path, *, org: str = "e2e", args: tuple[str, ...] = (), env_extra: dict[str, str] | None = None
+    data_dir: Path,
+    *,
+    org: str = "e2e",
+    args: tuple[str, ...] = (),
+    env_extra: dict[str, str] | None = None,
+    console: list[str] | None = None,
 ) -> Iterator[DevServer]:
     """`pa dev [args]` until the block ends (then stopped with Ctrl-C, as a user would). The operator allow-lists
-    loopback for org providers (the tests' fake model servers); `env_extra` adds or overrides settings."""
-    env = dev_env(
-        data_dir,
-        PA_LOCALSTACK_PORT=str(free_port()),
-        PA_DEMO_DELAY_MS="0",
-        PA_PROVIDER_ALLOW_HOSTS="127.0.0.1",
-        **(env_extra or {}),
-    )
+    loopback for org providers (the tests' fake model servers); `env_extra` adds or overrides settings. With
+    `console`, what `pa dev` prints once it is ready is appended to it, line by line, as it prints it."""
+    defaults = {"PA_LOCALSTACK_PORT": str(free_port()), "PA_DEMO_DELAY_MS": "0", "PA_PROVIDER_ALLOW_HOSTS": "127.0.0.1"}
+    env = dev_env(data_dir, **(defaults | (env_extra or {})))
     env.pop("PYTHONPATH", None)
     proc = subprocess.Popen(
         [str(PA), "dev", *args], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     assert proc.stdout is not None
     seen: list[str] = []
+    reader: threading.Thread | None = None
     try:
         for line in proc.stdout:  # blocks on the next line; ends when the process exits
             seen.append(line)
@@ -76,6 +85,9 @@ def running_pa_dev(
                 break
         else:
             raise AssertionError(f"pa dev {' '.join(args)} exited with {proc.wait()}: {''.join(seen)[-3000:]}")
+        if console is not None:
+            reader = threading.Thread(target=_drain, args=(proc.stdout, console), daemon=True)
+            reader.start()
         token = subprocess.run(
             [str(PA), "token", "--org", org, "--user", "alice"],
             cwd=ROOT / "docs",
@@ -89,4 +101,8 @@ def running_pa_dev(
         )
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        if reader is not None:
+            proc.wait(timeout=60)
+            reader.join(timeout=10)  # it read the rest
+        else:
+            proc.communicate(timeout=60)

@@ -144,6 +144,22 @@ class LocalAws:
         self.server.stop()
         self.dispatcher.executor.shutdown(wait=False, cancel_futures=True)
 
+    def exited(self) -> str | None:
+        """None while moto's server thread serves; "stopped serving" once it ended."""
+        thread = self.server._thread  # ThreadedMotoServer's serving thread
+        return None if thread is not None and thread.is_alive() else "stopped serving"
+
+    def restart(self) -> None:
+        """Serve again on the same port; moto keeps its state in this process, so nothing is lost."""
+        from moto.server import ThreadedMotoServer
+
+        if self.server._server is not None:
+            self.server._server.server_close()  # frees the port (its start would wait forever on a taken one)
+        host, port = self.endpoint_url.removeprefix("http://").rsplit(":", 1)
+        server = ThreadedMotoServer(ip_address=host, port=int(port), verbose=False)
+        server.start()
+        self.server = server
+
 
 def start_moto(port: int, registry: LambdaRegistry, region: str = "us-east-1") -> LocalAws:
     """Start moto on 127.0.0.1:port in a thread with our handlers behind `lambda:invoke`."""

@@ -95,6 +95,8 @@ def run_dev_server() -> int:
         workers.stop()
         raise
     demo_mcp = _start_demo_mcp() if settings.is_local else None
+    # Restarts Postgres, Valkey, moto or LocalStack when one dies, and names their processes in `<data>/pids.json`.
+    supervisor = stack.supervisor({"pa_dev": os.getpid(), "workers": [w.pid for w in workers.workers]}).start()
     try:
         workers.start(dict(os.environ))
         app = build_dev_app(demo_mcp.url if demo_mcp is not None else None)
@@ -123,6 +125,7 @@ def run_dev_server() -> int:
         pass
     finally:
         workers.stop()  # before the stack: their shutdown releases their runs' leases in Postgres
+        supervisor.stop()  # before the stack stops its parts on purpose
         sock.close()
         if demo_mcp is not None:
             demo_mcp.stop()

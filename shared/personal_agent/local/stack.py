@@ -23,6 +23,7 @@ from personal_agent.local.aws import (
 )
 from personal_agent.local.lambda_registry import LambdaRegistry
 from personal_agent.local.ports import ensure_port_free, ensure_reachable
+from personal_agent.local.supervisor import Part, Supervisor
 from personal_agent.settings import Settings, get_settings
 
 # Durable-run settings that the template passes as DefinitionSubstitutions besides function ARNs.
@@ -201,6 +202,62 @@ class LocalStack:
             key = kms.create_key(Description="Personal Agent provider keys (local)")["KeyMetadata"]["KeyId"]
             kms.create_alias(AliasName=alias, TargetKeyId=key)
         return alias
+
+    def supervisor(self, extra_pids: dict[str, object] | None = None) -> Supervisor:
+        """A watcher (not yet started) that restarts each part this stack started when it dies."""
+        parts: list[Part] = []
+        if self._postgres is not None:
+            from personal_agent.local.postgres import postgres_exit, postgres_pid, restart_embedded_postgres
+
+            pg = self._postgres
+            parts.append(
+                Part(
+                    "postgres",
+                    lambda: postgres_exit(pg),
+                    lambda: restart_embedded_postgres(pg),
+                    lambda: postgres_pid(pg),
+                )
+            )
+        if self._valkey is not None:
+            from personal_agent.local.valkey import restart_embedded_valkey, valkey_exit, valkey_pid
+
+            vk = self._valkey
+            parts.append(
+                Part("valkey", lambda: valkey_exit(vk), lambda: restart_embedded_valkey(vk), lambda: valkey_pid(vk))
+            )
+        if self.aws is not None:
+            parts.append(Part("moto", self.aws.exited, self.aws.restart))
+        if self.localstack is not None:
+            parts.append(
+                Part("localstack", self._localstack_exit, self._restart_localstack, lambda: self.localstack.process.pid)
+            )
+        path = Path(self.settings.data_dir).resolve() / "pids.json"
+        return Supervisor(parts, path, extra_pids=dict(extra_pids or {}))
+
+    def _localstack_exit(self) -> str | None:
+        process = self.localstack.process
+        code = None if process is None else process.poll()
+        if process is not None and code is None:
+            return None
+        return "stopped" if code is None else f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
+
+    def _restart_localstack(self) -> None:
+        """LocalStack keeps nothing across a restart: start it again and create what the stack created in it (the
+        same names, so the same ARNs and queue URLs the processes hold)."""
+        from personal_agent.local.knowledge_queue import provision_knowledge
+        from personal_agent.local.output_queue import provision_outputs
+
+        s, server = self.settings, self.localstack
+        server.stop()
+        server.start()
+        self.provision_state_machines(server.endpoint_url, activities=True)
+        if not s.kms_key_id:
+            self.provision_kms_key(server.endpoint_url)
+        if not s.documents_bucket:
+            origins = [f"http://{host}:{s.port}" for host in ("127.0.0.1", "localhost")]
+            provision_knowledge(server.endpoint_url, s.aws_region, origins)
+        if not s.output_queue_url:
+            provision_outputs(server.endpoint_url, s.aws_region, s.output_email_from)
 
     def stop(self) -> None:
         """Stop what this stack started; data stays under the data dir."""

