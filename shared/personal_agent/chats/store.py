@@ -123,6 +123,14 @@ async def update_owned(
     return ChatRow(**row) if row is not None else None
 
 
+async def set_default_title(conn: Conn, chat_id: UUID, title: str, default: str) -> bool:
+    """Name a chat still called `default` (one a person named keeps its name); whether it was renamed."""
+    cur = await conn.execute(
+        "UPDATE chats SET title = %s WHERE id = %s AND title = %s RETURNING id", [title, chat_id, default]
+    )
+    return await cur.fetchone() is not None
+
+
 async def delete_owned(conn: Conn, chat_id: UUID, user_id: UUID) -> bool:
     cur = await conn.execute("DELETE FROM chats WHERE id = %s AND user_id = %s RETURNING id", [chat_id, user_id])
     return await cur.fetchone() is not None

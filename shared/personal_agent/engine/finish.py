@@ -23,6 +23,7 @@ from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.engine import subagent_events
 from personal_agent.engine.cancellation import clear_local_cancel
+from personal_agent.engine.chat_title import name_new_chat
 from personal_agent.engine.drive import StepOutcome, StepStatus
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.outbox import announce as outbox
@@ -58,6 +59,7 @@ async def end_run(
             parent = tip if tip is not None else spec.parent_message_id
             await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
             await chat_store.raise_labels(conn, spec.chat_id, run_labels(spec, messages))  # what entered stays
+    await name_new_chat(spec, status, messages)  # before the terminal event: the web chat reloads on it
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:
         observability.record_run_failed(error["code"])

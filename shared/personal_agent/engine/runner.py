@@ -110,7 +110,7 @@ async def _first_checkpoint(
     state: dict[str, Any] = {"history_len": len(messages), "request_index": 0, "routing": routing}
     if upto is not None:  # checkpoints store the run's own messages; the chat's earlier ones stay in the chat
         state["chat_prefix"] = store.chat_prefix(spec.chat_id, upto, prior_len)
-    await store.set_routing(conn, spec.run_id, routing)
+    await store.set_routing(conn, spec.run_id, routing, attempted=spec.router_model is not None)
     if spec.gated_tools:  # the tier gate kept these from the run at launch: say so before anything else
         gated = [t.model_dump() for t in spec.gated_tools]
         await emitter.emit(CustomEvent(name="tool_gated", value={"tools": gated}))

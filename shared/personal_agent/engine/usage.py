@@ -12,6 +12,7 @@ from pydantic_ai.messages import ModelResponse
 
 from personal_agent.db.pool import Conn
 from personal_agent.governance import reservation_store
+from personal_agent.models.answered import answering_provider, run_refs
 from personal_agent.runs import store
 from personal_agent.spec.run_spec import ModelRef, RunSpec
 
@@ -40,7 +41,7 @@ def price(response: ModelResponse, spec: RunSpec | None = None) -> Priced:
     """The response's cost in USD and where the price came from: the price on the ref that answered (the
     platform's for a platform-key model, else an admin override), else genai-prices; (None, None) when
     unknown. When several refs share the response's model name, the highest price counts (unknown wins)."""
-    refs = (*spec.model_chain, *([spec.router_model] if spec.router_model else [])) if spec else ()
+    refs = run_refs(spec) if spec else ()
     candidates = [_ref_price(ref, response) for ref in refs if ref.model_name == response.model_name]
     if not candidates:
         return _genai(response)
@@ -60,7 +61,7 @@ async def record(conn: Conn, spec: RunSpec, request_index: int, response: ModelR
         spec,
         request_index,
         response.model_name or spec.model,
-        response.provider_name,
+        answering_provider(run_refs(spec), response.model_name, response.provider_name),
         {
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,

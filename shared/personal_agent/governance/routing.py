@@ -14,7 +14,8 @@ log = logging.getLogger("personal_agent.routing")
 ROUTER_INSTRUCTIONS = (
     "Classify the user's request. intent: a few words. acts_on_world: true if fulfilling it changes something "
     "outside this conversation (sends, posts, buys, deletes, books). confidence: how sure you are (0 to 1) "
-    "that you understood what the user wants."
+    "that you understood what the user wants. title: a short title (2 to 6 words) for a conversation that starts "
+    "with this request, in its language, without quotes."
 )
 
 
@@ -22,6 +23,8 @@ class RoutingDecision(BaseModel):
     intent: str = Field(max_length=200)
     acts_on_world: bool
     confidence: float = Field(ge=0, le=1)
+    title: str | None = Field(None, max_length=120)
+    """What to call a chat that starts with this request (`chats/titles.py`); a router may leave it out."""
 
 
 async def classify_request(spec: RunSpec, text: str) -> tuple[RoutingDecision | None, Any]:

@@ -11,6 +11,7 @@ from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers
+from personal_agent.models.answered import answered_model_id, stored_refs
 from personal_agent.runs import store
 
 
@@ -41,7 +42,7 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "mode": row["mode"],
         "model": row["model_name"],
         "model_chain": row["model_chain"],
-        "answered_model": row["answered_model"],
+        "answered_model": answered_model_id(stored_refs(row["spec"]), row["answered_model"]),
         "routing": row["routing"],
         "trigger_source": row["trigger_source"],
         "parent_run_id": str(row["parent_run_id"]) if row["parent_run_id"] else None,

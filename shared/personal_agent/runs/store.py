@@ -79,7 +79,12 @@ async def set_answered_model(conn: Conn, run_id: UUID, model_name: str | None) -
     await conn.execute("UPDATE runs SET answered_model = %s WHERE id = %s", [model_name, run_id])
 
 
-async def set_routing(conn: Conn, run_id: UUID, routing: dict[str, Any] | None) -> None:
+async def set_routing(conn: Conn, run_id: UUID, routing: dict[str, Any] | None, attempted: bool = True) -> None:
+    """The routing model's classification; `{"failed": true}` when it was asked and gave none, NULL when the run
+    has no routing model to ask (nothing failed: acting tools then ask a person, as without a classification)."""
+    if routing is None and not attempted:
+        await conn.execute("UPDATE runs SET routing = NULL WHERE id = %s", [run_id])
+        return
     await conn.execute(
         "UPDATE runs SET routing = %s WHERE id = %s",
         [jsonb(routing if routing is not None else {"failed": True}), run_id],

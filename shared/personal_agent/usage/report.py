@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any, Literal
 
 from personal_agent.db import org_transaction
@@ -92,6 +93,22 @@ CSV_COLUMNS = (
 )
 
 
+def csv_cell(value: Any) -> Any:
+    """A ledger value as a spreadsheet reads it: an unknown one empty (not zero), a decimal in plain notation
+    (`0`, `0.000123`; Postgres' numeric(.., 8) zero would otherwise print as `0E-8`)."""
+    if value is None:
+        return ""
+    if isinstance(value, Decimal):
+        return plain_decimal(value)
+    return value
+
+
+def plain_decimal(value: Decimal) -> str:
+    """`Decimal("0E-8")` as "0", `Decimal("0.00012300")` as "0.000123": no exponent, no trailing zeros."""
+    text = format(value.normalize(), "f")
+    return text if text != "-0" else "0"
+
+
 EXPORT_PAGE_ROWS = 10_000
 """Rows per CSV page: about 2.5 MB, well under Lambda's 6 MB response limit; `next_cursor` fetches the rest."""
 
@@ -130,6 +147,6 @@ async def usage_csv(
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for row in rows:
-        writer.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+        writer.writerow([csv_cell(row[c]) for c in CSV_COLUMNS])
     following = encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
     return out.getvalue(), following
