@@ -4,15 +4,15 @@
 import { computed, reactive, type Ref } from "vue";
 
 import type { Approval } from "../api/client";
-import type { ApprovalStatus } from "../stream/runView";
+import type { Decision } from "../chat/transcript";
 import { loadApprovals, markDecided, pendingApprovals } from "./approvals";
 
 export function useChatApprovals(chatId: Ref<string>) {
-  const decided = reactive(new Map<string, ApprovalStatus>());
+  const decided = reactive(new Map<string, Decision>());
   const pending = computed<Approval[]>(() => pendingApprovals(chatId.value));
 
-  function approvalDecided(id: string, status: "approved" | "denied"): void {
-    decided.set(id, status);
+  function approvalDecided(id: string, status: "approved" | "denied", reason: string | null = null): void {
+    decided.set(id, { status, reason });
     markDecided(id, status);
     void loadApprovals();
   }

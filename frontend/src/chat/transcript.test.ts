@@ -40,12 +40,12 @@ describe("the transcript shown", () => {
 
   it("shows a pending approval once, with a decision taken here", () => {
     const live = newRunView({ runId: "r1", chatId: "c", eventsUrl: "/e" });
-    live.items.push({ kind: "approval", id: "a1", tool: "send", args: {}, expiresAt: null, status: "pending" });
+    live.items.push({ kind: "approval", id: "a1", tool: "send", args: {}, expiresAt: null, status: "pending", toolCallId: null, childRunId: null, decidedBy: null, reason: null });
     const approvals = [
       { id: "a1", run_id: "r1", chat_id: "c", tool: "send", args: {}, status: "pending", expires_at: "x" },
       { id: "a2", run_id: "r9", chat_id: "c", tool: "post", args: {}, status: "pending", expires_at: "x" },
     ] as never[];
-    const items = buildTranscript({ ...empty, messages: [], live, approvals, decided: new Map([["a1", "approved" as const]]) });
+    const items = buildTranscript({ ...empty, messages: [], live, approvals, decided: new Map([["a1", { status: "approved" as const, reason: null }]]) });
     expect(items.map((i) => [i.id, "status" in i ? i.status : null])).toEqual([
       ["a1", "approved"],
       ["a2", "pending"],
@@ -67,6 +67,36 @@ describe("the transcript shown", () => {
       ["tool", true],
       ["assistant", false],
     ]);
+  });
+
+  it("puts a call's approval and sub-agent right after it, the same for live and stored items", () => {
+    const approval = (id: string, status: string, by: string | null, reason: string | null) =>
+      ({ id, tool: "send", args: {}, status, decided_by: by, reason, decided_at: null, expires_at: "x" }) as never;
+    const subagent = { run_id: "k1", task: "look", preset: null, status: "succeeded", error: null, cost_usd: 0.5, events_url: "/k1", approvals: [] };
+    const messages: Message[] = [
+      { id: "1:0", role: "user", text: "go", run_id: "r", created_at: "" },
+      { id: "2:0", role: "assistant", text: "", tool_calls: [{ id: "t1", name: "send", args: {}, approval: approval("a1", "approved", "alice", "fine") }, { id: "t2", name: "send", args: {}, approval: approval("a2", "denied", "bob", null) }], run_id: "r", created_at: "" },
+      { id: "3:0", role: "tool", tool_call_id: "t1", content: "sent", outcome: "done", run_id: "r", created_at: "" },
+      { id: "3:1", role: "tool", tool_call_id: "t2", content: "not approved", outcome: "denied", run_id: "r", created_at: "" },
+      { id: "4:0", role: "assistant", text: "", tool_calls: [{ id: "d1", name: "delegate", args: {}, subagent }], run_id: "r", created_at: "" },
+      { id: "5:0", role: "tool", tool_call_id: "d1", content: "42", outcome: "done", run_id: "r", created_at: "" },
+      { id: "6:0", role: "assistant", text: "done", run_id: "r", created_at: "" },
+    ];
+    const runs = new Map([["r", { id: "r", status: "failed", error: { code: "model_error", message: "boom" } }]]);
+    const stored = buildTranscript({ ...empty, messages, runs, live: null });
+    expect(stored.map((i) => `${i.kind}:${i.id}`)).toEqual(["user:1:0", "tool:t1", "approval:a1", "tool:t2", "approval:a2", "tool:d1", "subagent:k1", "assistant:6:0", "error:error-r"]);
+    expect(stored[3]).toMatchObject({ failure: "denied" });
+    expect(stored[2]).toMatchObject({ status: "approved", decidedBy: "alice", reason: "fine" });
+    expect(stored[6]).toMatchObject({ answer: "42", costUsd: 0.5 });
+
+    // Live, the approvals arrive after both calls: they are shown after their own call all the same.
+    const live = newRunView({ runId: "r", chatId: "c", eventsUrl: "/e" });
+    const tool = (id: string) => ({ kind: "tool" as const, id, name: "send", args: "{}", result: null, done: true, failure: null });
+    const pending = (id: string, toolCallId: string) => ({ kind: "approval" as const, id, tool: "send", args: {}, expiresAt: null, status: "pending" as const, toolCallId, childRunId: null, decidedBy: null, reason: null });
+    live.items.push(tool("t1"), tool("t2"), pending("a1", "t1"), pending("a2", "t2"));
+    const shown = buildTranscript({ ...empty, messages: messages.slice(0, 1), live, decided: new Map([["a1", { status: "approved" as const, reason: "fine" }]]) });
+    expect(shown.map((i) => `${i.kind}:${i.id}`)).toEqual(["user:1:0", "tool:t1", "approval:a1", "tool:t2", "approval:a2"]);
+    expect(shown[2]).toMatchObject({ status: "approved", decidedBy: "you", reason: "fine" });
   });
 
   it("knows which run statuses are still going", () => {

@@ -27,6 +27,7 @@ export function useChat(chatId: Ref<string>) {
   const approvals = useChatApprovals(chatId);
   const run = useLiveRun(chatId, generation, {
     messages: transcript.messages,
+    runs: transcript.runs,
     reloadTranscript: transcript.reload,
     decided: approvals.decided,
     onApprovalRequested: () => void approvals.refresh(),
@@ -40,6 +41,7 @@ export function useChat(chatId: Ref<string>) {
   const items = computed(() =>
     buildTranscript({
       messages: transcript.messages.value,
+      runs: transcript.runs.value,
       live: live.value,
       notices: run.notices,
       approvals: approvals.pending.value,

@@ -10,9 +10,9 @@ import { call, type Message } from "../api/client";
 import { getToken, resolveUrl, streamBase } from "../api/http";
 import type { StreamState } from "../stream/eventStream";
 import { clearRun, type Following, followRun, loadRun, saveRun } from "../stream/runSession";
-import { type ApprovalStatus, type LiveItem, newRunView, type RunView } from "../stream/runView";
+import { type LiveItem, newRunView, type RunView } from "../stream/runView";
 import type { Generation } from "./generation";
-import { isActiveStatus } from "./transcript";
+import { type Decision, isActiveStatus, storedItems, type StoredRun } from "./transcript";
 
 function storage(): Storage | null {
   try {
@@ -26,9 +26,10 @@ function storage(): Storage | null {
 export interface LiveRunHooks {
   /** The stored transcript's messages, and a reload of its newest page. */
   messages: Ref<Message[]>;
+  runs: Ref<Map<string, StoredRun>>;
   reloadTranscript: () => Promise<void>;
   /** A decision made on this page (an approval card keeps it once the run ended). */
-  decided: Map<string, ApprovalStatus>;
+  decided: Map<string, Decision>;
   /** An approval was requested, or the run ended (the inbox and the chat list catch up). */
   onApprovalRequested: () => void;
   onEnded: (chatId: string) => void;
@@ -109,11 +110,13 @@ export function useLiveRun(chatId: Ref<string>, generation: Generation, hooks: L
     }
     if (mine !== generation.value) return;
     const stored = hooks.messages.value.some((m) => m.run_id === view.runId && m.role !== "user");
-    // Stored messages have the tool calls and results but not errors, stops, decisions or sub-agents: keep those.
-    // When nothing of the run was stored (a stop or an error before the first answer was saved), keep it all.
+    // The stored transcript has the run's messages with their approvals, sub-agents and how the run ended, in place:
+    // the view switches to it. Only what it does not have stays (all of it when nothing of the run was stored).
+    const have = new Set(storedItems(hooks.messages.value, null, hooks.runs.value).map((i) => `${i.kind}:${i.id}`));
     const kept = view.items
+      .filter((i) => !have.has(`${i.kind}:${i.id}`) && !i.id.startsWith("summarised-"))
       .filter((i) => !stored || i.kind === "error" || i.kind === "notice" || i.kind === "approval" || i.kind === "subagent")
-      .map((i) => (i.kind === "approval" ? { ...i, status: hooks.decided.get(i.id) ?? i.status } : { ...i }));
+      .map((i) => ({ ...i }));
     for (const item of kept) if (item.kind === "assistant") item.streaming = false;
     if (kept.length) notices.set(view.runId, [...(notices.get(view.runId) ?? []), ...kept]);
     live.value = null;

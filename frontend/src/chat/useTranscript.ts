@@ -6,6 +6,7 @@
 import { computed, ref, shallowRef, type Ref } from "vue";
 
 import { call, type Chat, type Message } from "../api/client";
+import type { StoredRun } from "./transcript";
 import { describeError } from "../api/http";
 import { cutAt } from "./branches";
 import { renameChat } from "./chats";
@@ -30,12 +31,21 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
   /** The branch shown: a message on it (null: the chat's latest branch); and where the model's summary ends. */
   const leaf = ref<number | null>(null);
   const summarisedUpto = ref<number | null>(null);
+  /** How each run of the loaded pages ended (or goes), by id. */
+  const runs = shallowRef(new Map<string, StoredRun>());
+
+  function addRuns(page: { runs?: StoredRun[] | null }, fresh = false): void {
+    const next = new Map(fresh ? [] : runs.value);
+    for (const run of page.runs ?? []) next.set(run.id, run);
+    runs.value = next;
+  }
 
   function reset(): void {
     chat.value = null;
     transcript.value = EMPTY;
     leaf.value = null;
     summarisedUpto.value = null;
+    runs.value = new Map();
     loadingEarlier.value = false;
     error.value = null;
   }
@@ -50,6 +60,7 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
     if (mine !== generation.value) return;
     chat.value = c;
     transcript.value = fromNewest(page);
+    addRuns(page, true);
     summarisedUpto.value = page.summarised_upto ?? null;
   }
 
@@ -58,6 +69,7 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
     const query = leaf.value !== null ? { leaf: leaf.value } : {};
     const page = await call("chat_transcript", { path: { chat_id: chatId.value }, query });
     transcript.value = withNewest(transcript.value, page);
+    addRuns(page);
     summarisedUpto.value = page.summarised_upto ?? null;
   }
 
@@ -69,6 +81,7 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
       if (mine !== generation.value) return;
       leaf.value = page.leaf_id ?? id; // the branch's newest message: a new turn continues from there
       transcript.value = fromNewest(page);
+      addRuns(page, true);
       summarisedUpto.value = page.summarised_upto ?? null;
     } catch (err) {
       if (mine === generation.value) error.value = describeError(err);
@@ -87,6 +100,7 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
       // Another chat, or a reload that started again from the newest page: this page no longer fits.
       if (mine !== generation.value || transcript.value.older !== cursor) return;
       transcript.value = withOlder(transcript.value, page);
+      addRuns(page);
     } catch (err) {
       if (mine === generation.value) error.value = describeError(err);
     } finally {
@@ -123,6 +137,7 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
   return {
     chat,
     messages,
+    runs,
     hasEarlier,
     loadingEarlier,
     summarisedUpto,

@@ -84,8 +84,8 @@ describe("resuming a run after a reload", () => {
     const relay = new FakeRelay(events);
     const after = await followUntil(relay, new MemoryStore(), view(), null);
     expect(after.items).toEqual([
-      { kind: "approval", id: "a1", tool: "send_email", args: { to: "x" }, expiresAt: "2030-01-01T00:00:00Z", status: "pending" },
-      { kind: "error", id: "error-4-0", message: "budget exceeded", code: "budget_exceeded" },
+      { kind: "approval", id: "a1", tool: "send_email", args: { to: "x" }, expiresAt: "2030-01-01T00:00:00Z", status: "pending", toolCallId: "t1", childRunId: null, decidedBy: null, reason: null },
+      { kind: "error", id: "error-r1", message: "budget exceeded", code: "budget_exceeded" },
     ]);
     expect(after.phase).toBe("error");
   });

@@ -18,8 +18,8 @@ describe("sub-agents in the live view of a run", () => {
     applyEvent(view, custom("subagent_started", { ...ids, ...started, task: "look it up", preset: "explore" }), "5-0"); // replayed
 
     expect(view.items).toEqual([
-      { kind: "subagent", id: "k1", task: "look it up", preset: "explore", eventsUrl: "/api/v1/runs/k1/events", status: "succeeded", answer: "42" },
-      { kind: "subagent", id: "k2", task: "other", preset: null, eventsUrl: "/api/v1/runs/k1/events", status: "running", answer: null },
+      { kind: "subagent", id: "k1", task: "look it up", preset: "explore", eventsUrl: "/api/v1/runs/k1/events", status: "succeeded", answer: "42", toolCallId: "d0", error: null, costUsd: null },
+      { kind: "subagent", id: "k2", task: "other", preset: null, eventsUrl: "/api/v1/runs/k1/events", status: "running", answer: null, toolCallId: "d0", error: null, costUsd: null },
     ]);
     expect(view.phase).toBe("running");
   });

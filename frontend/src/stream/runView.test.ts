@@ -21,6 +21,23 @@ describe("the live view of a run", () => {
     expect(v.phase).toBe("finished");
   });
 
+  it("tells a tool call that was denied or failed from one that succeeded (the result's metadata.outcome)", () => {
+    const v = view();
+    apply(v, [
+      { type: "TOOL_CALL_START", toolCallId: "ok", toolCallName: "current_time" },
+      { type: "TOOL_CALL_RESULT", toolCallId: "ok", messageId: "x", content: "12:00" },
+      { type: "TOOL_CALL_START", toolCallId: "no", toolCallName: "send" },
+      { type: "TOOL_CALL_RESULT", toolCallId: "no", messageId: "y", content: "not approved", metadata: { outcome: "denied" } },
+      { type: "TOOL_CALL_START", toolCallId: "bad", toolCallName: "fetch" },
+      { type: "TOOL_CALL_RESULT", toolCallId: "bad", messageId: "z", content: "boom", metadata: { outcome: "failed" } },
+    ]);
+    expect(v.items.map((i) => (i.kind === "tool" ? [i.id, i.failure] : null))).toEqual([
+      ["ok", null],
+      ["no", "denied"],
+      ["bad", "failed"],
+    ]);
+  });
+
   it("shows a stop once, from run_cancelled and the cancelled RUN_FINISHED after it", () => {
     const v = view();
     apply(v, [

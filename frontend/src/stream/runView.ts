@@ -10,15 +10,34 @@ import { type RunCustomEvent, runCustomEvent, type RunEventValue } from "./custo
 /** "decided": the run went on after it, but this page did not see which way (decided elsewhere). */
 export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "decided";
 
+/** How a tool call that did not succeed ended (the TOOL_CALL_RESULT's `metadata.outcome`; null: it succeeded). */
+export type ToolFailure = "failed" | "denied" | "interrupted";
+
+/** A person's decision on a tool call (`toolCallId`; `childRunId`: a call of that sub-agent). `decidedBy` and
+ * `reason` are known once the stored transcript has them, or when the decision was made on this page. */
+export interface ApprovalItem {
+  kind: "approval";
+  id: string;
+  tool: string;
+  args: unknown;
+  expiresAt: string | null;
+  status: ApprovalStatus;
+  toolCallId: string | null;
+  childRunId: string | null;
+  decidedBy: string | null;
+  reason: string | null;
+}
+
 export type LiveItem =
   | { kind: "assistant"; id: string; text: string; streaming: boolean }
-  | { kind: "tool"; id: string; name: string; args: string; result: string | null; done: boolean }
-  | { kind: "approval"; id: string; tool: string; args: unknown; expiresAt: string | null; status: ApprovalStatus }
+  | { kind: "tool"; id: string; name: string; args: string; result: string | null; done: boolean; failure: ToolFailure | null }
+  | ApprovalItem
   | { kind: "error"; id: string; message: string; code: string | null }
   | { kind: "notice"; id: string; text: string }
   | SubagentItem;
 
-/** A sub-agent (a child run) the run started: its card follows the child's own stream (`eventsUrl`). */
+/** A sub-agent (a child run) the run started with its `delegate` call `toolCallId`: its card follows the child's
+ * own stream (`eventsUrl`) while it works. `costUsd` is known once the stored transcript has it. */
 export interface SubagentItem {
   kind: "subagent";
   id: string;
@@ -27,6 +46,9 @@ export interface SubagentItem {
   eventsUrl: string;
   status: string;
   answer: string | null;
+  toolCallId: string | null;
+  error: { code: string; message: string } | null;
+  costUsd: number | null;
 }
 
 export type RunPhase = "running" | "finished" | "error" | "cancelled" | "expired";
@@ -82,7 +104,7 @@ function assistant(view: RunView, messageId: string): Extract<LiveItem, { kind: 
 function tool(view: RunView, toolCallId: string, name = "tool"): Extract<LiveItem, { kind: "tool" }> {
   let item = find(view, "tool", toolCallId);
   if (!item) {
-    item = { kind: "tool", id: toolCallId, name, args: "", result: null, done: false };
+    item = { kind: "tool", id: toolCallId, name, args: "", result: null, done: false, failure: null };
     view.items.push(item);
   }
   return item;
@@ -122,7 +144,7 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
     }
     case EventType.TOOL_CALL_START: {
       const item = tool(view, event.toolCallId, event.toolCallName);
-      Object.assign(item, { name: event.toolCallName, args: "", result: null, done: false });
+      Object.assign(item, { name: event.toolCallName, args: "", result: null, done: false, failure: null });
       break;
     }
     case EventType.TOOL_CALL_ARGS:
@@ -144,6 +166,7 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       const item = tool(view, event.toolCallId);
       item.result = contentToText(event.content);
       item.done = true;
+      item.failure = toolFailure(event.metadata);
       break;
     }
     case EventType.RUN_FINISHED:
@@ -151,14 +174,15 @@ export function applyEvent(view: RunView, event: AguiEvent, id: string | null = 
       if (event.outcome?.type === "interrupt") break; // paused for approval; the run goes on after it
       if (event.outcome?.type === "cancelled" && view.phase === "running") {
         view.phase = "cancelled";
-        view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
+        view.items.push(stopped(view));
       }
       if (view.phase === "running") view.phase = "finished";
       break;
     case EventType.RUN_ERROR:
       endStreaming(view);
       view.phase = "error";
-      view.items.push({ kind: "error", id: `error-${id ?? view.items.length}`, message: event.message, code: event.code ?? null });
+      // One error per run, with the id the stored transcript gives it (the end of a run shows it in the same place).
+      if (!find(view, "error", `error-${view.runId}`)) view.items.push({ kind: "error", id: `error-${view.runId}`, message: event.message, code: event.code ?? null });
       break;
     case EventType.CUSTOM:
       applyCustom(view, runCustomEvent(event)!, id);
@@ -172,8 +196,19 @@ function applyCustom(view: RunView, event: RunCustomEvent, id: string | null): v
   switch (event.name) {
     case "approval_requested":
       if (!find(view, "approval", event.value.approval_id)) {
-        const { approval_id, tool, args, expires_at } = event.value;
-        view.items.push({ kind: "approval", id: approval_id, tool, args, expiresAt: expires_at, status: "pending" });
+        const { approval_id, tool, args, expires_at, tool_call_id, child_run_id } = event.value;
+        view.items.push({
+          kind: "approval",
+          id: approval_id,
+          tool,
+          args,
+          expiresAt: expires_at,
+          status: "pending",
+          toolCallId: tool_call_id,
+          childRunId: child_run_id ?? null,
+          decidedBy: null,
+          reason: null,
+        });
       }
       break;
     case "subagent_started":
@@ -183,7 +218,7 @@ function applyCustom(view: RunView, event: RunCustomEvent, id: string | null): v
     case "run_cancelled":
       endStreaming(view);
       view.phase = "cancelled";
-      view.items.push({ kind: "notice", id: `cancelled-${id ?? view.items.length}`, text: "The run was stopped." });
+      if (!find(view, "notice", `cancelled-${view.runId}`)) view.items.push(stopped(view));
       break;
     case "resume_expired":
       view.phase = "expired";
@@ -215,13 +250,32 @@ function applySubagent(
       eventsUrl: v.events_url,
       status: "running",
       answer: null,
+      toolCallId: v.tool_call_id,
+      error: null,
+      costUsd: null,
     };
     view.items.push(item);
   }
   if (event.name === "subagent_finished") {
     item.status = event.value.status;
     item.answer = event.value.answer ?? null;
+    const error = event.value.error;
+    item.error = error ? { code: error.code, message: error.message } : null;
   }
+}
+
+/** The words for a run that was stopped, with the id the stored transcript gives it. */
+export function stoppedNotice(runId: string): Extract<LiveItem, { kind: "notice" }> {
+  return { kind: "notice", id: `cancelled-${runId}`, text: "The run was stopped." };
+}
+
+function stopped(view: RunView): Extract<LiveItem, { kind: "notice" }> {
+  return stoppedNotice(view.runId);
+}
+
+function toolFailure(metadata: unknown): ToolFailure | null {
+  const outcome = metadata && typeof metadata === "object" ? (metadata as { outcome?: unknown }).outcome : null;
+  return outcome === "failed" || outcome === "denied" || outcome === "interrupted" ? outcome : null;
 }
 
 function endStreaming(view: RunView): void {
