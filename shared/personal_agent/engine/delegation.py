@@ -1,26 +1,28 @@
 """Delegation in the engine: when a tool round ends with `delegate` calls deferred, the run checkpoints
-(`awaiting_children`), stores one child run per call and waits (`delegating`); the driver then runs the children
-(inline: tasks in the worker; durable: their own executions, the parent's in a task-token wait). When every
-child of the round has ended, their answers are the calls' results and the parent goes on."""
+(`awaiting_children`) and hands the driver its round of children (`delegating`, with one child RunSpec per call);
+the driver stores them through the launch chokepoint and runs them (`lifecycle/child_runs.py`: inline as tasks in
+the worker; durable as their own executions, the parent's in a task-token wait). A parent advanced again while
+its round is not over hands the same children back, rebuilt from its checkpoint, so a driver that died between the
+checkpoint and storing them stores them when the run resumes. When every child of the round has ended, their
+answers are the calls' results and the parent goes on."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from ag_ui.core import CustomEvent
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolReturn
-from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.engine import subagent_events
-from personal_agent.engine.drive import Drive, StepOutcome, dump_messages
+from personal_agent.engine.drive import Drive, StepOutcome
 from personal_agent.engine.finish import answer_text
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.runs import store
 from personal_agent.spec.labels import result_metadata, run_labels
 from personal_agent.spec.run_spec import RunSpec
-from personal_agent.subagents.specs import DELEGATE_TOOL, child_spec
+from personal_agent.subagents.specs import DELEGATE_TOOL, child_run_id, child_spec
 
 
 def delegations(requests: DeferredToolRequests) -> bool:
@@ -28,26 +30,30 @@ def delegations(requests: DeferredToolRequests) -> bool:
 
 
 async def start_children(drive: Drive, requests: DeferredToolRequests) -> StepOutcome:
-    """Checkpoint the waiting parent and store its children (idempotent: a retried step finds its own), then
-    announce each on the parent's stream."""
+    """Checkpoint the parent with its round of children and hand their specs to the driver (which stores them)."""
     spec = drive.spec
-    calls = [call for call in requests.calls if call.tool_name == DELEGATE_TOOL]
     labels = run_labels(spec, drive.completed)  # the children start with the parent's labels at the call
-    children = [child_spec(spec, call.tool_call_id, call.args_as_dict(), labels=labels) for call in calls]
-    ids = [str(child.run_id) for child in children]
+    calls = [call for call in requests.calls if call.tool_name == DELEGATE_TOOL]
+    children = tuple(child_spec(spec, call.tool_call_id, call.args_as_dict(), labels=labels) for call in calls)
     drive.seq += 1
-    drive.state.update(children=ids, last_event_id=drive.emitter.last_id)
-    async with org_transaction(spec.org_id) as conn:
-        await store.save_checkpoint(
-            conn, spec, drive.seq, "awaiting_children", dump_messages(drive.completed), drive.state
-        )
-        for child in children:
-            if await store.get_run(conn, child.run_id) is None:
-                await store.insert_run(conn, child)
-        await store.mark_waiting(conn, spec.run_id)
-    for child in children:
-        await drive.emitter.emit(CustomEvent(name="subagent_started", value=subagent_events.started_value(child)))
-    return drive.outcome("delegating", children=ids)
+    drive.state.update(children=[str(child.run_id) for child in children])
+    await drive.checkpoint("awaiting_children")
+    return drive.outcome("delegating", children=children)
+
+
+def round_children(spec: RunSpec, messages: Sequence[ModelMessage], ids: Sequence[str]) -> tuple[RunSpec, ...]:
+    """The children `ids` of the parent's round, rebuilt from its `awaiting_children` checkpoint: the same specs
+    `start_children` made (a child's id comes from its call's id, its spec from the call and the labels of the
+    messages), in the same order."""
+    labels = run_labels(spec, messages)
+    calls = {
+        str(child_run_id(spec.run_id, call.tool_call_id)): call
+        for message in messages
+        if isinstance(message, ModelResponse)
+        for call in message.tool_calls
+        if call.tool_name == DELEGATE_TOOL
+    }
+    return tuple(child_spec(spec, calls[i].tool_call_id, calls[i].args_as_dict(), labels=labels) for i in ids)
 
 
 async def _result(conn: Conn, row: dict[str, Any]) -> Any:

@@ -39,8 +39,13 @@ class StepOutcome:
     seq: int
     request_index: int
     approval_ids: list[str] = field(default_factory=list)
-    children: list[str] = field(default_factory=list)
-    """`delegating`: the child runs the run waits for (the driver runs them)."""
+    children: tuple[RunSpec, ...] = ()
+    """`delegating`: the child runs the run waits for; the driver stores those not stored yet (through the launch
+    chokepoint) and runs them. In process only: a durable Task returns the pointer fields, never these specs."""
+
+    @property
+    def child_ids(self) -> list[str]:
+        return [str(child.run_id) for child in self.children]
 
 
 def dump_messages(messages: list[ModelMessage]) -> bytes:
@@ -88,9 +93,9 @@ class Drive:
         )
 
     def outcome(
-        self, status: StepStatus, approval_ids: list[str] | None = None, children: list[str] | None = None
+        self, status: StepStatus, approval_ids: list[str] | None = None, children: tuple[RunSpec, ...] = ()
     ) -> StepOutcome:
-        return StepOutcome(status, self.seq, self.ri, approval_ids or [], children or [])
+        return StepOutcome(status, self.seq, self.ri, approval_ids or [], children)
 
     def should_hand_back(self, node: Any) -> bool:
         """The time budget is spent after a resumable checkpoint, and the run has not ended."""

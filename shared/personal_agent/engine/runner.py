@@ -23,7 +23,7 @@ from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
 from personal_agent.engine.cancellation import RunCancelled
 from personal_agent.engine.deferred import approval_results, deny_by_policy, pause_for_approval
-from personal_agent.engine.delegation import children_results, delegations, start_children
+from personal_agent.engine.delegation import children_results, delegations, round_children, start_children
 from personal_agent.engine.drive import Drive, StepOutcome, StepStatus, dump_messages
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.failures import RUN_FAILURES, run_error
@@ -174,7 +174,7 @@ async def _drive(
         except BudgetExceeded as exc:
             return await _end(drive, "failed", run_error(exc, spec))
         if deferred is None:
-            return drive.outcome("delegating", children=[str(c) for c in cp.state.get("children", [])])
+            return drive.outcome("delegating", children=round_children(spec, history, cp.state["children"]))
     try:
         finished, output = await _walk(drive, history, deferred)
     except RunCancelled:

@@ -1,4 +1,5 @@
-"""Running a parent's children and going on when they ended: inline children as tasks in the worker (at most
+"""Storing a parent's children, running them and going on when they ended: a round's children are stored through
+the launch chokepoint once the parent checkpointed; inline children run as tasks in the worker (at most
 `PA_SUBAGENT_CONCURRENCY` at once), durable ones as their own executions while the parent's waits on a task
 token; the last child to end resumes its parent, once. Cancelling a run cancels every run below it; a child
 stopped by a budget stops its whole tree."""
@@ -6,16 +7,45 @@ stopped by a budget stops its whole tree."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.lifecycle import executions
+from personal_agent.lifecycle.stored_runs import store_prepared
 from personal_agent.runs import store
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
+
+
+async def store_children(org_id: UUID, parent_id: UUID, children: Sequence[RunSpec]) -> bool:
+    """Store the children of the parent's round that are not stored yet, and the parent waits for them; each one
+    stored is announced on the parent's stream (`subagent_started`). A round handed back again (the parent resumed
+    after its driver died between its checkpoint and this) stores only what is missing, so never a child twice.
+    A parent cancelled (or ended) meanwhile gets none and ends here: False."""
+    from ag_ui.core import CustomEvent  # ag-ui and the engine: not in the API's cold start
+
+    from personal_agent.engine import subagent_events
+    from personal_agent.engine.runner import end_idle_run
+
+    async with org_transaction(org_id) as conn:
+        parent = await store.lock_run(conn, parent_id)
+        going_on = not store.cancelled_or_ended(parent)
+        stored = [child for child in children if going_on and await store.get_run(conn, child.run_id) is None]
+        for child in stored:
+            await store_prepared(conn, child)
+        if going_on:
+            await store.mark_waiting(conn, parent_id)
+    if not going_on:
+        await end_idle_run(parent_id, org_id, "cancelled")  # nothing when it had ended
+        return False
+    if stored:
+        await subagent_events.stream_of(stored[0], parent_id).emit(
+            *(CustomEvent(name="subagent_started", value=subagent_events.started_value(c)) for c in stored)
+        )
+    return True
 
 
 async def drive_children_inline(child_ids: list[str], drive: Callable[[UUID], Awaitable[Any]]) -> None:

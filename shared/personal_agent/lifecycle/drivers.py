@@ -111,11 +111,13 @@ async def _drive_leased(
             await _announce_resumed(run_id, org_id, attempts)
         outcome = await lease.hold(advance(run_id, org_id, row=taken))  # the row as the lease took it: no re-read
         while outcome.status == "delegating":
-            # Its sub-agents run here; the run goes on once they all ended (if one waits for a person, the
-            # run waits too, and the child that ends last resumes it).
-            await lease.hold(_drive_children(org_id, outcome.children))
+            # Its sub-agents are stored (any not stored yet) and run here; the run goes on once they all ended (if
+            # one waits for a person, the run waits too, and the child that ends last resumes it).
+            if not await lease.hold(subagents.store_children(org_id, run_id, outcome.children)):
+                return "cancelled"
+            await lease.hold(_drive_children(org_id, outcome.child_ids))
             again = await lease.hold(advance(run_id, org_id))
-            if again.status == "delegating" and again.children == outcome.children:
+            if again.status == "delegating" and again.child_ids == outcome.child_ids:
                 return "waiting"
             outcome = again
         return outcome.status

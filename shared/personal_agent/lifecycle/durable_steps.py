@@ -43,8 +43,13 @@ async def _advance(run_id: UUID, org_id: UUID) -> dict[str, Any]:
     from personal_agent.engine.runner import advance  # pydantic-ai: a ping or an approval step does without it
 
     outcome = await advance(run_id, org_id, time_budget=get_settings().step_time_budget_seconds)
+    status = outcome.status
+    # A round of sub-agents is stored here (a retried Task stores what its dead attempt did not); the
+    # WaitForChildren Task starts their executions.
+    if status == "delegating" and not await subagents.store_children(org_id, run_id, outcome.children):
+        status = "cancelled"
     await drivers.after_drive(org_id, run_id, resume_inline_parent=False)  # a child resumes its waiting parent
-    return {"run_id": str(run_id), "org_id": str(org_id), "status": outcome.status, "seq": outcome.seq}
+    return {"run_id": str(run_id), "org_id": str(org_id), "status": status, "seq": outcome.seq}
 
 
 async def _await_approval(run_id: UUID, org_id: UUID, token: str) -> dict[str, Any]:

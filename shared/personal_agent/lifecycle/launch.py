@@ -23,6 +23,7 @@ from personal_agent.governance.tiers import classification_tier, routing_tier, t
 from personal_agent.identity.members import check_member_active
 from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.lifecycle.lease import Leased
+from personal_agent.lifecycle.stored_runs import store_prepared as store_prepared  # the chokepoint's one store
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.memories import recall as memory_recall
 from personal_agent.models.catalog import ModelInfo
@@ -259,13 +260,6 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         spec, leased = await _store_turn(conn, request, spec, attached, message)
     await _start_or_fail(spec, leased)
     return spec
-
-
-async def store_prepared(
-    conn: Conn, spec: RunSpec, status: str = "queued", error: dict[str, Any] | None = None, owner: str | None = None
-) -> dict[str, Any]:
-    """The one way a launched run is stored: its prepared RunSpec becomes its row (a `skipped` one with `error`)."""
-    return await store.insert_run(conn, spec, status, error, owner)
 
 
 async def _store_turn(
