@@ -3488,16 +3488,18 @@ export interface components {
         };
         /**
          * ResumeExpired
-         * @description The relay no longer keeps the events after `after`: reload the transcript from the API.
+         * @description The relay no longer keeps the events after `after` (`retention`: expired, trimmed, or lost with a bus that
+         *     restarted empty), or could not reach them within `PA_DEPENDENCY_RETRY_SECONDS` (`unavailable`): reload the
+         *     transcript from the API.
          */
         ResumeExpired: {
             /** After */
             after: string | null;
             /**
              * Reason
-             * @constant
+             * @enum {string}
              */
-            reason: "retention";
+            reason: "retention" | "unavailable";
         };
         /**
          * Rotate

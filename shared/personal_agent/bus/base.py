@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from personal_agent.errors import DependencyUnavailable
+
 
 @dataclass(frozen=True)
 class BusEntry:
@@ -14,16 +16,31 @@ class BusEntry:
     data: str
 
 
+class BusUnavailable(DependencyUnavailable):
+    """The bus did not answer this once (refused, reset, timed out, restarting, a 5xx): worth another try.
+    Callers that can wait retry it within `PA_DEPENDENCY_RETRY_SECONDS` (`bus.outage`); a request answers 503."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("bus", message)
+
+
 class EventBus(Protocol):
     """Append-only streams with replay by entry id (content only, never control), and counted slots
     (leases with an expiry) that cap how many streams one user holds open."""
 
-    async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
+    async def publish(
+        self, stream: str, data: str, *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
+    ) -> str:
         """Append `data`; trim to about `maxlen` entries; (re)set the stream's expiry; return the entry id."""
         ...
 
-    async def publish_batch(self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int) -> list[str]:
-        """Append every item of `data` in order, in one round trip; trim and expire as `publish`; their entry ids."""
+    async def publish_batch(
+        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
+    ) -> list[str]:
+        """Append every item of `data` in order, in one round trip; trim and expire as `publish`; their entry ids.
+
+        With `writer`, `data` are that writer's items `seq`, `seq + 1`, ...: publishing them again (a retry whose
+        first attempt landed though its answer was lost) appends nothing and answers the ids they got then."""
         ...
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from personal_agent.bus.base import BusEntry
+from personal_agent.bus.base import BusEntry, BusUnavailable
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
@@ -17,6 +17,18 @@ T = TypeVar("T")
 
 class UpstashBusError(RuntimeError):
     """Upstash REST refused or failed a bus command; the message says which and why (never the token)."""
+
+
+class UpstashUnavailable(UpstashBusError, BusUnavailable):
+    """Upstash did not answer this once (unreachable, timed out, a 5xx whose body is not the REST API's JSON, a
+    server loading or failing over): worth another try, unlike a refusal (a wrong token, a bad command)."""
+
+    def __init__(self, message: str) -> None:
+        BusUnavailable.__init__(self, message)
+
+
+# Redis error prefixes that say "not now" rather than "no": the server is loading, busy or failing over.
+TRANSIENT_REPLIES = ("LOADING", "BUSY", "TRYAGAIN", "READONLY", "MASTERDOWN", "CLUSTERDOWN")
 
 
 def _entries(result: Any) -> list[BusEntry]:
@@ -33,8 +45,9 @@ class UpstashBus:
     """EventBus over the Upstash REST API (`upstash-redis`).
 
     REST has no blocking read, so `read` polls XREAD, sleeping `poll_initial_s` doubling up to
-    `poll_max_s` until entries arrive or `block_ms` runs out. The client retries nothing: a retried
-    XADD whose first attempt did land would publish an event twice.
+    `poll_max_s` until entries arrive or `block_ms` runs out. The client retries nothing: a failure worth another
+    try raises `UpstashUnavailable`, and callers that can wait retry (`bus.outage`; a publish with a writer is
+    idempotent, `publish_scripts`).
     """
 
     def __init__(
@@ -64,22 +77,31 @@ class UpstashBus:
                 return await request
         except UpstashError as exc:
             message = str(exc)
+            if message.startswith(TRANSIENT_REPLIES):
+                raise UpstashUnavailable(f"{where} failed: {message}") from None
             hint = " (check UPSTASH_REDIS_REST_TOKEN)" if "WRONGPASS" in message or "auth" in message.lower() else ""
             raise UpstashBusError(f"{where} failed: {message}{hint}") from None
         except TimeoutError:
-            raise UpstashBusError(f"{where} timed out after {self._timeout} s") from None
-        except (httpx.HTTPError, ValueError) as exc:  # transport failure, or a body that is not JSON
-            raise UpstashBusError(f"{where} failed: {type(exc).__name__}: {exc}") from exc
+            raise UpstashUnavailable(f"{where} timed out after {self._timeout} s") from None
+        except (httpx.HTTPError, ValueError) as exc:  # transport failure, or a body that is not JSON (a 5xx page)
+            raise UpstashUnavailable(f"{where} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def publish(self, stream: str, data: str, *, retention_seconds: int, maxlen: int) -> str:
-        return (await self.publish_batch(stream, [data], retention_seconds=retention_seconds, maxlen=maxlen))[0]
+    async def publish(
+        self, stream: str, data: str, *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
+    ) -> str:
+        ids = await self.publish_batch(
+            stream, [data], retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
+        )
+        return ids[0]
 
-    async def publish_batch(self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int) -> list[str]:
+    async def publish_batch(
+        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
+    ) -> list[str]:
         # XADDs with approximate trimming and the retention EXPIRE in one script: atomic, one REST request, and
         # (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
         if not data:
             return []
-        args = [str(maxlen), str(retention_seconds), *data]
+        args = [str(maxlen), str(retention_seconds), writer, str(seq), *data]
         ids = await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=args))
         return [str(entry_id) for entry_id in ids]
 

@@ -10,6 +10,12 @@ message's start and end, a step's end, a run's end)
 sends what waits together with itself before `emit` returns, so a step never ends with events still held back, and
 `last_id` is the id of the newest event at every checkpoint. Entry ids stay one per event: a batch is many
 XADDs in a row, so `Last-Event-ID` resumes between any two events exactly as before.
+
+A bus that does not answer is waited out (`bus.outage`, up to `PA_DEPENDENCY_RETRY_SECONDS`): the batch is sent
+again, in order, and events made meanwhile wait behind it, at most MAX_PENDING of them before `emit` waits too.
+Each emitter is a writer with a sequence number per event, so a batch sent again after its first attempt landed
+unseen is not written twice (`bus.publish_scripts`). Past the bound `DependencyUnavailable` is raised where the
+engine pauses the run; the events not sent stay pending, in order.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from typing import Any
 
 import orjson
@@ -24,6 +31,7 @@ from ag_ui.core import BaseEvent, CustomEvent, EventType, TextMessageContentEven
 
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.key_names import feed_stream, run_stream
+from personal_agent.bus.outage import ride_out
 from personal_agent.engine import batch_window
 from personal_agent.events import custom
 from personal_agent.settings import get_settings
@@ -41,6 +49,7 @@ DELTAS = frozenset(
 )
 MAX_BATCH = 256
 INLINE_BATCH = 64
+MAX_PENDING = 5_000  # events held while the bus is out, before `emit` waits for it
 
 
 def encode(event: BaseEvent) -> str:
@@ -78,6 +87,8 @@ class RunEmitter:
         self.maxlen = settings.event_stream_maxlen
         self.batch_seconds = settings.event_batch_ms / 1000
         self.last_id: str | None = None
+        self.writer = uuid.uuid4().hex[:16]
+        self._seq = 0  # the sequence number of the next event this writer publishes
         self._pending: list[str] = []
         self._first_at = 0.0
         self._lock = asyncio.Lock()
@@ -101,6 +112,8 @@ class RunEmitter:
             urgent = urgent or event.type not in DELTAS
         if urgent or not self.batch_seconds or len(self._pending) >= MAX_BATCH or self._failure is not None:
             await self.flush()  # (a background flush that failed raises here, where the engine fails the run)
+        elif len(self._pending) >= MAX_PENDING:
+            await self.flush()  # the bus is out and the batch on its way waits for it: so does the producer
         elif self._background is not None:
             return  # a batch is on its way; when it lands, the timer starts for what gathered meanwhile
         elif len(self._pending) >= INLINE_BATCH and time.monotonic() - self._first_at >= self.batch_seconds:
@@ -123,15 +136,28 @@ class RunEmitter:
             if not batch:
                 return
             batch_window.sent(self)
-            if len(batch) == 1:
-                self.last_id = await self.bus.publish(
-                    self.stream, batch[0], retention_seconds=self.retention, maxlen=self.maxlen
-                )
-            else:
-                ids = await self.bus.publish_batch(
-                    self.stream, batch, retention_seconds=self.retention, maxlen=self.maxlen
-                )
-                self.last_id = ids[-1]
+            try:
+                ids = await ride_out(lambda: self._publish(batch), "publishing run events")
+            except BaseException:
+                self._pending[:0] = batch  # not sent: they stay first, in order
+                raise
+            self._seq += len(batch)
+            self.last_id = ids[-1]
+
+    async def _publish(self, batch: list[str]) -> list[str]:
+        if len(batch) == 1:
+            entry_id = await self.bus.publish(
+                self.stream,
+                batch[0],
+                retention_seconds=self.retention,
+                maxlen=self.maxlen,
+                writer=self.writer,
+                seq=self._seq,
+            )
+            return [entry_id]
+        return await self.bus.publish_batch(
+            self.stream, batch, retention_seconds=self.retention, maxlen=self.maxlen, writer=self.writer, seq=self._seq
+        )
 
     def _flush_later(self) -> None:
         self._timer = None
@@ -158,9 +184,9 @@ class RunEmitter:
         if self.spec.user_id is None:
             return
         event = CustomEvent(name=name, value=value, timestamp=int(time.time() * 1000))
-        await self.bus.publish(
-            feed_stream(self.spec.org_id, self.spec.user_id),
-            encode(event),
-            retention_seconds=self.retention,
-            maxlen=1000,
-        )
+        stream, data, writer = feed_stream(self.spec.org_id, self.spec.user_id), encode(event), uuid.uuid4().hex[:16]
+
+        async def publish() -> str:  # a writer of its own: sent again after a lost answer, it is still one event
+            return await self.bus.publish(stream, data, retention_seconds=self.retention, maxlen=1000, writer=writer)
+
+        await ride_out(publish, "announcing a run")

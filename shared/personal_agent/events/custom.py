@@ -86,11 +86,13 @@ class HistorySummarised(_Value):
 
 
 class ResumeExpired(_Value):
-    """The relay no longer keeps the events after `after`: reload the transcript from the API."""
+    """The relay no longer keeps the events after `after` (`retention`: expired, trimmed, or lost with a bus that
+    restarted empty), or could not reach them within `PA_DEPENDENCY_RETRY_SECONDS` (`unavailable`): reload the
+    transcript from the API."""
 
     after: str | None
-    """The Last-Event-ID the client resumed from (None: it read from the start)."""
-    reason: Literal["retention"]
+    """The id of the last event the client has (None: it read from the start)."""
+    reason: Literal["retention", "unavailable"]
 
 
 class AccessRevoked(_Value):

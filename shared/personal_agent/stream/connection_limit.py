@@ -8,6 +8,7 @@ crashed `pa dev`) holds it only until the lease lapses, one `lease_seconds` at m
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import uuid
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 import anyio
 
 from personal_agent.bus import get_bus
+from personal_agent.bus.base import BusUnavailable
 from personal_agent.bus.key_names import stream_slots
 from personal_agent.errors import RateLimited
 from personal_agent.identity.principal import Principal
@@ -24,6 +26,8 @@ from personal_agent.settings import Settings, get_settings
 
 # A lease outlives two missed renewals; the floor keeps a very short heartbeat from making it flap.
 LEASE_FLOOR_SECONDS = 30.0
+
+log = logging.getLogger(__name__)
 
 
 def lease_seconds(settings: Settings) -> float:
@@ -68,19 +72,27 @@ async def take_stream_slot(principal: Principal) -> StreamSlot:
 
 
 async def release_stream_slot(slot: StreamSlot) -> None:
-    """Give the slot back, even from a stream that is being cancelled (the client went away)."""
+    """Give the slot back, even from a stream that is being cancelled (the client went away). A bus that does not
+    answer keeps it until its lease lapses."""
     with anyio.CancelScope(shield=True):
-        await get_bus().release_slot(slot.key, slot.holder)
+        try:
+            await get_bus().release_slot(slot.key, slot.holder)
+        except BusUnavailable as exc:
+            log.warning("a stream slot was not given back (%s); it lapses with its lease", exc)
 
 
 async def holding_slot(slot: StreamSlot, frames: AsyncIterator[str]) -> AsyncIterator[str]:
-    """Yield `frames` while holding `slot`: renewed at least every heartbeat, released when the stream ends."""
+    """Yield `frames` while holding `slot`: renewed at least every heartbeat, released when the stream ends. While
+    the bus does not answer the stream goes on (the relay waits it out) and the renewal is tried at each frame."""
     try:
         renewed = time.monotonic()
         async for frame in frames:
             yield frame
             if time.monotonic() - renewed >= slot.renew_every:
-                await get_bus().renew_slot(slot.key, slot.holder, lease_ms=slot.lease_ms, now_ms=_now_ms())
+                try:
+                    await get_bus().renew_slot(slot.key, slot.holder, lease_ms=slot.lease_ms, now_ms=_now_ms())
+                except BusUnavailable:
+                    continue  # a lease outlives two heartbeats: the next frame tries again
                 renewed = time.monotonic()
     finally:
         await release_stream_slot(slot)

@@ -1,19 +1,31 @@
 """Relay bus entries as Server-Sent Events. Each event's `id:` is its Redis entry id, so
-`Last-Event-ID` (or `?after=`) replays exactly what a client missed."""
+`Last-Event-ID` (or `?after=`) replays exactly what a client missed.
+
+A bus that stops answering is waited out (`bus.outage`) on the open connection: the relay tries again with
+backoff, sending heartbeats meanwhile, and goes on from the last entry it sent. If that entry is gone when the bus
+is back (a Valkey that restarted empty, an evicted stream), the events after it may be too, so the client gets
+`resume_expired` and reloads the transcript; past `PA_DEPENDENCY_RETRY_SECONDS` it gets `resume_expired` with
+reason `unavailable`. Never a stream that just stops.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Literal
 
 from ag_ui.core import CustomEvent
 
 from personal_agent.bus import BusEntry, EventBus, get_bus
+from personal_agent.bus.base import BusUnavailable
+from personal_agent.bus.outage import Outage
 from personal_agent.engine.emitter import encode
-from personal_agent.errors import InvalidInput
+from personal_agent.errors import DependencyUnavailable, InvalidInput
 from personal_agent.events import custom
 from personal_agent.settings import get_settings
 from personal_agent.stream import fanout
@@ -54,6 +66,20 @@ def is_terminal(data: str) -> bool:
     return event.get("type") == "RUN_FINISHED" and (event.get("outcome") or {}).get("type") != "interrupt"
 
 
+def resume_expired(after: str | None, reason: Literal["retention", "unavailable"]) -> str:
+    """The frame that tells a client to reload the transcript instead (the events it needs are not to be had)."""
+    value = {"after": after, "reason": reason}
+    custom.check("run", "resume_expired", value)
+    return sse(None, encode(CustomEvent(name="resume_expired", value=value)))
+
+
+@dataclass
+class _Position:
+    """The id of the last entry sent to the client ("0": none yet)."""
+
+    cursor: str
+
+
 async def relay(
     stream: str,
     after: str | None,
@@ -70,25 +96,60 @@ async def relay(
     tells the client to reload the transcript from the API.
     """
     bus = get_bus()
-    if after is not None or await is_gone():
-        first = await bus.first_id(stream)
-        if (first is None and (after is not None or await is_gone())) or (
-            first is not None and after is not None and _id_tuple(after) < _id_tuple(first)
-        ):
-            value = {"after": after, "reason": "retention"}
-            custom.check("run", "resume_expired", value)
-            expired = CustomEvent(name="resume_expired", value=value)
-            yield sse(None, encode(expired))
-            return
-        if stop_on_terminal and after is not None and await _ended_at(bus, stream, after):
-            yield ": connected\n\n"  # the client already has the terminal event: nothing will follow
-            return
-    cursor = after or "0"
+    outage = Outage("relaying a stream")
+    position = _Position(after or "0")
     deadline = time.monotonic() + max_lifetime
-    yield ": connected\n\n"
-    async with _reader(stream) as read:
-        async for frames in _frames(read, cursor, deadline, heartbeat, stop_on_terminal):
-            yield frames
+    opened = False
+    while time.monotonic() < deadline:
+        try:
+            if not opened:
+                if (refusal := await _opening(bus, stream, after, is_gone, stop_on_terminal)) is not None:
+                    yield refusal
+                    return
+                opened = True
+                yield ": connected\n\n"
+            elif outage.ongoing and await _lost(bus, stream, position.cursor):
+                yield resume_expired(position.cursor, "retention")
+                return
+            outage.over()
+            async with _reader(stream) as read:
+                async for frames in _frames(read, position, deadline, heartbeat, stop_on_terminal):
+                    yield frames
+            return
+        except BusUnavailable as exc:
+            try:
+                wait = outage.failed(exc)
+            except DependencyUnavailable:
+                yield resume_expired(None if position.cursor == "0" else position.cursor, "unavailable")
+                return
+        yield ": ping\n\n"  # the connection stays open while the bus is waited for
+        await asyncio.sleep(min(wait, heartbeat))
+
+
+async def _opening(
+    bus: EventBus, stream: str, after: str | None, is_gone: Callable[[], Awaitable[bool]], stop_on_terminal: bool
+) -> str | None:
+    """What to answer instead of following the stream: `resume_expired` when the events after `after` are no longer
+    kept, an empty stream when the client already has the terminal event; None to follow it."""
+    if after is None and not await is_gone():
+        return None
+    first = await bus.first_id(stream)
+    if (first is None and (after is not None or await is_gone())) or (
+        first is not None and after is not None and _id_tuple(after) < _id_tuple(first)
+    ):
+        return resume_expired(after, "retention")
+    if stop_on_terminal and after is not None and await _ended_at(bus, stream, after):
+        return ": connected\n\n"  # the client already has the terminal event: nothing will follow
+    return None
+
+
+async def _lost(bus: EventBus, stream: str, cursor: str) -> bool:
+    """After an outage: whether the entry last sent is gone (the bus restarted without its data, or dropped the
+    stream), so entries after it may be gone too."""
+    if cursor == "0":
+        return False
+    first = await bus.first_id(stream)
+    return first is None or _id_tuple(first) > _id_tuple(cursor)
 
 
 async def _ended_at(bus: EventBus, stream: str, after: str) -> bool:
@@ -110,7 +171,7 @@ async def _reader(stream: str) -> AsyncIterator[Callable[[str, int], Awaitable[l
 
 async def _frames(
     read: Callable[[str, int], Awaitable[list[BusEntry]]],
-    cursor: str,
+    position: _Position,
     deadline: float,
     heartbeat: float,
     stop_on_terminal: bool,
@@ -119,7 +180,7 @@ async def _frames(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return
-        entries = await read(cursor, int(min(heartbeat, remaining) * 1000))
+        entries = await read(position.cursor, int(min(heartbeat, remaining) * 1000))
         if not entries:
             yield ": ping\n\n"
             continue
@@ -127,7 +188,7 @@ async def _frames(
         frames: list[str] = []
         ended = False
         for entry in entries:
-            cursor = entry.id
+            position.cursor = entry.id
             frames.append(sse(entry.id, entry.data))
             if stop_on_terminal and is_terminal(entry.data):
                 ended = True
