@@ -18,6 +18,7 @@ from personal_agent.identity.dev_issuer import dev_issuer_refusal
 from personal_agent.local.demo_mcp import DemoMcpThread
 from personal_agent.local.dev_processes import DevWorkers, listening_socket, process_count
 from personal_agent.local.ports import ensure_port_free
+from personal_agent.local.postgres import adopt_orphans
 from personal_agent.local.serving import ReadyServer, serve
 from personal_agent.local.stack import LocalStack
 from personal_agent.mcp_servers.endpoint import allow_own_server
@@ -85,6 +86,7 @@ def run_dev_server() -> int:
     if processes > 1:
         import personal_agent.local.dev_app  # noqa: F401  imported once, before the fork: shared by the workers
     workers = DevWorkers.fork(processes - 1, _serve_worker(sock))  # before any thread exists (the stack's)
+    adopt_orphans()  # the embedded Postgres is reparented here once `pg_ctl` detaches it: the supervisor reaps it
     try:
         stack = LocalStack(settings).start()
     except ConfigurationError as exc:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 DATABASE = "personal_agent"
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2)
 
 
 @dataclass(frozen=True)
@@ -40,21 +43,53 @@ def stop_embedded_postgres(server: Any) -> None:
     server.stop()
 
 
-def postgres_exit(server: Any) -> str | None:
-    """None while the postmaster runs; how it ended otherwise (`pg_ctl` detached it, so its status is not ours)."""
+def adopt_orphans() -> None:
+    """Make this process the reaper of its orphaned descendants (Linux): the postmaster that `pg_ctl` detaches is
+    then reparented here, so its exit status is ours to read and it never lingers as a zombie that blocks a restart
+    (a zombie still holds its pid, and Postgres refuses to start while the pid in its lock file exists)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+class PostmasterWatch:
+    """Whether the embedded server's postmaster still runs, and how it ended (its exit status when it is this
+    process's to reap)."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self._pid = self.pid()
+        self._ended: str | None = None
+
+    def pid(self) -> int:
+        return int(self.server.get_postmaster_info().pid)
+
+    def exited(self) -> str | None:
+        if (pid := self.pid()) != self._pid:  # restarted since
+            self._pid, self._ended = pid, None
+        if self._ended is None:
+            self._ended = self._reap(pid)
+        return self._ended
+
+    def _reap(self, pid: int) -> str | None:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # not ours (a server this dev server found running): ask the OS
+            return None if _running(self.server.get_postmaster_info().process) else "exited"
+        if done == 0:
+            return None
+        code = os.waitstatus_to_exitcode(status)
+        return f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
+
+
+def _running(process: Any) -> bool:
     import psutil
 
-    process = server.get_postmaster_info().process
     try:
-        if process is not None and process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-            return None
+        return process is not None and process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
-        pass
-    return "exited"
-
-
-def postgres_pid(server: Any) -> int | None:
-    return int(server.get_postmaster_info().pid)
+        return False
 
 
 def restart_embedded_postgres(server: Any, timeout: float = 30.0) -> None:

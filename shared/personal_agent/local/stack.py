@@ -207,17 +207,10 @@ class LocalStack:
         """A watcher (not yet started) that restarts each part this stack started when it dies."""
         parts: list[Part] = []
         if self._postgres is not None:
-            from personal_agent.local.postgres import postgres_exit, postgres_pid, restart_embedded_postgres
+            from personal_agent.local.postgres import PostmasterWatch, restart_embedded_postgres
 
-            pg = self._postgres
-            parts.append(
-                Part(
-                    "postgres",
-                    lambda: postgres_exit(pg),
-                    lambda: restart_embedded_postgres(pg),
-                    lambda: postgres_pid(pg),
-                )
-            )
+            pg, watch = self._postgres, PostmasterWatch(self._postgres)
+            parts.append(Part("postgres", watch.exited, lambda: restart_embedded_postgres(pg), watch.pid))
         if self._valkey is not None:
             from personal_agent.local.valkey import restart_embedded_valkey, valkey_exit, valkey_pid
 
