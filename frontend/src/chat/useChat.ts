@@ -82,7 +82,6 @@ export function useChat(chatId: Ref<string>) {
   ): Promise<boolean> {
     const message = branch?.regenerate ? "" : text.trim();
     if ((!message && !branch?.regenerate) || sending.value !== null || running.value) return false;
-    if (!branch) transcript.titleFromFirstMessage(message);
     const parent = transcript.parentOf(branch);
     sending.value = branch?.regenerate ? null : message;
     error.value = null;
