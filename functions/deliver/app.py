@@ -1,23 +1,43 @@
-"""Deliver function: the outputs queue's messages (a headless run's result or pending approvals to fan out, a
-delivery to try again) with partial batch failures. Retries of a failed send are its own delayed messages."""
+"""Deliver function: the outputs queue's messages with partial batch failures, dispatched by their `type` (the
+outbox's message kinds, `outbox/queue.py`) to the feature that reacts: a headless run's result or pending approvals
+fan out to its workflow's outputs, a logged delivery is tried again, a waiting approval is pushed to its owner's
+browsers. Retries of a failed send are its own delayed messages."""
 
 from __future__ import annotations
 
+import json
+import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
+from uuid import UUID
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from personal_agent.observability import instrument
+from personal_agent.outbox import queue
+from personal_agent.push import notify
 from personal_agent.runtime import run_sync
-from personal_agent.workflows.output_dispatch import handle_message
+from personal_agent.workflows import output_dispatch
 
+log = logging.getLogger("personal_agent.deliver")
 processor = BatchProcessor(event_type=EventType.SQS)
+HANDLERS: dict[str, Callable[[UUID, dict[str, Any]], Coroutine[Any, Any, Any]]] = {
+    queue.RUN_FINISHED: output_dispatch.fan_out,
+    queue.APPROVAL_REQUESTED: output_dispatch.fan_out,
+    queue.DELIVER: output_dispatch.retry,
+    queue.PUSH_APPROVALS: notify.deliver,
+}
 
 
 def record_handler(record: SQSRecord) -> None:
     """One message; an exception marks only this message failed (SQS retries it, then dead-letters it)."""
-    run_sync(handle_message(record.body))
+    message: dict[str, Any] = json.loads(record.body)
+    handle = HANDLERS.get(message.get("type", ""))
+    if handle is None:
+        log.warning("an outputs message of an unknown type was dropped: %r", message.get("type"))
+        return
+    run_sync(handle(UUID(message["org_id"]), message))
 
 
 @instrument(trace=True)

@@ -12,13 +12,11 @@ from uuid import UUID
 
 from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
-from personal_agent.outbox import queue
 from personal_agent.push import store
 from personal_agent.runs import store as run_store
 from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.push")
-MESSAGE_TYPE = queue.PUSH_APPROVALS  # queued by `outbox.announce.run_paused`
 
 
 def payload(approval: approval_store.WaitingApproval) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The deliver function's work, one queue message at a time.
+"""A workflow's outputs, the deliver function's work for them (it dispatches the outputs queue's messages by type).
 
 `run_finished` / `approval_requested` fan out: one delivery-log row per enabled output that wants the event
 (unique per output and event, so a repeated message sends nothing twice), each tried at once. `deliver` tries
@@ -8,7 +8,6 @@ then the delivery is `failed` with its last error; a redelivery from the API sta
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -17,7 +16,6 @@ from uuid import UUID
 from personal_agent.bus import feed
 from personal_agent.db import org_transaction
 from personal_agent.outbox import queue as output_queue
-from personal_agent.push import notify as push_notify
 from personal_agent.settings import get_settings
 from personal_agent.workflows import delivery_store, output_delivery_store, output_store
 from personal_agent.workflows import store as workflow_store
@@ -28,18 +26,9 @@ log = logging.getLogger("personal_agent.workflows.outputs")
 LINK_RETRIES = 5  # a run can end before its trigger recorded it: look again a few times, then give up
 
 
-async def handle_message(body: str) -> None:
-    message: dict[str, Any] = json.loads(body)
-    org_id = UUID(message["org_id"])
-    kind = message.get("type")
-    if kind == "deliver":
-        await attempt(org_id, UUID(message["delivery_id"]))
-    elif kind in ("run_finished", "approval_requested"):
-        await fan_out(org_id, message)
-    elif kind == push_notify.MESSAGE_TYPE:
-        await push_notify.deliver(org_id, message)
-    else:
-        log.warning("an outputs message of an unknown type was dropped: %r", kind)
+async def retry(org_id: UUID, message: dict[str, Any]) -> str | None:
+    """A `deliver` message: try its logged delivery again."""
+    return await attempt(org_id, UUID(message["delivery_id"]))
 
 
 async def fan_out(org_id: UUID, message: dict[str, Any]) -> list[UUID]:
