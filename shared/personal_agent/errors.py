@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -75,6 +76,42 @@ class DependencyUnavailable(Exception):
 
 def _dependency_unavailable(dependency: str, message: str, retry_after: float) -> DependencyUnavailable:
     return DependencyUnavailable(dependency, message, retry_after=retry_after)
+
+
+def dependency_outage(exc: BaseException) -> DependencyUnavailable | None:
+    """`exc` as the outage it means, or None: a DependencyUnavailable itself; a database connection-class error
+    (psycopg's OperationalError, which covers a lost connection, `admin_shutdown`, `cannot_connect_now`, a pool or
+    statement timeout; or a write refused read-only after a failover); the bus's connection and timeout errors; the
+    same found as the explicit cause (`raise ... from`) or inside an exception group. Drivers are looked up in
+    `sys.modules`, never imported: an error of a driver not loaded cannot have been raised."""
+    for _ in range(8):  # a cause chain is short; a cycle must not loop
+        if isinstance(exc, DependencyUnavailable):
+            return exc
+        if isinstance(exc, AppError):
+            return None  # the caller's error, already decided
+        kind = _outage_kind(exc)
+        if kind is not None:
+            return DependencyUnavailable(kind, retry_after=_RETRY_AFTER[kind])
+        if isinstance(exc, BaseExceptionGroup):
+            inner = [dependency_outage(e) for e in exc.exceptions]
+            return next((o for o in inner if o is not None), None)
+        if exc.__cause__ is None:
+            return None
+        exc = exc.__cause__
+    return None
+
+
+_RETRY_AFTER = {"database": 5.0, "bus": 5.0}
+
+
+def _outage_kind(exc: BaseException) -> str | None:
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None and isinstance(exc, psycopg.OperationalError | psycopg.errors.ReadOnlySqlTransaction):
+        return "database"
+    redis = sys.modules.get("redis.exceptions")
+    if redis is not None and isinstance(exc, redis.ConnectionError | redis.TimeoutError | redis.ReadOnlyError):
+        return "bus"
+    return None
 
 
 class ConfigurationError(Exception):

@@ -39,6 +39,14 @@ class Settings(BaseSettings):
     database_app_role: str = Field("pa_app", validation_alias=_env("PA_DATABASE_APP_ROLE"))
     database_app_password: str | None = Field(None, validation_alias=_env("PA_DATABASE_APP_PASSWORD"))
     database_pool_max: int = Field(10, validation_alias=_env("PA_DATABASE_POOL_MAX"))
+    # Nothing waits on Postgres unbounded: a new connection gives up after `connect` seconds (libpq's minimum is 2), a
+    # request for a pooled connection after `pool` seconds, a statement after `statement` seconds (0: no limit);
+    # past any of them the caller gets `DependencyUnavailable` (an API request a 503 `dependency_unavailable`).
+    database_connect_timeout_seconds: int = Field(5, ge=2, validation_alias=_env("PA_DATABASE_CONNECT_TIMEOUT_SECONDS"))
+    database_pool_timeout_seconds: float = Field(10.0, gt=0, validation_alias=_env("PA_DATABASE_POOL_TIMEOUT_SECONDS"))
+    database_statement_timeout_seconds: float = Field(
+        30.0, ge=0, validation_alias=_env("PA_DATABASE_STATEMENT_TIMEOUT_SECONDS")
+    )
 
     # Event bus: Redis/Valkey over TCP, or Upstash REST.
     redis_url: str | None = Field(None, validation_alias=_env("REDIS_URL"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from typing import Any
 
@@ -13,7 +14,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from personal_agent.errors import AppError
+from personal_agent.errors import AppError, DependencyUnavailable, dependency_outage
 
 log = logging.getLogger("personal_agent.api")
 
@@ -91,7 +92,28 @@ def install_error_handlers(app: FastAPI) -> None:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         return error_body(request, exc.status_code, code, str(exc.detail))
 
+    @app.exception_handler(DependencyUnavailable)
+    async def _dependency(request: Request, exc: DependencyUnavailable) -> JSONResponse:
+        return dependency_unavailable(request, exc)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        outage = dependency_outage(exc)  # a driver's connection error that no layer mapped: still an outage
+        if outage is not None:
+            return dependency_unavailable(request, outage)
         log.exception("unhandled error", extra={"request_id": request_id(request)})
         return error_body(request, 500, "internal_error", "an unexpected error occurred")
+
+
+def dependency_unavailable(request: Request, exc: DependencyUnavailable) -> JSONResponse:
+    """503 `dependency_unavailable` with `Retry-After`: the bus or the database is unreachable for now. Never a 500
+    (nothing is wrong with the request), and it says which (`details.dependency`), never a host or an error text."""
+    log.warning("a dependency is unavailable: %s", exc.dependency, extra={"request_id": request_id(request)})
+    return error_body(
+        request,
+        503,
+        DependencyUnavailable.code,
+        f"the {exc.dependency} is unavailable; try again shortly",
+        dependency=exc.dependency,
+        retry_after=math.ceil(exc.retry_after),
+    )

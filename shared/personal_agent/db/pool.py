@@ -2,18 +2,25 @@
 
 On Lambda the pool lives for the container (min size 0, so an idle container holds nothing open
 against RDS Proxy); in the dev server it lives for the process.
+
+Nothing waits on Postgres unbounded (a connect, a pooled connection, a statement: `PA_DATABASE_*_TIMEOUT_SECONDS`),
+and a pooled connection that died with the server (a restart, a failover) is replaced before the transaction's
+first statement, where nothing has run yet. A connection-class failure of a transaction reaches its caller as
+`DependencyUnavailable("database")`: the API answers 503, a run's driver pauses the run (`db/retry.py` retries
+whole idempotent units within `PA_DEPENDENCY_RETRY_SECONDS` first).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from personal_agent.errors import ConfigurationError, InvalidInput
+from personal_agent.errors import ConfigurationError, DependencyUnavailable, InvalidInput, dependency_outage
 from personal_agent.secret_env import ensure_secrets_loaded
 from personal_agent.settings import get_settings
 
@@ -51,24 +58,53 @@ async def get_pool() -> AsyncConnectionPool[Conn]:
         from psycopg_pool import AsyncConnectionPool
 
         ensure_secrets_loaded()  # on AWS the URL comes from Secrets Manager, fetched on first use
-        url = get_settings().database_url
+        settings = get_settings()
+        url = settings.database_url
         if not url:
             raise ConfigurationError("DATABASE_URL is not set: run `pa dev` or point DATABASE_URL at Postgres")
         pool = AsyncConnectionPool(
             url,
             min_size=0,
-            max_size=get_settings().database_pool_max,
-            kwargs={"row_factory": dict_row, "autocommit": True},
+            max_size=settings.database_pool_max,
+            kwargs={"row_factory": dict_row, "autocommit": True, **_connect_options()},
             connection_class=AsyncConnection[DictRow],
             open=False,
             max_idle=300,
+            timeout=settings.database_pool_timeout_seconds,
+            # The pool retries a failed connect with backoff until this; short, so that once the server is back
+            # the next request connects at once rather than after a backoff grown through the whole outage.
+            reconnect_timeout=max(2.0, settings.database_pool_timeout_seconds / 2),
             # A frozen Lambda container may hold connections the proxy closed: check them there. Locally
             # that extra round trip per checkout buys nothing.
-            check=AsyncConnectionPool.check_connection if get_settings().environment == "aws" else None,
+            check=AsyncConnectionPool.check_connection if settings.environment == "aws" else None,
         )
         await pool.open()
         _pools[key] = pool
     return pool
+
+
+def _connect_options() -> dict[str, Any]:
+    """libpq options of every connection: a bounded connect, and TCP keepalives so that a statement on a connection
+    to a server that vanished (a failover) fails within seconds instead of waiting on the kernel's defaults."""
+    return {
+        "connect_timeout": get_settings().database_connect_timeout_seconds,
+        "keepalives": 1,
+        "keepalives_idle": 5,
+        "keepalives_interval": 2,
+        "keepalives_count": 3,
+        "tcp_user_timeout": 15_000,
+    }
+
+
+def _begin(org: str | None) -> str:
+    """BEGIN with the transaction's settings in the same round trip: the org RLS sees (if any) and the statement
+    timeout, both transaction-local (no session state, so RDS Proxy never pins a connection for them). The org is
+    a UUID's own text, safe as a literal."""
+    values = [f"set_config('app.current_org', '{org}', true)"] if org else []
+    seconds = get_settings().database_statement_timeout_seconds
+    if seconds:
+        values.append(f"set_config('statement_timeout', '{int(seconds * 1000)}', true)")
+    return f"BEGIN; SELECT {', '.join(values)}" if values else "BEGIN"
 
 
 async def close_pool() -> None:
@@ -82,20 +118,55 @@ async def close_pool() -> None:
 async def org_transaction(org_id: UUID | str) -> AsyncIterator[Conn]:
     """A transaction in which RLS sees exactly one org's rows.
 
-    BEGIN and the org go in one round trip (two statements in one simple-protocol query; psycopg's transaction
-    block sends BEGIN alone first): one round trip less per transaction, and a run makes about ten. The org is
-    a UUID's own text, so it is safe as a literal. A `conn.transaction()` inside is a savepoint, as before."""
+    BEGIN and the org go in one round trip (two statements in one simple-protocol query, `_begin`; psycopg's
+    transaction block sends BEGIN alone first): one round trip less per transaction, and a run makes about ten.
+    A `conn.transaction()` inside is a savepoint, as before."""
     org = str(org_id if isinstance(org_id, UUID) else UUID(org_id))
-    pool = await get_pool()
-    with _caller_values():
-        async with pool.connection() as conn:
-            await conn.execute(f"BEGIN; SELECT set_config('app.current_org', '{org}', true)", prepare=False)
+    with _caller_values(), _outages():
+        async with _begun(_begin(org)) as conn:
             try:
                 yield conn
             except BaseException:
                 await _rollback(conn)
                 raise
             await conn.execute("COMMIT", prepare=False)
+
+
+@asynccontextmanager
+async def _begun(begin: str) -> AsyncIterator[Conn]:
+    """A pooled connection with its transaction begun. A connection that turns out dead at `begin` (the server
+    restarted or failed over since it was pooled) is dropped and another taken, until the pool's timeout: nothing
+    of the caller's has run on it yet, so this is always safe to repeat."""
+    pool = await get_pool()
+    deadline = time.monotonic() + get_settings().database_pool_timeout_seconds
+    while True:
+        conn = await pool.getconn(timeout=max(0.1, deadline - time.monotonic()))
+        try:
+            await conn.execute(begin, prepare=False)
+        except BaseException as exc:
+            await pool.putconn(conn)  # a broken connection is discarded by the pool
+            if not (conn.broken and dependency_outage(exc) is not None and time.monotonic() < deadline):
+                raise
+            continue
+        try:
+            yield conn
+        finally:
+            await pool.putconn(conn)
+        return
+
+
+@contextmanager
+def _outages() -> Iterator[None]:
+    """A connection-class failure (see `errors.dependency_outage`) becomes `DependencyUnavailable("database")`."""
+    try:
+        yield
+    except DependencyUnavailable:
+        raise
+    except Exception as exc:
+        outage = dependency_outage(exc)
+        if outage is None or outage.dependency != "database":
+            raise
+        raise DependencyUnavailable("database", retry_after=outage.retry_after) from exc
 
 
 async def _rollback(conn: Conn) -> None:
@@ -109,10 +180,14 @@ async def _rollback(conn: Conn) -> None:
 @asynccontextmanager
 async def system_transaction() -> AsyncIterator[Conn]:
     """A transaction with no org set: tenant tables read as empty; only global tables are visible."""
-    pool = await get_pool()
-    with _caller_values():
-        async with pool.connection() as conn, conn.transaction():
-            yield conn
+    with _caller_values(), _outages():
+        async with _begun(_begin(None)) as conn:
+            try:
+                yield conn
+            except BaseException:
+                await _rollback(conn)
+                raise
+            await conn.execute("COMMIT", prepare=False)
 
 
 # untranslatable_character (`\u0000` in jsonb), character_not_in_repertoire

@@ -15,6 +15,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from personal_agent import observability
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
+from personal_agent.db.retry import retrying
 from personal_agent.engine import subagent_events, usage
 from personal_agent.engine.agui import AgUiTranslator
 from personal_agent.engine.cancellation import CancelWatch
@@ -134,16 +135,24 @@ class Drive:
     async def _record_response(self, response: ModelResponse) -> None:
         self.seq, self.ri = self.seq + 1, self.ri + 1
         self.state.update(request_index=self.ri, last_event_id=self.emitter.last_id)
-        async with org_transaction(self.spec.org_id) as conn:  # alone: the ledger row outlives a deleted run
-            recorded = await usage.record(conn, self.spec, self.ri - 1, response)
+
+        async def ledger() -> bool:
+            async with org_transaction(self.spec.org_id) as conn:  # alone: the ledger row outlives a deleted run
+                return await usage.record(conn, self.spec, self.ri - 1, response)
+
+        recorded = await retrying(ledger, what="a usage record")  # idempotent: UNIQUE(run_id, request_index)
         if recorded:
             cost, _ = usage.price(response, self.spec)
             observability.record_usage(
                 response.usage.input_tokens, response.usage.output_tokens, float(cost) if cost is not None else None
             )
-        async with org_transaction(self.spec.org_id) as conn:
-            await store.set_answered_model(conn, self.spec.run_id, response.model_name)
-            await self._save(conn, "model_response")
+
+        async def save() -> None:
+            async with org_transaction(self.spec.org_id) as conn:
+                await store.set_answered_model(conn, self.spec.run_id, response.model_name)
+                await self._save(conn, "model_response")
+
+        await retrying(save, what="a checkpoint")
 
     async def tool_step(self, run: Run, node: CallToolsNode[RunDeps, Any]) -> Node:
         """Run the response's tool calls (within the run's tool-call limit), streaming their results; checkpoint
@@ -174,8 +183,12 @@ class Drive:
     async def checkpoint(self, kind: str) -> None:
         """Store the messages so far as checkpoint `seq` (with the stream position a resumed run continues at)."""
         self.state.update(last_event_id=self.emitter.last_id)
-        async with org_transaction(self.spec.org_id) as conn:
-            await self._save(conn, kind)
+
+        async def save() -> None:
+            async with org_transaction(self.spec.org_id) as conn:
+                await self._save(conn, kind)
+
+        await retrying(save, what="a checkpoint")  # a checkpoint is written once: a replay writes nothing
 
     async def _save(self, conn: Conn, kind: str) -> None:
         await store.save_checkpoint(conn, self.spec, self.seq, kind, dump_messages(self.completed), self.state)

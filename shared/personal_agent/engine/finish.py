@@ -21,6 +21,7 @@ from personal_agent.approvals import store as approval_store
 from personal_agent.chats import message_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
+from personal_agent.db.retry import retrying
 from personal_agent.engine import subagent_events
 from personal_agent.engine.cancellation import clear_local_cancel
 from personal_agent.engine.chat_title import name_new_chat
@@ -49,16 +50,20 @@ async def end_run(
 ) -> StepOutcome:
     """Write the run's messages to the chat once, then emit its terminal event and tell the feed."""
     new = ModelMessagesTypeAdapter.dump_python(messages[history_len:], mode="json")
-    async with org_transaction(spec.org_id) as conn:
-        # A sub-agent's messages stay in its checkpoints (its answer reaches the chat through its parent).
-        finished = await store.finish_run(conn, spec.run_id, status, error)
-        if finished:  # what the run still waited on can no longer be decided
-            await approval_store.expire_for_ended_run(conn, spec.org_id, spec.run_id, status)
-        if finished and spec.parent_run_id is None:
-            tip = await message_store.run_tip(conn, spec.run_id)  # its user turn (none for a regenerate)
-            parent = tip if tip is not None else spec.parent_message_id
-            await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
-            await chat_store.raise_labels(conn, spec.chat_id, run_labels(spec, messages))  # what entered stays
+
+    async def finish() -> None:  # once: a replay after a lost COMMIT finds the run ended and writes nothing
+        async with org_transaction(spec.org_id) as conn:
+            # A sub-agent's messages stay in its checkpoints (its answer reaches the chat through its parent).
+            finished = await store.finish_run(conn, spec.run_id, status, error)
+            if finished:  # what the run still waited on can no longer be decided
+                await approval_store.expire_for_ended_run(conn, spec.org_id, spec.run_id, status)
+            if finished and spec.parent_run_id is None:
+                tip = await message_store.run_tip(conn, spec.run_id)  # its user turn (none for a regenerate)
+                parent = tip if tip is not None else spec.parent_message_id
+                await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
+                await chat_store.raise_labels(conn, spec.chat_id, run_labels(spec, messages))  # what entered stays
+
+    await retrying(finish, what="the run's end")
     await name_new_chat(spec, status, messages)  # before the terminal event: the web chat reloads on it
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:

@@ -19,6 +19,7 @@ from pydantic_ai.usage import UsageLimits
 from personal_agent import observability
 from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
+from personal_agent.db.retry import retrying
 from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
 from personal_agent.engine.cancellation import RunCancelled
@@ -142,8 +143,12 @@ async def _route(spec: RunSpec, own: list[Any]) -> dict[str, Any] | None:
             return None  # unclassified: acting tools need approval, and the run's first request is refused
     decision, response = await classify_request(spec, text)
     if response is not None:
-        async with org_transaction(spec.org_id) as conn:
-            await usage.record(conn, spec, -1, response)
+
+        async def ledger() -> None:
+            async with org_transaction(spec.org_id) as conn:
+                await usage.record(conn, spec, -1, response)
+
+        await retrying(ledger, what="a usage record")  # idempotent: UNIQUE(run_id, request_index)
     return decision.model_dump() if decision is not None else None
 
 

@@ -14,7 +14,7 @@ from uuid import UUID
 from personal_agent.aws_clients import aws_client
 from personal_agent.db import org_transaction
 from personal_agent.engine.cancellation import signal_cancel
-from personal_agent.errors import Conflict
+from personal_agent.errors import Conflict, dependency_outage
 from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import executions
 from personal_agent.lifecycle.lease import Leased, LeaseLost, RunLease, local_owner
@@ -23,6 +23,9 @@ from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunMode, RunSpec
 
 log = logging.getLogger("personal_agent.runs")
+PAUSED = "paused"
+"""What `drive` returns for a run it stopped because the bus or the database stayed unavailable: still `running`,
+unleased, resumed by recovery (`lifecycle/recovery.py`) like a run whose worker died, from its last checkpoint."""
 _tasks: set[asyncio.Task[str]] = set()
 
 
@@ -44,8 +47,9 @@ async def drive(
     """The one inline drive (a task here, a sub-agent under its parent's drive, the run worker Lambda): drive the
     run to its end under a lease, from its last checkpoint, so a run whose worker died resumes without asking for a
     stored response again; once `run_max_attempts` drives in a row died, it ends failed (`worker_lost`). A crash
-    marks the run failed, never leaves it running (and raises again with `reraise`). Returns the status it reached,
-    or `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person).
+    marks the run failed, never leaves it running (and raises again with `reraise`); an outage of the bus or the
+    database past `PA_DEPENDENCY_RETRY_SECONDS` pauses it instead (`PAUSED`). Returns the status it reached, or
+    `leased` when another worker drives it (or it is not drivable: ended, or waiting for a person).
     `owner`: the lease owner (default: this process); `leased`: the run was stored already leased to this process
     (`Leased`); `under_parent`: a sub-agent driven by its parent's drive, which goes on by itself afterwards."""
     from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
@@ -58,12 +62,20 @@ async def drive(
         else:
             status = await _drive_leased(run_id, org_id, owner or local_owner(), taken, None)
     except Exception as exc:
-        log.exception("inline run failed", extra={"run_id": str(run_id)})
-        await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
-        if reraise:
+        outage = dependency_outage(exc)
+        if outage is None:
+            log.exception("inline run failed", extra={"run_id": str(run_id)})
+            await fail_run(run_id, org_id, "internal_error", f"the run failed: {type(exc).__name__}")
+        else:  # never failed for an outage: its lease is released, and recovery resumes it from its checkpoint
+            log.warning("the %s is unavailable: the run is paused", outage.dependency, extra={"run_id": str(run_id)})
+            status = PAUSED
+        if reraise:  # the run worker Lambda: its retry (a minute later) resumes a paused run
+            if outage is not None and outage is not exc:
+                raise outage from exc  # its error type names the outage
             raise
     finally:
-        if taken.get("parent_run_id", run_id) is not None:  # a run whose row says it has no parent is nobody's child
+        # A run whose row says it has no parent is nobody's child; a paused run has not ended.
+        if taken.get("parent_run_id", run_id) is not None and status != PAUSED:
             await after_drive(org_id, run_id, resume_inline_parent=not under_parent)
     return status
 

@@ -7,7 +7,7 @@ import os
 from typing import Any
 from uuid import UUID
 
-from personal_agent.errors import InvalidInput
+from personal_agent.errors import InvalidInput, dependency_outage
 from personal_agent.lifecycle import approval_decisions as approvals
 from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers
@@ -16,20 +16,7 @@ from personal_agent.settings import get_settings
 
 
 class RetryableStepError(Exception):
-    """A transient failure (database, bus, network); the state machine retries the Task with backoff."""
-
-
-def _transient() -> tuple[type[BaseException], ...]:
-    import psycopg  # loaded lazily everywhere (the API cold start); needed only once a step failed
-    import redis.exceptions
-
-    return (
-        psycopg.OperationalError,
-        redis.exceptions.ConnectionError,
-        redis.exceptions.TimeoutError,
-        ConnectionError,
-        TimeoutError,
-    )
+    """A transient failure (the network blinked); the state machine retries the Task with backoff."""
 
 
 def _ids(event: dict[str, Any]) -> tuple[UUID, UUID]:
@@ -77,7 +64,10 @@ async def _fail(run_id: UUID, org_id: UUID, error: Any) -> dict[str, Any]:
 
 
 def handle_step(event: dict[str, Any]) -> dict[str, Any]:
-    """Run one step kind named by `action`; transient failures surface as RetryableStepError."""
+    """Run one step kind named by `action`. An outage of the bus or the database (after the step waited it out for
+    `PA_DEPENDENCY_RETRY_SECONDS`) surfaces as `DependencyUnavailable`, which the state machine retries with a long
+    backoff (the run stays `running` at its last checkpoint, never failed for it); other transient failures as
+    RetryableStepError."""
     action = event.get("action")
     if action == "ping":
         return {"ok": True, "action": "ping", "execution": event.get("execution"), "pid": os.getpid()}
@@ -93,6 +83,13 @@ def handle_step(event: dict[str, Any]) -> dict[str, Any]:
             return run_sync(_approval_timeout(run_id, org_id))
         if action == "fail":
             return run_sync(_fail(run_id, org_id, event.get("error")))
-    except _transient() as exc:
-        raise RetryableStepError(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+    except Exception as exc:
+        outage = dependency_outage(exc)
+        if outage is exc:
+            raise
+        if outage is not None:
+            raise outage from exc  # the Task's error name is `DependencyUnavailable`
+        if isinstance(exc, ConnectionError | TimeoutError):
+            raise RetryableStepError(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
+        raise
     raise InvalidInput(f"unknown step action {action!r}", code="unknown_step")

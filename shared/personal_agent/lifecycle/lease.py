@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from personal_agent.db import org_transaction
+from personal_agent.db.retry import retrying
 from personal_agent.runs import store
 
 log = logging.getLogger("personal_agent.runs")
@@ -94,23 +95,35 @@ class RunLease:
                 await beat
 
     async def release(self) -> None:
-        """End the drive in order (the run ended, waits for a person, or this process stops): anyone may take it."""
-        try:
+        """End the drive in order (the run ended, waits for a person, was paused by an outage, or this process
+        stops): anyone may take it. Tried again while the database is unavailable (`PA_DEPENDENCY_RETRY_SECONDS`),
+        so a run paused by a short outage is free again (its count of lost drives reset) once it is back."""
+
+        async def release() -> None:
             async with org_transaction(self.org_id) as conn:
                 await store.release_lease(conn, self.run_id, self.owner)
+
+        try:
+            await retrying(release, what="a run's lease release")
         except Exception:
             # The lease then expires by itself and recovery resumes the run.
             log.warning("could not release a run's lease", exc_info=True, extra={"run_id": str(self.run_id)})
 
     async def _beat(self, work: asyncio.Future[Any]) -> None:
+        wait = self.seconds / 3
         while not work.done():
-            await asyncio.sleep(self.seconds / 3)
+            await asyncio.sleep(wait)
             try:
                 async with org_transaction(self.org_id) as conn:
                     held = await store.renew_lease(conn, self.run_id, self.owner, self.seconds)
-            except Exception:
-                log.warning("could not renew a run's lease", exc_info=True, extra={"run_id": str(self.run_id)})
+            except Exception as exc:
+                # While the database is away the drive waits for it too: renew as soon as it is back, before the
+                # recovery sweep takes the expired lease for a dead worker's.
+                run = {"run_id": str(self.run_id)}
+                log.warning("could not renew a run's lease (%s)", type(exc).__name__, extra=run)
+                wait = min(1.0, self.seconds / 3)
                 continue
+            wait = self.seconds / 3
             if not held:
                 self.lost = True
                 work.cancel()
