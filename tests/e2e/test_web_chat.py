@@ -78,7 +78,7 @@ def test_sign_in_create_chat_and_see_the_reply_stream_token_by_token(page: Any, 
     expect(page.get_by_test_id("model-picker")).to_contain_text("(offline demo)")
     send(page, "What time is it?")
     expect(page.get_by_test_id("user-message")).to_have_text(re.compile("What time is it?"))
-    expect(page.get_by_test_id("run-mode")).to_have_text("Inline run")
+    expect(page.get_by_test_id("run-mode")).to_have_text("Right away")
 
     # Token by token: the answer is seen growing, several times, before it is complete.
     answer = reply(page)
@@ -193,7 +193,7 @@ def test_approve_a_pending_tool_call(page: Any, web: DevStack) -> None:
     sign_in(page)
     new_chat(page)
     send(page, "Please send the weekly report to the team", mode="durable")
-    expect(page.get_by_test_id("run-mode")).to_have_text("Durable run")
+    expect(page.get_by_test_id("run-mode")).to_have_text("In the background")
     card = page.get_by_test_id("approval-card")
     try:
         expect(card).to_be_visible(timeout=30_000)

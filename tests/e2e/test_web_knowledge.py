@@ -91,11 +91,11 @@ def test_a_document_uploaded_on_the_knowledge_page_is_cited_in_a_chat(page: Any)
 
     # In a chat, the agent's search cites the passage under its answer; the citation opens the source.
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Chats").click()
-    page.get_by_role("button", name="New chat", exact=True).click()
-    page.wait_for_url(UUID_PATH)
+    page.get_by_role("button", name="New chat", exact=True).click()  # the landing composer: saved on first send
     command = "/tool search_knowledge " + json.dumps({"query": "Zephyr valve recalibrated"})
     page.get_by_role("textbox", name="Message").fill(command)
     page.get_by_role("button", name="Send", exact=True).click()
+    page.wait_for_url(UUID_PATH)
     answer = page.get_by_test_id("assistant-message").filter(has_text="search_knowledge")
     citation = answer.get_by_test_id("citation").filter(has_text="zephyr.md, § Maintenance")
     expect(citation).to_have_count(1)

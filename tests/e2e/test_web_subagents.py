@@ -32,10 +32,10 @@ def test_a_delegating_run_shows_a_live_sub_agent_card_with_its_tool_calls_and_an
     page.goto("/")
     page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_test_id("who")).to_contain_text("acme")
-    page.get_by_role("button", name="New chat", exact=True).click()
-    page.wait_for_url(UUID_PATH)
+    page.get_by_role("button", name="New chat", exact=True).click()  # the landing composer: saved on first send
     page.get_by_role("textbox", name="Message").fill('/tool delegate {"task": "what time is it?", "preset": "explore"}')
     page.get_by_role("button", name="Send", exact=True).click()
+    page.wait_for_url(UUID_PATH)
 
     card = page.get_by_test_id("subagent-card")
     expect(card).to_have_count(1)

@@ -22,17 +22,27 @@ def sign_in(page: Any) -> None:
 
 
 def new_chat(page: Any) -> str:
-    page.get_by_role("button", name="New chat", exact=True).click()
-    page.wait_for_url(UUID_PATH)
+    """ "New chat" opens the landing composer and saves nothing; the tests that need a chat before its first
+    message (seeded turns, runs started over the API) get an empty one through the API, as another client would."""
     from playwright.sync_api import expect
 
+    page.get_by_role("button", name="New chat", exact=True).click()
+    page.wait_for_url(re.compile(r"/$"))
+    expect(page.get_by_test_id("landing").get_by_role("textbox", name="Message")).to_be_focused()
+    response = page.request.post("/api/v1/chats", data={}, headers={"Authorization": f"Bearer {page_token(page)}"})
+    assert response.status == 201, response.text()
+    chat_id = str(response.json()["id"])
+    page.goto(f"/chats/{chat_id}")
+    page.wait_for_url(UUID_PATH)
     expect(page.get_by_role("textbox", name="Message")).to_be_enabled()
-    return str(page.url.rsplit("/", 1)[1])
+    return chat_id
 
 
 def send(page: Any, text: str, mode: str | None = None) -> None:
-    if mode:
-        page.get_by_label("Run", exact=True).select_option(mode)
+    if mode:  # behind the composer's Options button
+        page.get_by_test_id("run-options").locator("summary").click()
+        page.get_by_label("How to run", exact=True).select_option(mode)
+        page.get_by_test_id("run-options").locator("summary").click()
     page.get_by_role("textbox", name="Message").fill(text)
     page.get_by_role("button", name="Send", exact=True).click()
 

@@ -65,3 +65,22 @@ describe("markdown from the model", () => {
     expect(html).not.toMatch(/<script|<b>|<img/i);
   });
 });
+
+describe("raw HTML with event handlers", () => {
+  it("never reaches the HTML parser with an on…= attribute (Chromium would report a CSP refusal)", () => {
+    const seen: string[] = [];
+    const original = DOMParser.prototype.parseFromString;
+    DOMParser.prototype.parseFromString = function (this: DOMParser, text: string, type: DOMParserSupportedType) {
+      seen.push(String(text));
+      return original.call(this, text, type);
+    } as typeof original;
+    try {
+      const html = renderMarkdown('Look: <img src=x onerror=alert(1)> and <b onclick="x()">b</b>\n\n<div onmouseover=\'y()\'>on = off</div>');
+      expect(html).not.toMatch(/onerror|onclick|onmouseover|x-on/i);
+      expect(html).toContain("on = off");
+    } finally {
+      DOMParser.prototype.parseFromString = original;
+    }
+    expect(seen.join("")).not.toMatch(/[\s/"']on[a-z]+\s*=/i);
+  });
+});

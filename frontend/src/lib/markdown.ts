@@ -6,6 +6,12 @@
  * picture, video, audio, srcset, poster, background) is dropped. data: images are dropped too: they
  * cannot leak, but they are a way to show convincing fake UI. The web chat's CSP (`img-src 'self'`)
  * is the second line: whatever slipped past here is still not loaded.
+ *
+ * Chromium checks the CSP as soon as it parses an inline event handler attribute, even in an inert document
+ * (DOMParser, <template>): `<img onerror=…>` in a reply would log a CSP refusal on every render. So before
+ * DOMPurify parses anything, raw HTML from the model has its `on…=` attributes renamed to an attribute no
+ * browser runs (and DOMPurify then drops). This is hygiene, not the defence: DOMPurify still removes whatever
+ * a pattern misses, and the CSP still refuses it.
  */
 
 import DOMPurify from "dompurify";
@@ -17,11 +23,22 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+const TAG = /<[a-z][^>]*>/gi;
+const HANDLER = /([\s/"'])on([a-z]+\s*=)/gi;
+
+/** Raw HTML with its event handler attributes made inert (`onerror=` → `x-onerror=`), tags only, text untouched. */
+export function inertHandlers(html: string): string {
+  return html.replace(TAG, (tag) => tag.replace(HANDLER, "$1x-on$2"));
+}
+
 const marked = new Marked({
   gfm: true,
   breaks: true,
   async: false,
   renderer: {
+    html({ text }: Tokens.HTML | Tokens.Tag): string {
+      return inertHandlers(text);
+    },
     image({ href, text }: Tokens.Image): string {
       const label = escapeHtml(text.trim() || "image");
       if (!REMOTE.test(href)) return label;
