@@ -108,9 +108,16 @@ def _described(frames: list[Frame]) -> list[tuple[str, Any]]:
     return [(f.type, f.data.get("delta")) for f in frames]
 
 
+@pytest.mark.parametrize("fanout", [True, False], ids=["shared-tail", "own-xread"])
 async def test_a_client_keeps_its_stream_across_a_valkey_restart_and_gets_every_event_once(
-    stack: object, http: httpx.AsyncClient, admin_url: str, make_tenant: Any
+    stack: object,
+    http: httpx.AsyncClient,
+    admin_url: str,
+    make_tenant: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    fanout: bool,
 ) -> None:
+    monkeypatch.setattr(get_settings(), "sse_fanout", fanout)
     tenant = make_tenant()
     spec = _running_run(admin_url, tenant)
     emitter = RunEmitter(spec)
