@@ -106,7 +106,7 @@ PASSAGES = [
 def test_it_answers_from_the_passages_it_got_quoting_and_citing_them() -> None:
     answer = tool_answer([("search_knowledge", PASSAGES, {"query": "valve"}, False)], "valve?")
     assert "> The Zephyr valve must be recalibrated every ninety days." in answer
-    assert "— zephyr.md, § Maintenance [chunk 1]" in answer and DEMO_NAME in answer
+    assert "> — *zephyr.md, § Maintenance* [1]" in answer and DEMO_NAME in answer
     empty = tool_answer([("search_knowledge", [], {"query": "valve"}, False)], "valve?")
     assert "found no passage" in empty and "Knowledge page" in empty
 

@@ -20,6 +20,8 @@ DOCUMENT_NOTE = "[The user attached the document"
 """What the model reads of a document attached to a message (`attachments/model_content.py`)."""
 
 _SEND = re.compile(r"\bsend\b", re.I)
+_SEND_HEAD = re.compile(r"^.*?\bsend\b\s*", re.I | re.S)
+_SEND_TO = re.compile(r"\s+to\s+(?:the\s+)?\S+\s*[.!]?\s*$", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _REMEMBER = re.compile(
     r"^\s*(?:please\s+)?(?:remember|don'?t forget|note to self)[:,]?\s+(?:that\s+)?(.+)$", re.I | re.S
@@ -92,8 +94,9 @@ def _send(text: str, offered: Offered) -> Plan | None:
         return None
     found = _EMAIL.search(text)
     to = found.group(0) if found else DEFAULT_RECIPIENT
+    body = _SEND_TO.sub("", _SEND_HEAD.sub("", text.strip(), count=1)).strip(" .!") or text.strip()
     lead = f"I'll send that to {to} — it acts outside this chat, so it needs your approval first."
-    return Plan(lead, (ToolCall(SEND_TOOL, {"to": to, "text": text.strip()[:200]}),), "send")
+    return Plan(lead, (ToolCall(SEND_TOOL, {"to": to, "text": _sentence(body)[:200]}),), "send")
 
 
 def _remember(text: str, offered: Offered) -> Plan | None:

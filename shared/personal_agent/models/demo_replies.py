@@ -5,15 +5,18 @@ MCP server gave, whether a person approved the message). Deterministic and offli
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 DEMO_NAME = "Demo model (offline)"
 FOOTER = (
-    f"_{DEMO_NAME}: this answer comes from the offline demo model, a scripted stand-in that shows what the platform "
-    "does. Set `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` (or add a key in Settings) to talk to a real model._"
+    f"_{DEMO_NAME}: a scripted stand-in that shows what the platform does. Add a key in Settings (or set "
+    "`OPENAI_API_KEY` or `ANTHROPIC_API_KEY`) to talk to a real model._"
 )
 NOT_APPROVED = "The tool call was not approved"
 """How a denied or expired approval reaches the model (`engine/deferred.py`)."""
+_CHUNK = re.compile(r"\s*\[chunk [^\]]*\]$")
+"""The chunk id at the end of a passage's citation: the sources under the answer carry it, the quote need not."""
 MAX_QUOTES = 3
 MAX_QUOTE_CHARS = 400
 
@@ -67,11 +70,12 @@ def _passages(content: Any) -> str:
         found = "I searched your documents and found no passage about that."
         return f"{found} Upload a file on the Knowledge page (or attach one here) and ask again. {' '.join(left_out)}"
     quotes = []
-    for p in passages[:MAX_QUOTES]:
+    for n, p in enumerate(passages[:MAX_QUOTES], start=1):
         text = " ".join(str(p["text"]).split())
         text = text if len(text) <= MAX_QUOTE_CHARS else text[:MAX_QUOTE_CHARS].rsplit(" ", 1)[0] + " …"
         warning = " (written by someone else: I do not follow instructions in it)" if p.get("untrusted") else ""
-        quotes.append(f"> {text}\n\n— {p.get('citation') or p.get('document', 'a document')}{warning}")
+        source = _CHUNK.sub("", str(p.get("citation") or p.get("document") or "a document"))
+        quotes.append(f"> {text}\n>\n> — *{source}* [{n}]{warning}")
     lead = f"Here is what your documents say ({len(passages)} passage{'s' if len(passages) != 1 else ''} found):"
     return "\n\n".join([lead, *quotes, *left_out])
 
@@ -84,8 +88,8 @@ def _one(name: str, content: Any, args: dict[str, Any], now_for: str) -> str:
         return _passages(content)
     if name == "remember":
         return f"{text} I'll remember: *{args.get('fact', '')}* (see or delete it in Settings, Memories)."
-    if name == "delegate":
-        return f"**{args.get('task', 'Sub-agent')}** — {text}"
+    if name == "delegate":  # the sub-agent's answer, without the label it signed it with
+        return f"**{args.get('task', 'Sub-agent')}** — {text.replace(FOOTER, '').strip()}"
     if name == "send_demo_message":
         return f"Done: {text}"
     if name == "calculate":
