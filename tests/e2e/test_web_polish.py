@@ -256,7 +256,6 @@ def test_no_page_scrolls_past_the_screen(browser: Any, web: DevStack) -> None:
         for path, ready in pages.items():
             page.goto(path)
             expect(page.locator(ready).first).to_be_attached()
-            page.wait_for_load_state("networkidle")
             overflow = page.evaluate(DOCUMENT_OVERFLOW_JS)
             assert overflow == {"doc": 0, "body": 0}, (path, overflow)
 
