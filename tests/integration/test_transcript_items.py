@@ -28,7 +28,8 @@ async def _approval_id(http: httpx.AsyncClient, headers: dict[str, str], run_id:
 
 
 def _call(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
-    (call,) = [c for i in items for c in i.get("tool_calls") or [] if c["name"] == name]
+    calls: list[dict[str, Any]] = [c for i in items for c in i.get("tool_calls") or [] if c["name"] == name]
+    (call,) = calls
     return call
 
 
