@@ -1,8 +1,8 @@
-"""The first five minutes, in a real browser against a `pa dev` stack with no model key: an empty chat offers
-starter prompts, and each one, clicked, shows its capability with the offline demo model — a knowledge search that
-cites the uploaded document, a memory saved, the demo MCP server's weather tool, two sub-agents working in
-parallel, and an approval card before a message is sent. The chat list shows the title the first exchange gave
-each chat; the Usage page says whose figures it shows."""
+"""The first five minutes, in a real browser against a `pa dev` stack with no model key: the landing page and an
+empty chat offer starter prompts, and each one, clicked, shows its capability with the offline demo model — a
+knowledge search that cites the uploaded document, a memory saved, the demo MCP server's weather tool, two
+sub-agents working in parallel, and an approval card before a message is sent. The chat list shows the title the
+first exchange gave each chat; the Usage page says whose figures it shows."""
 
 from __future__ import annotations
 
@@ -66,20 +66,34 @@ def test_each_starter_prompt_shows_its_capability_with_the_demo_model(page: Any,
     from playwright.sync_api import expect
 
     sign_in(page)
-    chat_id = empty_chat(page)
-    expect(page.get_by_test_id("starter-prompt")).to_have_count(5)
+    # "New chat" opens the landing page (no chat saved yet): its starter prompts, one per capability.
+    page.get_by_role("button", name="New chat", exact=True).click()
+    landing = page.get_by_test_id("landing")
+    expect(landing.get_by_test_id("starter-prompt")).to_have_count(5)
     violations = serious_violations(page)
     assert violations == [], describe_violations(violations)
     screenshot(page, "starter-prompts")
+
+    # The weather, from the landing page: the chat is made, the message sent with the demo MCP server's tool added;
+    # its result is in the answer.
+    start(page, "mcp")
+    page.wait_for_url(UUID_PATH)
+    chat_id = str(page.url.rsplit("/", 1)[1])
+    card = page.get_by_test_id("tool-call").filter(has_text="demo_weather")
+    expect(card).to_have_attribute("data-outcome", "done")
+    expect(card.get_by_test_id("tool-source")).to_contain_text("demo")
+    expect(answer(page)).to_contain_text("Paris: light rain, 14 °C")
+    expect(chat_item(page, chat_id)).to_contain_text("Weather in Paris")  # titled by its first exchange
 
     # After an upload, a question about the documents: a knowledge search, quoted and cited under the answer.
     upload(page)
     chat_id = empty_chat(page)
     start(page, "knowledge")
-    expect(page.get_by_test_id("tool-call").filter(has_text="search_knowledge")).to_have_attribute("data-outcome", "done")
+    search = page.get_by_test_id("tool-call").filter(has_text="search_knowledge")
+    expect(search).to_have_attribute("data-outcome", "done")
     expect(answer(page)).to_contain_text(FACT)
     expect(answer(page).get_by_test_id("citation").filter(has_text="zephyr.md")).not_to_have_count(0)
-    expect(chat_item(page, chat_id)).to_contain_text("Questions about your documents")  # titled by its first turn
+    expect(chat_item(page, chat_id)).to_contain_text("Questions about your documents")
     screenshot(page, "starter-knowledge")
 
     # "Remember that …": a memory saved, listed by the memories API.
@@ -90,15 +104,6 @@ def test_each_starter_prompt_shows_its_capability_with_the_demo_model(page: Any,
     memories = page.request.get("/api/v1/me/memories", headers={"Authorization": f"Bearer {page_token(page)}"})
     assert "I prefer metric units." in [m["text"] for m in memories.json()["items"]], memories.text()
     expect(chat_item(page, chat_id)).to_contain_text("Remember: I prefer metric units")
-
-    # The weather: the demo MCP server's tool, its result in the answer.
-    chat_id = empty_chat(page)
-    start(page, "mcp")
-    card = page.get_by_test_id("tool-call").filter(has_text="demo_weather")
-    expect(card).to_have_attribute("data-outcome", "done")
-    expect(card.get_by_test_id("tool-source")).to_contain_text("demo")
-    expect(answer(page)).to_contain_text("Paris: light rain, 14 °C")
-    expect(chat_item(page, chat_id)).to_contain_text("Weather in Paris")
 
     # Research in parallel: two sub-agent cards, both succeeded, then the answer that gathers them.
     empty_chat(page)
