@@ -31,10 +31,12 @@ import functools
 import importlib.util
 import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -73,6 +75,28 @@ def route_package_logs() -> None:
 
 
 route_package_logs()
+
+ACCESS_LOGGER = f"{PACKAGE_LOGGER}.access"
+"""One line per HTTP request of the dev server (`local/access_log.py`), on when `route_process_logs` turns it on."""
+
+
+def route_process_logs() -> None:
+    """A long-running server's console (`pa dev`): every record (and warning) of the process in the one format, the
+    package's JSON line. Ours at the package's level, the access log at INFO, everyone else's (uvicorn, httpx, the `mcp`
+    SDK, the embedded Postgres) from WARNING. The root logger gets the handler before any library configures it,
+    so the `mcp` SDK's `basicConfig` (a rich console handler at INFO: multi-line `httpx` entries per MCP discovery,
+    "session manager shutting down" per `/mcp` call) does nothing; one a library installed before is replaced.
+    The handler's formatter is not the Powertools logger's: the Lambda handlers `pa dev` runs in process would
+    leave their invocation's context on every later line."""
+    route_package_logs()  # the package logger's level (`PA_LOG_LEVEL`), and no propagation to the root
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(LambdaPowertoolsFormatter(service=SERVICE, name="%(name)s"))
+    logging.getLogger(PACKAGE_LOGGER).handlers = [handler]
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(logging.WARNING)
+    logging.captureWarnings(True)  # a library's `warnings.warn` too: a line in the format, not two on stderr
+    logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)
 
 
 def metrics_enabled() -> bool:

@@ -65,10 +65,12 @@ def running_pa_dev(
     args: tuple[str, ...] = (),
     env_extra: dict[str, str] | None = None,
     console: list[str] | None = None,
+    startup: list[str] | None = None,
 ) -> Iterator[DevServer]:
     """`pa dev [args]` until the block ends (then stopped with Ctrl-C, as a user would). The operator allow-lists
     loopback for org providers (the tests' fake model servers); `env_extra` adds or overrides settings. With
-    `console`, what `pa dev` prints once it is ready is appended to it, line by line, as it prints it."""
+    `console`, what `pa dev` prints once it is ready is appended to it, line by line, as it prints it; with
+    `startup`, what it printed until then (its last line the one saying where it runs)."""
     defaults = {"PA_LOCALSTACK_PORT": str(free_port()), "PA_DEMO_DELAY_MS": "0", "PA_PROVIDER_ALLOW_HOSTS": "127.0.0.1"}
     env = dev_env(data_dir, **(defaults | (env_extra or {})))
     env.pop("PYTHONPATH", None)
@@ -85,6 +87,8 @@ def running_pa_dev(
                 break
         else:
             raise AssertionError(f"pa dev {' '.join(args)} exited with {proc.wait()}: {''.join(seen)[-3000:]}")
+        if startup is not None:
+            startup.extend(seen)
         if console is not None:
             reader = threading.Thread(target=_drain, args=(proc.stdout, console), daemon=True)
             reader.start()

@@ -73,12 +73,10 @@ class DemoMcpThread:
         self._thread = threading.Thread(target=self._serve, name="pa-demo-mcp", daemon=True)
 
     def _serve(self) -> None:
-        import uvicorn
-
-        from personal_agent.local.serving import ReadyServer
+        from personal_agent.local.serving import ReadyServer, server_config
 
         # Built here, not by the caller: importing the `mcp` SDK takes a second `pa dev` need not wait for.
-        config = uvicorn.Config(demo_mcp_app(), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        config = server_config(demo_mcp_app(), host="127.0.0.1", port=self.port)
         self._server = ReadyServer(config)
         if not self._stopped.is_set():
             asyncio.run(self._server.serve())

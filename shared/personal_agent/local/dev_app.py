@@ -9,22 +9,28 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from personal_agent.api.app import create_app
+from personal_agent.local.access_log import AccessLog
 from personal_agent.local.host_guard import HostGuard
 from personal_agent.local.web_chat import mount_web_chat
 
 log = logging.getLogger("personal_agent.local.dev")
 
 
-def create_dev_app(*, scheduler: bool = False, demo_mcp_url: str | None = None, worker: bool = False) -> FastAPI:
+def create_dev_app(
+    *, scheduler: bool = False, demo_mcp_url: str | None = None, worker: bool = False, access_log: bool = False
+) -> FastAPI:
     """The API app with the SSE relay and the built web chat mounted; with `scheduler`, the local
     scheduler loop fires due workflow schedules while the app runs (`pa dev`); with `demo_mcp_url`, the demo
     MCP server at that URL is registered for the demo org at startup; a `worker` (one of `pa dev`'s extra
-    processes, `local.dev_processes`) stops the inline runs it drives when it stops."""
+    processes, `local.dev_processes`) stops the inline runs it drives when it stops; with `access_log`, every
+    request gets its line (`local.access_log`)."""
     from personal_agent.stream import agui_endpoint, routes, run_stream
 
     app = create_app(stream_routers=(routes.router, agui_endpoint.router, run_stream.router))
     mount_web_chat(app)
-    app.add_middleware(HostGuard)  # outermost: a request for another Host name reaches nothing (DNS rebinding)
+    app.add_middleware(HostGuard)  # a request for another Host name reaches nothing (DNS rebinding)
+    if access_log:
+        app.add_middleware(AccessLog)  # outermost: a refused Host gets its line too
     if scheduler:
         _run_local_scheduler(app)
     elif worker:

@@ -8,7 +8,6 @@ import socket
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -19,10 +18,10 @@ from personal_agent.local.demo_mcp import DemoMcpThread
 from personal_agent.local.dev_processes import DevWorkers, listening_socket, process_count
 from personal_agent.local.ports import ensure_port_free
 from personal_agent.local.postgres import adopt_orphans
-from personal_agent.local.serving import ReadyServer, serve
+from personal_agent.local.serving import ReadyServer, serve, server_config
 from personal_agent.local.stack import LocalStack
 from personal_agent.mcp_servers.endpoint import allow_own_server
-from personal_agent.observability import route_package_logs
+from personal_agent.observability import route_process_logs
 from personal_agent.settings import get_settings
 
 
@@ -31,13 +30,7 @@ def build_dev_app(demo_mcp_url: str | None = None) -> FastAPI:
     the demo MCP server's registration)."""
     from personal_agent.local.dev_app import create_dev_app
 
-    return create_dev_app(scheduler=True, demo_mcp_url=demo_mcp_url)
-
-
-def _config(app: FastAPI) -> Any:
-    import uvicorn
-
-    return uvicorn.Config(app, log_level="warning", lifespan="on")
+    return create_dev_app(scheduler=True, demo_mcp_url=demo_mcp_url, access_log=True)
 
 
 def _freeze_heap() -> None:
@@ -53,13 +46,13 @@ def _serve_worker(sock: socket.socket) -> Callable[[Callable[[], None]], None]:
         from personal_agent.local.dev_app import create_dev_app
 
         get_settings.cache_clear()  # the settings now see the stack's env
-        app = create_dev_app(worker=True)
+        app = create_dev_app(worker=True, access_log=True)
 
         def ready() -> None:
             _freeze_heap()
             report_ready()
 
-        serve(ReadyServer(_config(app), on_ready=ready), sockets=[sock])
+        serve(ReadyServer(server_config(app), on_ready=ready), sockets=[sock])
 
     return run
 
@@ -74,7 +67,7 @@ def _start_demo_mcp() -> DemoMcpThread:
 def run_dev_server() -> int:
     """Start everything, print where it is, serve until Ctrl-C, then stop every part."""
     started = time.perf_counter()
-    route_package_logs()  # the app's warnings and errors as JSON lines, as on Lambda
+    route_process_logs()  # one JSON line per record, as on Lambda: an access line per request, libraries' warnings
     settings = get_settings()
     try:
         ensure_port_free(settings.host, settings.port, "the dev server", "PA_PORT")
@@ -122,7 +115,7 @@ def run_dev_server() -> int:
             print(f"  data: {settings.data_dir.resolve()}   stop: Ctrl-C")
             sys.stdout.flush()
 
-        serve(ReadyServer(_config(app), on_ready=announce), sockets=[sock])
+        serve(ReadyServer(server_config(app), on_ready=announce), sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

@@ -22,6 +22,13 @@ def loop_name() -> Literal["uvloop", "asyncio"]:
     return "uvloop"
 
 
+def server_config(app: Any, **options: Any) -> uvicorn.Config:
+    """uvicorn for `pa dev`'s servers: warnings and errors only, and no logging setup of its own, so its records
+    reach the process's handler in the one log format (`observability.route_process_logs`); the dev app writes its
+    own access log (`local.access_log`)."""
+    return uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="on", **options)
+
+
 def serve(server: uvicorn.Server, sockets: list[socket.socket] | None = None) -> None:
     """Run `server` until it stops, on the loop `loop_name` picks (on `sockets` when given, already bound)."""
     if loop_name() == "uvloop":
