@@ -281,3 +281,40 @@ def test_a_reply_with_an_inline_handler_leaves_the_console_clean(browser: Any, w
         page.get_by_role("searchbox", name="Search chats").fill("onerror")
         expect(page.get_by_test_id("chat-item")).to_have_count(1)
         assert page.evaluate("window.__alerted") == 0
+
+
+def test_words_for_people_with_the_detail_behind_a_disclosure(browser: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    with quiet_console(browser, web) as page:
+        sign_in(page)
+        composer = page.get_by_test_id("composer")
+        expect(composer).not_to_contain_text("Durable")
+        expect(composer).not_to_contain_text("Inline")
+        page.get_by_test_id("run-options").locator("summary").click()
+        how = page.get_by_label("How to run", exact=True)
+        expect(how).to_be_visible()
+        assert how.locator("option").all_inner_texts() == ["Choose for me", "Right away", "In the background"]
+        how.select_option("durable")
+        expect(page.get_by_test_id("run-options")).to_contain_text("can wait for approvals")
+        how.select_option("inline")
+        page.get_by_test_id("run-options").locator("summary").click()
+
+        page.get_by_role("textbox", name="Message").fill('/tool current_time {"timezone": "UTC"}')
+        page.get_by_role("button", name="Send", exact=True).click()
+        page.wait_for_url(UUID_PATH)
+        answered(page)
+        expect(page.get_by_test_id("run-mode")).to_have_text("Right away")
+        card = page.get_by_test_id("tool-call").filter(has_text="current_time").first
+        expect(card.get_by_test_id("tool-source")).to_have_text("built in")
+        expect(card.locator("summary")).not_to_contain_text("tier")
+        card.locator("summary").click()
+        asked = card.get_by_role("group", name="Tool arguments")
+        expect(asked.locator("dt")).to_have_text(["Timezone"])
+        expect(asked.locator("dd")).to_have_text(["UTC"])
+        expect(asked.locator("pre")).to_have_count(0)  # the raw JSON waits behind "Show raw data"
+        asked.get_by_role("button", name="Show raw data").click()
+        expect(asked.locator("pre")).to_contain_text('"timezone": "UTC"')
+        expect(card.get_by_test_id("tool-trust")).to_have_text("Built into the app · trust tier 2")
+        found = serious_violations(page)
+        assert not found, describe_violations(found)

@@ -105,27 +105,27 @@ def test_an_admin_adds_an_mcp_server_and_a_chat_uses_its_tool(
 
     # A chat picks the server's read-only tool and calls it.
     page.get_by_role("link", name="Chats").first.click()
-    page.get_by_role("button", name="New chat", exact=True).click()
-    page.wait_for_url(UUID_PATH)
+    page.get_by_role("button", name="New chat", exact=True).click()  # the landing composer: saved on first send
     picker = page.get_by_test_id("tool-picker")
     picker.locator("summary").click()
     option = picker.get_by_test_id("tool-option-outside_weather")
     expect(option).not_to_be_checked()
-    expect(picker.get_by_role("group", name="Tools for this chat")).to_contain_text("outside · tier 0")
+    expect(picker.get_by_role("group", name="Tools for this chat")).to_contain_text("from outside")
     option.check()
     picker.locator("summary").click()
 
     page.get_by_role("textbox", name="Message").fill('/tool outside_weather {"city": "Paris"}')
     page.get_by_role("button", name="Send", exact=True).click()
+    page.wait_for_url(UUID_PATH)
     expect(page.get_by_test_id("assistant-message").last).to_contain_text("Paris: light rain")
     tool_card = page.get_by_test_id("tool-call").filter(has_text="outside_weather")
-    expect(tool_card.get_by_test_id("tool-source")).to_have_text("outside · tier 0")
+    expect(tool_card.get_by_test_id("tool-source")).to_have_text("from outside")
     expect(tool_card.get_by_test_id("tool-untrusted")).to_have_text("untrusted result")
     screenshot(page, "tool-card-untrusted")
 
     page.reload()  # the stored transcript's card names its source too, and the chat keeps its tool choice
     tool_card = page.get_by_test_id("tool-call").filter(has_text="outside_weather")
-    expect(tool_card.get_by_test_id("tool-source")).to_have_text("outside · tier 0")
+    expect(tool_card.get_by_test_id("tool-source")).to_have_text("from outside")
     expect(tool_card.get_by_test_id("tool-untrusted")).to_be_visible()
     expect(page.get_by_test_id("tool-picker").locator("summary")).to_contain_text("Tools (")
     page.get_by_test_id("tool-picker").locator("summary").click()

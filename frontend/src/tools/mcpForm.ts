@@ -17,7 +17,7 @@ export const TIERS = [
 
 export const APPROVALS: { value: ApprovalPolicy; label: string }[] = [
   { value: "never", label: "Never ask" },
-  { value: "gate", label: "Confidence gate decides" },
+  { value: "gate", label: "Ask when unsure (the agent decides from how sure it is)" },
   { value: "always", label: "Always ask" },
 ];
 

@@ -78,7 +78,7 @@ describe("a chat's tool choice", () => {
   });
 
   it("describes a tool by its source, tier and whether it acts", () => {
-    expect(toolFacts(catalog[3]!)).toBe("demo · tier 0 · acts");
-    expect(toolFacts(catalog[0]!)).toBe("built-in · tier 2");
+    expect(toolFacts(catalog[3]!)).toBe("from demo · can act");
+    expect(toolFacts(catalog[0]!)).toBe("built in");
   });
 });

@@ -51,6 +51,7 @@ export function toolsForRun(saved: string[] | null, catalog: Tool[]): string[] |
 }
 
 /** "server · tier 0 · acts" for a tool in the picker. */
-export function toolFacts(tool: Pick<Tool, "server" | "trust_tier" | "acts">): string {
-  return [tool.server ?? "built-in", `tier ${tool.trust_tier}`, ...(tool.acts ? ["acts"] : [])].join(" · ");
+/** Where a tool comes from and whether it acts, in plain words ("built in", "from demo · can act"). */
+export function toolFacts(tool: Pick<Tool, "server" | "acts">): string {
+  return [tool.server ? `from ${tool.server}` : "built in", ...(tool.acts ? ["can act"] : [])].join(" · ");
 }
