@@ -11,6 +11,7 @@ import logging
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -141,6 +142,26 @@ async def test_events_emitted_while_valkey_is_down_arrive_in_order_exactly_once(
         assert emitter.last_id == (await raw.xrevrange(emitter.stream, count=1))[0][0]
     finally:
         await raw.aclose()
+
+
+async def test_events_a_valkey_back_from_an_older_copy_lost_are_published_again_once(
+    stack: object, tcp_bus: EventBus, tmp_path: Path
+) -> None:
+    emitter = RunEmitter(_spec(), bus=tcp_bus)
+    before, during = _turn(emitter.spec, deltas=10)
+    lost, rest = during[:5], during[5:]
+    with restartable_valkey(stack) as valkey:
+        await _emit_each(emitter, before)
+        valkey.stop()
+        older = valkey.copy(tmp_path)  # a replica that has `before` and no more
+        valkey.start()
+        await emitter.emit(*lost)
+        await emitter.flush()
+        valkey.kill()
+        valkey.start(data_from=older)  # the failover: acknowledged events are gone
+        assert await _stored(emitter.stream) == _described(before)
+        await _emit_each(emitter, rest)
+    assert await _stored(emitter.stream) == _described(before + lost + rest)
 
 
 class ReplyDropper:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -127,7 +128,7 @@ async def test_a_client_keeps_its_stream_across_a_valkey_restart_and_gets_every_
         client = asyncio.create_task(_follow(http, f"/api/v1/runs/{spec.run_id}/events", auth_headers(tenant), seen))
         await _emit_each(emitter, before)
         await _until(lambda: len(_frames(seen)) == len(before))
-        valkey.kill()
+        valkey.stop()  # with everything it acknowledged (a kill may lose the last writes: see the next tests)
         emitting = asyncio.create_task(_emit_each(emitter, during))  # waits the outage out
         cut_at = len(seen)
         await _until(lambda: seen[cut_at:].count(PING) >= 3)  # heartbeats keep the connection while Valkey is gone
@@ -164,6 +165,42 @@ async def test_a_valkey_back_without_its_data_gives_the_client_resume_expired(
     assert [(f.type, f.data.get("name"), f.data.get("value")) for f in expired] == [
         ("CUSTOM", "resume_expired", {"after": last_seen, "reason": "retention"})
     ], "the client is told to reload the transcript, and the stream ends"
+
+
+async def test_a_valkey_back_from_an_older_copy_expires_clients_past_it_and_replays_the_rest_once(
+    stack: object, http: httpx.AsyncClient, admin_url: str, make_tenant: Any, tmp_path: Path
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    spec = _running_run(admin_url, tenant)
+    emitter = RunEmitter(spec)
+    before, during = _turn(spec, deltas=8)
+    lost, rest = during[:4], during[4:]
+    url = f"/api/v1/runs/{spec.run_id}/events"
+    seen: list[Frame | str] = []
+    with restartable_valkey(stack) as valkey:
+        client = asyncio.create_task(_follow(http, url, headers, seen))
+        await _emit_each(emitter, before)
+        await _until(lambda: len(_frames(seen)) == len(before))
+        kept_until = _frames(seen)[-1].id
+        valkey.stop()
+        older = valkey.copy(tmp_path)  # a replica that has `before` and no more
+        valkey.start()
+        await _emit_each(emitter, lost)
+        await emitter.flush()
+        await _until(lambda: len(_frames(seen)) == len(before + lost))
+        had_until = _frames(seen)[-1].id
+        valkey.kill()
+        valkey.start(data_from=older)  # the failover: acknowledged events are gone from the bus
+        await asyncio.wait_for(client, timeout=30)
+        await _emit_each(emitter, rest)  # the engine goes on; its writer sends the lost events again first
+        resumed: list[Frame | str] = []
+        await asyncio.wait_for(_follow(http, url, {**headers, "Last-Event-ID": str(kept_until)}, resumed), 30)
+    expired = _frames(seen)[len(before + lost) :]
+    assert [(f.type, f.data.get("name"), f.data.get("value")) for f in expired] == [
+        ("CUSTOM", "resume_expired", {"after": had_until, "reason": "retention"})
+    ], "the client that had the lost events is told to reload, not given them again"
+    assert _described(_frames(resumed)) == [(e.type.value, getattr(e, "delta", None)) for e in lost + rest]
 
 
 async def test_an_outage_past_the_bound_ends_the_stream_with_an_answer_and_new_readers_get_503(

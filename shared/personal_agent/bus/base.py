@@ -24,6 +24,24 @@ class BusUnavailable(DependencyUnavailable):
         super().__init__("bus", message)
 
 
+class WriterBehind(Exception):
+    """A writer's batch was refused because the stream lost that writer's newest items (the bus came back from an
+    older copy): its newest item there is number `seq`. The writer sends what followed again (`bus.stream_writer`)."""
+
+    def __init__(self, seq: int) -> None:
+        super().__init__(f"the stream ends at this writer's item {seq}")
+        self.seq = seq
+
+
+BEHIND_REPLY = "PA_BEHIND"  # the publish script's error reply for it, followed by the number
+
+
+def writer_behind(message: str) -> WriterBehind | None:
+    """The `WriterBehind` a bus error reply means, if it is one."""
+    head, _, number = message.partition(" ")
+    return WriterBehind(int(number)) if head == BEHIND_REPLY and number.isdigit() else None
+
+
 class EventBus(Protocol):
     """Append-only streams with replay by entry id (content only, never control), and counted slots
     (leases with an expiry) that cap how many streams one user holds open."""
@@ -40,7 +58,8 @@ class EventBus(Protocol):
         """Append every item of `data` in order, in one round trip; trim and expire as `publish`; their entry ids.
 
         With `writer`, `data` are that writer's items `seq`, `seq + 1`, ...: publishing them again (a retry whose
-        first attempt landed though its answer was lost) appends nothing and answers the ids they got then."""
+        first attempt landed though its answer was lost) appends nothing and answers the ids they got then; a stream
+        whose newest item of that writer is older than `seq - 1` (the bus lost it) refuses with `WriterBehind`."""
         ...
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:

@@ -25,11 +25,13 @@ log = logging.getLogger("personal_agent.bus")
 
 
 class Outage:
-    """One caller's view of an outage: when it began, and how long to wait before the next try."""
+    """One caller's view of an outage: when it began, and how long to wait before the next try. `quiet` callers (one
+    per open stream: thousands in one outage) log it at debug level; a publisher (one per run) warns."""
 
-    def __init__(self, what: str, bound: float | None = None) -> None:
+    def __init__(self, what: str, bound: float | None = None, *, quiet: bool = False) -> None:
         self.what = what
         self.bound = get_settings().dependency_retry_seconds if bound is None else bound
+        self._level = logging.DEBUG if quiet else logging.WARNING
         self.since: float | None = None
         self._wait = FIRST_WAIT
 
@@ -42,7 +44,8 @@ class Outage:
         now = time.monotonic()
         if self.since is None:
             self.since = now
-            log.warning("%s: the bus did not answer (%s); trying again for up to %.0f s", self.what, exc, self.bound)
+            message = "%s: the bus did not answer (%s); trying again for up to %.0f s"
+            log.log(self._level, message, self.what, exc, self.bound)
         lasted = now - self.since
         if lasted >= self.bound:
             raise DependencyUnavailable(
@@ -57,7 +60,8 @@ class Outage:
     def over(self) -> None:
         """The bus answered again."""
         if self.since is not None:
-            log.info("%s: the bus answers again after %.1f s", self.what, time.monotonic() - self.since)
+            lasted = time.monotonic() - self.since
+            log.log(min(self._level, logging.INFO), "%s: the bus answers again after %.1f s", self.what, lasted)
         self.since = None
         self._wait = FIRST_WAIT
 

@@ -9,7 +9,10 @@ last item (`n`). A connection that drops after the script ran but before its ans
 publisher unsure; it sends the batch again, and the script, finding the stream's newest entry to be that
 writer's at or past the batch's first item, appends only what is newer and answers the ids already written.
 Atomicity makes a batch land whole or not at all, so only the newest entry needs the mark. (An attempt the
-server runs after its retry, a timed-out command still in flight, finds the mark the same way.)
+server runs after its retry, a timed-out command still in flight, finds the mark the same way.) A mark older than
+the item before the batch means the stream lost that writer's newest items (a bus back from an older copy): the
+script refuses with `PA_BEHIND <the newest number it has>` and the writer sends the lost items first
+(`bus.stream_writer`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ if ARGV[3] ~= '' then
       if f[i] == 'w' then writer = f[i + 1] elseif f[i] == 'n' then seq = tonumber(f[i + 1]) end
     end
     if writer == ARGV[3] and seq then
-      skip = math.max(0, math.min(n, seq - first + 1))
+      if seq < first - 1 then
+        return redis.error_reply('PA_BEHIND ' .. string.format('%d', seq))
+      end
+      skip = math.min(n, seq - first + 1)
     end
   end
 end

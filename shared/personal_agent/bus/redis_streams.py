@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from personal_agent.bus.base import BusEntry, BusUnavailable
+from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
@@ -29,13 +29,18 @@ CLIENT_RETRIES = 1
 @asynccontextmanager
 async def _answering(what: str) -> AsyncIterator[None]:
     """Raise `BusUnavailable` for a failure worth another try (the message names the command, never the URL's
-    password)."""
+    password), and `WriterBehind` for the publish script's refusal."""
     from redis import exceptions
 
     try:
         yield
     except (exceptions.ConnectionError, exceptions.TimeoutError, exceptions.ReadOnlyError, OSError) as exc:
         raise BusUnavailable(f"Redis {what} failed: {type(exc).__name__}") from exc
+    except exceptions.ResponseError as exc:
+        behind = writer_behind(str(exc))
+        if behind is None:
+            raise
+        raise behind from None
 
 
 class RedisStreamsBus:

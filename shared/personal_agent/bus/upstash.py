@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from personal_agent.bus.base import BusEntry, BusUnavailable
+from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
@@ -77,6 +77,8 @@ class UpstashBus:
                 return await request
         except UpstashError as exc:
             message = str(exc)
+            if (behind := writer_behind(message)) is not None:
+                raise behind from None
             if message.startswith(TRANSIENT_REPLIES):
                 raise UpstashUnavailable(f"{where} failed: {message}") from None
             hint = " (check UPSTASH_REDIS_REST_TOKEN)" if "WRONGPASS" in message or "auth" in message.lower() else ""

@@ -11,11 +11,10 @@ sends what waits together with itself before `emit` returns, so a step never end
 `last_id` is the id of the newest event at every checkpoint. Entry ids stay one per event: a batch is many
 XADDs in a row, so `Last-Event-ID` resumes between any two events exactly as before.
 
-A bus that does not answer is waited out (`bus.outage`, up to `PA_DEPENDENCY_RETRY_SECONDS`): the batch is sent
-again, in order, and events made meanwhile wait behind it, at most MAX_PENDING of them before `emit` waits too.
-Each emitter is a writer with a sequence number per event, so a batch sent again after its first attempt landed
-unseen is not written twice (`bus.publish_scripts`). Past the bound `DependencyUnavailable` is raised where the
-engine pauses the run; the events not sent stay pending, in order.
+A bus that does not answer is waited out (`bus.stream_writer`: up to `PA_DEPENDENCY_RETRY_SECONDS`, never an
+event twice, lost ones sent again): events made meanwhile wait behind the batch on its way, at most MAX_PENDING of
+them before `emit` waits too. Past the bound `DependencyUnavailable` is raised where the engine pauses the run; the
+events not sent stay pending, in order.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from typing import Any
 
 import orjson
@@ -31,7 +29,7 @@ from ag_ui.core import BaseEvent, CustomEvent, EventType, TextMessageContentEven
 
 from personal_agent.bus import EventBus, get_bus
 from personal_agent.bus.key_names import feed_stream, run_stream
-from personal_agent.bus.outage import ride_out
+from personal_agent.bus.stream_writer import StreamWriter
 from personal_agent.engine import batch_window
 from personal_agent.events import custom
 from personal_agent.settings import get_settings
@@ -87,8 +85,9 @@ class RunEmitter:
         self.maxlen = settings.event_stream_maxlen
         self.batch_seconds = settings.event_batch_ms / 1000
         self.last_id: str | None = None
-        self.writer = uuid.uuid4().hex[:16]
-        self._seq = 0  # the sequence number of the next event this writer publishes
+        self._writer = StreamWriter(
+            self.bus, self.stream, retention_seconds=self.retention, maxlen=self.maxlen, what="publishing run events"
+        )
         self._pending: list[str] = []
         self._first_at = 0.0
         self._lock = asyncio.Lock()
@@ -137,27 +136,11 @@ class RunEmitter:
                 return
             batch_window.sent(self)
             try:
-                ids = await ride_out(lambda: self._publish(batch), "publishing run events")
+                ids = await self._writer.send(batch)
             except BaseException:
                 self._pending[:0] = batch  # not sent: they stay first, in order
                 raise
-            self._seq += len(batch)
             self.last_id = ids[-1]
-
-    async def _publish(self, batch: list[str]) -> list[str]:
-        if len(batch) == 1:
-            entry_id = await self.bus.publish(
-                self.stream,
-                batch[0],
-                retention_seconds=self.retention,
-                maxlen=self.maxlen,
-                writer=self.writer,
-                seq=self._seq,
-            )
-            return [entry_id]
-        return await self.bus.publish_batch(
-            self.stream, batch, retention_seconds=self.retention, maxlen=self.maxlen, writer=self.writer, seq=self._seq
-        )
 
     def _flush_later(self) -> None:
         self._timer = None
@@ -184,9 +167,7 @@ class RunEmitter:
         if self.spec.user_id is None:
             return
         event = CustomEvent(name=name, value=value, timestamp=int(time.time() * 1000))
-        stream, data, writer = feed_stream(self.spec.org_id, self.spec.user_id), encode(event), uuid.uuid4().hex[:16]
-
-        async def publish() -> str:  # a writer of its own: sent again after a lost answer, it is still one event
-            return await self.bus.publish(stream, data, retention_seconds=self.retention, maxlen=1000, writer=writer)
-
-        await ride_out(publish, "announcing a run")
+        stream = feed_stream(self.spec.org_id, self.spec.user_id)
+        # A writer of its own: sent again after a lost answer, it is still one announcement.
+        writer = StreamWriter(self.bus, stream, retention_seconds=self.retention, maxlen=1000, what="announcing a run")
+        await writer.send([encode(event)])

@@ -3,9 +3,10 @@
 
 A bus that stops answering is waited out (`bus.outage`) on the open connection: the relay tries again with
 backoff, sending heartbeats meanwhile, and goes on from the last entry it sent. If that entry is gone when the bus
-is back (a Valkey that restarted empty, an evicted stream), the events after it may be too, so the client gets
-`resume_expired` and reloads the transcript; past `PA_DEPENDENCY_RETRY_SECONDS` it gets `resume_expired` with
-reason `unavailable`. Never a stream that just stops.
+is back (a Valkey that restarted empty or from an older copy, an evicted stream), the events after it may be too, or
+come again under new ids (`bus.stream_writer`), so the client gets `resume_expired` and reloads the transcript;
+past `PA_DEPENDENCY_RETRY_SECONDS` it gets `resume_expired` with reason `unavailable`. Never a stream that just
+stops.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ async def relay(
     tells the client to reload the transcript from the API.
     """
     bus = get_bus()
-    outage = Outage("relaying a stream")
+    outage = Outage("relaying a stream", quiet=True)
     position = _Position(after or "0")
     deadline = time.monotonic() + max_lifetime
     opened = False
@@ -144,12 +145,14 @@ async def _opening(
 
 
 async def _lost(bus: EventBus, stream: str, cursor: str) -> bool:
-    """After an outage: whether the entry last sent is gone (the bus restarted without its data, or dropped the
-    stream), so entries after it may be gone too."""
-    if cursor == "0":
-        return False
-    first = await bus.first_id(stream)
-    return first is None or _id_tuple(first) > _id_tuple(cursor)
+    """After an outage: whether the entry last sent is gone (the bus restarted without its data or from an older
+    copy, or dropped the stream), so entries after it may be gone too, or come again under new ids."""
+    ms, seq = _id_tuple(cursor)
+    if ms == 0:
+        return False  # nothing sent yet ("0", or a client's own "0-0")
+    before = f"{ms}-{seq - 1}" if seq else f"{ms - 1}-{2**64 - 1}"
+    found = await bus.read(stream, before, block_ms=0, count=1)
+    return not found or found[0].id != cursor
 
 
 async def _ended_at(bus: EventBus, stream: str, after: str) -> bool:
