@@ -1,0 +1,1 @@
+"""Agents: named, versioned configurations (instructions, model, tools, knowledge, delegates) runs launch with."""
