@@ -15,3 +15,6 @@ export type WorkflowRun = Schemas["WorkflowRunOut"];
 export type Output = Schemas["OutputOut"];
 export type OutputDelivery = Schemas["OutputDeliveryOut"];
 export type AuditEntry = Schemas["AuditEntry"];
+export type ProviderKind = Provider["kind"];
+export type ConnectionTest = Schemas["ConnectionTestOut"];
+export type SchedulePreview = Schemas["SchedulePreview"];
