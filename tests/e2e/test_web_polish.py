@@ -151,6 +151,15 @@ def test_copy_buttons_highlighted_code_and_each_answers_model_time_and_cost(brow
         page.get_by_test_id("answer-actions").first.get_by_role("button", name="Copy answer").click()
         assert clipboard(page) == ANSWER
 
+        # The chat list's search shows the hit as words (no Markdown marks), the word searched for marked.
+        page.get_by_role("searchbox", name="Search chats").fill("names")
+        snippet = page.get_by_test_id("chat-snippet")
+        expect(snippet).to_have_count(1)
+        expect(snippet.locator("mark").first).to_have_text("name")
+        expect(snippet).to_contain_text("Here is the function: def greet(name)")
+        assert "`" not in snippet.inner_text()
+        page.get_by_role("searchbox", name="Search chats").fill("")
+
         # A real run's answer says which model answered, how long it took and what it cost (from the run).
         send(page, "Hello, which model are you?")
         details = answered(page)
