@@ -128,6 +128,7 @@ def test_the_answers_say_what_happened_and_that_a_demo_wrote_them() -> None:
     assert both.startswith("All 2 sub-agents finished:") and "**Research A** — notes A" in both
     hello = chat_answer("hello")
     assert "You said: *hello*" in hello and DEMO_NAME in hello and "real model" in hello
+    assert "offline demo model" in hello  # the browser tests of the chat read it
 
 
 async def _streamed(ctx: Any, events: Any) -> None:

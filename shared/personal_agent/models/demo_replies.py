@@ -10,8 +10,8 @@ from typing import Any
 
 DEMO_NAME = "Demo model (offline)"
 FOOTER = (
-    f"_{DEMO_NAME}: a scripted stand-in that shows what the platform does. Add a key in Settings (or set "
-    "`OPENAI_API_KEY` or `ANTHROPIC_API_KEY`) to talk to a real model._"
+    f"_{DEMO_NAME}: the offline demo model, a scripted stand-in that shows what the platform does. Add a key in "
+    "Settings (or set `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`) to talk to a real model._"
 )
 NOT_APPROVED = "The tool call was not approved"
 """How a denied or expired approval reaches the model (`engine/deferred.py`)."""
