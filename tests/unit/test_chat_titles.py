@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from personal_agent.chats.titles import clean_title, demo_title, first_words_title
-from personal_agent.models.answered import answered_model_id, answering_provider
+from personal_agent.models.answered import answered_model_id, answering_provider, stored_refs
 from personal_agent.spec.run_spec import ModelRef
 from personal_agent.usage.report import csv_cell
 
@@ -43,6 +43,8 @@ def test_the_model_that_answered_is_named_like_the_model_asked_for() -> None:
     assert answered_model_id(refs, "claude-x") == "claude-x" and answered_model_id(refs, None) is None
     assert answering_provider(refs, "demo", None) == "offline"
     assert answering_provider(refs, "demo", "openai") == "openai"
+    stored = {"model_chain": [DEMO.model_dump(mode="json"), {"id": "old"}], "router_model": GPT.model_dump(mode="json")}
+    assert stored_refs(stored) == (DEMO, GPT) and stored_refs(None) == ()
 
 
 def test_usage_csv_cells_are_plain() -> None:

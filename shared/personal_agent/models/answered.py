@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
 from personal_agent.spec.run_spec import ModelRef, RunSpec
 
 
@@ -16,11 +18,15 @@ def run_refs(spec: RunSpec) -> tuple[ModelRef, ...]:
 
 
 def stored_refs(spec: dict[str, Any] | None) -> tuple[ModelRef, ...]:
-    """`run_refs` of a stored spec (a run row's JSON)."""
+    """`run_refs` of a stored spec (a run row's JSON); an entry that no longer reads as a ModelRef is skipped."""
     spec = spec or {}
-    chain = [ModelRef.model_validate(r) for r in spec.get("model_chain") or []]
-    router = [ModelRef.model_validate(spec["router_model"])] if spec.get("router_model") else []
-    return (*chain, *router)
+    refs = []
+    for raw in [*(spec.get("model_chain") or []), *([spec["router_model"]] if spec.get("router_model") else [])]:
+        try:
+            refs.append(ModelRef.model_validate(raw))
+        except ValidationError:
+            continue
+    return tuple(refs)
 
 
 def answering_ref(refs: Sequence[ModelRef], model_name: str | None) -> ModelRef | None:
