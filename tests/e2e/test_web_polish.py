@@ -168,12 +168,14 @@ def test_copy_buttons_highlighted_code_and_each_answers_model_time_and_cost(brow
         found = serious_violations(page)
         assert not found, describe_violations(found)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        answer.evaluate("el => el.scrollIntoView({ block: 'start' })")
         page.screenshot(path=str(SCREENSHOTS / "chat.png"))
 
         # The same chat in the dark theme, chosen in the app.
         page.get_by_test_id("theme-toggle").get_by_text("Dark", exact=True).click()
         expect(page.locator("html")).to_have_attribute("data-theme", "dark")
         expect(code.locator(".hljs-keyword").first).to_be_visible()
+        answer.evaluate("el => el.scrollIntoView({ block: 'start' })")
         found = serious_violations(page)
         assert not found, describe_violations(found)
         page.screenshot(path=str(SCREENSHOTS / "chat-dark.png"))
@@ -327,3 +329,22 @@ def test_words_for_people_with_the_detail_behind_a_disclosure(browser: Any, web:
         expect(card.get_by_test_id("tool-trust")).to_have_text("Built into the app · trust tier 2")
         found = serious_violations(page)
         assert not found, describe_violations(found)
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_composer_popovers_stay_inside_the_screen(browser: Any, web: DevStack, width: int) -> None:
+    from playwright.sync_api import expect
+
+    viewport = {"width": width, "height": 700}
+    with quiet_console(browser, web, viewport=viewport) as page:
+        sign_in(page)
+        for name, panel in (("tool-picker", "fieldset"), ("run-options", ".panel")):
+            page.get_by_test_id(name).locator("summary").click()
+            box = page.get_by_test_id(name).locator(panel)
+            expect(box).to_be_visible()
+            rect = box.bounding_box()
+            assert rect is not None
+            assert rect["x"] >= 0 and rect["y"] >= 0, (name, rect)
+            assert rect["x"] + rect["width"] <= width and rect["y"] + rect["height"] <= viewport["height"], (name, rect)
+            page.get_by_test_id(name).locator("summary").click()
+            expect(box).to_be_hidden()
