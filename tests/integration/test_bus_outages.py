@@ -26,6 +26,7 @@ from ag_ui.core import (
 from redis.asyncio import Redis
 
 from personal_agent.bus import EventBus
+from personal_agent.bus.base import BusUnavailable
 from personal_agent.bus.redis_streams import RedisStreamsBus
 from personal_agent.bus.upstash import UpstashBus
 from personal_agent.engine.emitter import RunEmitter
@@ -210,6 +211,69 @@ class ReplyDropper:
             yield self
         finally:
             server.close()
+
+
+class Freezer:
+    """A loopback TCP proxy to Valkey that can freeze: connections stay open and nothing gets through either way
+    until it thaws (a server behind an address that stopped answering, as in a failover), then what waited flows."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.flowing = asyncio.Event()
+        self.flowing.set()
+        self.port = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def _pump(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError):
+            while data := await source.read(65536):
+                await self.flowing.wait()
+                sink.write(data)
+                await sink.drain()
+        sink.close()
+
+    async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target)
+        for pump in (self._pump(client_r, server_w), self._pump(server_r, client_w)):
+            task = asyncio.create_task(pump)
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Freezer]:
+        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        try:
+            yield self
+        finally:
+            self.flowing.set()
+            server.close()
+            for task in list(self._tasks):
+                task.cancel()
+
+
+async def test_a_server_that_stops_answering_costs_the_bound_not_a_hang(
+    stack: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(get_settings(), "dependency_retry_seconds", 1.0)
+    valkey_port = urlparse(os.environ["REDIS_URL"]).port
+    assert valkey_port is not None
+    async with Freezer(valkey_port).running() as proxy:
+        bus = RedisStreamsBus(f"redis://127.0.0.1:{proxy.port}/0", command_timeout_s=1.0)
+        try:
+            emitter = RunEmitter(_spec(), bus=bus)
+            before, during = _turn(emitter.spec, deltas=5)
+            await _emit_each(emitter, before)
+            proxy.flowing.clear()
+            with pytest.raises(DependencyUnavailable):  # a command timeout or two past the bound, never a hang
+                await asyncio.wait_for(emitter.emit(*during), timeout=10)
+            with pytest.raises(BusUnavailable):  # a blocking read: one command timeout past its block
+                await asyncio.wait_for(bus.read(emitter.stream, "0", block_ms=200, count=1), timeout=5)
+            proxy.flowing.set()  # the attempts that timed out reach the server now, and find their batch written
+            await emitter.flush()
+        finally:
+            await bus.close()
+    assert await _stored(emitter.stream) == _described(before + during)
 
 
 async def test_a_batch_whose_answer_was_lost_is_not_written_twice(stack: object) -> None:

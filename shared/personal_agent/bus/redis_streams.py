@@ -6,6 +6,7 @@ raises `BusUnavailable` (retried by callers that can wait, `bus.outage`), never 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,8 +22,9 @@ MAX_CONNECTIONS = 10_000
 MAX_BLOCK_SECONDS = 30.0
 COMMAND_TIMEOUT_SECONDS = 5.0
 CONNECT_TIMEOUT_SECONDS = 2.0
-# redis-py tries a command again at once on a fresh connection (a pooled one the server closed when it restarted
-# fails on first use); any longer wait is the caller's, within its bound.
+# redis-py tries a command again at once on a fresh connection when the connection failed (a pooled one the server
+# closed when it restarted fails on first use), not when it timed out (that would double the wait on a hung server);
+# any longer wait is the caller's, within its bound.
 CLIENT_RETRIES = 1
 
 
@@ -35,6 +37,7 @@ async def _answering(what: str) -> AsyncIterator[None]:
     try:
         yield
     except (exceptions.ConnectionError, exceptions.TimeoutError, exceptions.ReadOnlyError, OSError) as exc:
+        # (OSError covers the builtin TimeoutError that `asyncio.timeout` raises)
         raise BusUnavailable(f"Redis {what} failed: {type(exc).__name__}") from exc
     except exceptions.ResponseError as exc:
         behind = writer_behind(str(exc))
@@ -46,8 +49,9 @@ async def _answering(what: str) -> AsyncIterator[None]:
 class RedisStreamsBus:
     """EventBus over a Redis protocol server."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, command_timeout_s: float = COMMAND_TIMEOUT_SECONDS) -> None:
         import redis.asyncio as aioredis
+        from redis import exceptions
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
 
@@ -59,10 +63,11 @@ class RedisStreamsBus:
                 max_connections=MAX_CONNECTIONS,
                 socket_timeout=socket_timeout,
                 socket_connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                retry=Retry(NoBackoff(), CLIENT_RETRIES),
+                retry=Retry(NoBackoff(), CLIENT_RETRIES, supported_errors=(exceptions.ConnectionError,)),
             )
 
-        self._client: Any = client(COMMAND_TIMEOUT_SECONDS)
+        self._timeout = command_timeout_s
+        self._client: Any = client(command_timeout_s)
         self._reader: Any = client(MAX_BLOCK_SECONDS + 15)
         self._publish = self._client.register_script(PUBLISH_BATCH)  # EVALSHA, loading the script on NOSCRIPT
 
@@ -87,7 +92,9 @@ class RedisStreamsBus:
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
         block = min(block_ms, int(MAX_BLOCK_SECONDS * 1000))
-        async with _answering("read"):
+        # A server that stopped answering without closing the connection (a failover behind a dead address) is
+        # noticed one command timeout after the block ends, not when the reader's socket gives up.
+        async with _answering("read"), asyncio.timeout(block / 1000 + self._timeout):
             result = await self._reader.xread({stream: after}, count=count, block=block or None)
         entries: list[BusEntry] = []
         for _name, items in result or []:
