@@ -6,7 +6,9 @@ holds, so one client costs the reads it would make on its own, and what arrives 
 A client's `read(after)` answers exactly what `bus.read` would: every entry after `after`, in order, none
 skipped. A client behind what the tail holds (resuming from an older `Last-Event-ID`, or so slow the tail
 dropped what it still needs) reads those entries itself, without blocking, until it has caught up. When the
-last client leaves, the tail stops after its current read.
+last client leaves, the tail stops after its current read. A read that fails ends the tail: its clients raise the
+error, and each one's relay waits the outage out and follows again (`stream.relay`), through a new tail whose
+first client starts it from the stream's newest entry then.
 """
 
 from __future__ import annotations
