@@ -87,6 +87,9 @@ def decide(page: Any, tool_text: str, reason: str, button: str) -> None:
     card = page.get_by_test_id("approval-card").filter(has_text="waiting for you")
     expect(card).to_have_count(1, timeout=60_000)
     expect(card).to_contain_text(tool_text)
+    # The call it holds says so, and the card comes right after it.
+    held = page.locator('[data-testid="tool-call"]:has(+ [data-testid="approval-card"][data-status="pending"])')
+    expect(held).to_have_attribute("data-outcome", "gated")
     card.get_by_label("Reason (optional)").fill(reason)
     card.get_by_role("button", name=button, exact=True).click()
 
@@ -167,9 +170,7 @@ def test_the_transcript_after_a_reload_is_what_the_run_showed_live(page: Any, we
     approved, denied = page.get_by_test_id("approval-card").all()
     expect(approved.get_by_test_id("approval-outcome")).to_have_text("Approved by alice — “Looks fine”")
     expect(denied.get_by_test_id("approval-outcome")).to_have_text("Denied by alice — “Not to everyone”")
-    expect(page.get_by_test_id("tool-call").filter(has_text="calculate").get_by_test_id("tool-outcome")).to_have_text(
-        "failed"
-    )
+    expect(page.get_by_test_id("tool-call").filter(has_text="calculate")).to_have_attribute("data-outcome", "failed")
     sub_agent = page.get_by_test_id("subagent-card")
     expect(sub_agent.get_by_test_id("subagent-status")).to_have_text("succeeded")
     expect(sub_agent.get_by_test_id("subagent-cost")).to_have_text(re.compile(r"^\$\d+\.\d{2,4}$"))
