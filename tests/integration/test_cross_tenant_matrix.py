@@ -39,7 +39,14 @@ PUBLIC = {
 }
 PUBLIC_PREFIXES = ("/api/v1/hooks/", "/api/v1/dev/")
 # Path parameters that name no tenant-owned row, with the reason.
-NOT_TENANT_DATA = {"agent": "an agent name; AG-UI threads are scoped by the caller's org in the request body"}
+NOT_TENANT_DATA = {
+    "agent": "an agent name; AG-UI threads are scoped by the caller's org in the request body",
+    "version": "a version number of the agent named beside it",
+    "a": "a version number of the agent named beside it",
+    "b": "a version number of the agent named beside it",
+}
+# The value sent for such a parameter when "default" would not parse (an agent's version numbers).
+NOT_TENANT_VALUES = {"version": "1", "a": "1", "b": "1"}
 # Platform-admin routes act across every org by design (there is no tenant boundary to cross): an org
 # admin gets 403 `role_required` there (checked below), a platform admin may act on any user.
 PLATFORM_PREFIXES = ("/api/v1/platform/",)
@@ -379,6 +386,11 @@ async def _push_subscription(world: World) -> str:
     return await _post(world, "/api/v1/push/subscriptions", body, "id")
 
 
+async def _agent(world: World) -> str:
+    body = {"name": "Matrix agent", "slug": "matrix-agent", "instructions": "Answer briefly.", "tools": ["calculate"]}
+    return await _post(world, "/api/v1/agents", body, "id")
+
+
 async def _attachment(world: World) -> str:
     chat_id = await resource(world, "chat_id")
     body = {"filename": "matrix.png", "content_type": "image/png", "size": 10}
@@ -404,6 +416,7 @@ FACTORIES: dict[str, Factory] = {
     "attachment_id": _attachment,
     "document_id": _document,
     "chunk_id": _chunk,
+    "agent_id": _agent,
 }
 
 
@@ -411,7 +424,7 @@ async def resource(world: World, name: str) -> str:
     """Org A's resource for a path parameter, created through the API on first use."""
     if name not in world.a.ids:
         if name in NOT_TENANT_DATA:
-            return "default"
+            return NOT_TENANT_VALUES.get(name, "default")
         factory = FACTORIES.get(name)
         assert factory is not None, (
             f"path parameter {{{name}}} has no factory: add one to FACTORIES in {__name__} "

@@ -262,6 +262,154 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Agents
+         * @description The agents the caller sees: the org's shared ones, the built-in `assistant` and their own.
+         */
+        get: operations["list_agents"];
+        put?: never;
+        /** Create Agent */
+        post: operations["create_agent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import Agent */
+        post: operations["import_agent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Agent */
+        get: operations["get_agent"];
+        put?: never;
+        post?: never;
+        /** Delete Agent */
+        delete: operations["delete_agent"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Agent
+         * @description A new version from the latest with the fields given, published unless `publish` is false.
+         */
+        patch: operations["update_agent"];
+        trace?: never;
+    };
+    "/api/v1/agents/{agent_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Export Agent */
+        get: operations["export_agent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agent_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Agent Versions */
+        get: operations["list_agent_versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agent_id}/versions/{a}/diff/{b}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Diff Agent Versions */
+        get: operations["diff_agent_versions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agent_id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Agent Version */
+        get: operations["get_agent_version"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{agent_id}/versions/{version}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish Agent Version
+         * @description Make this version the one runs use (roll back or forward).
+         */
+        post: operations["publish_agent_version"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agui/{agent}": {
         parameters: {
             query?: never;
@@ -1467,6 +1615,431 @@ export interface components {
             subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** Agent */
+        Agent: {
+            /**
+             * Approval
+             * @description per tool: stricter than the tool's own policy
+             */
+            approval?: {
+                [key: string]: "gate" | "always";
+            };
+            /**
+             * Builtin
+             * @description the org's built-in `assistant`
+             */
+            builtin: boolean;
+            /**
+             * Classification
+             * @description the floor of its chats' classification
+             * @default standard
+             * @enum {string}
+             */
+            classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Delegates
+             * @description slugs of agents it may hand work to
+             */
+            delegates?: string[];
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /**
+             * Editable
+             * @description the caller may change it
+             */
+            editable: boolean;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Instructions */
+            instructions: string;
+            /** Knowledge */
+            knowledge?: ("org" | "personal")[];
+            /** Latest Version */
+            latest_version: number;
+            /**
+             * Memory
+             * @description recall the user's memories and offer `remember`
+             * @default true
+             */
+            memory?: boolean;
+            /**
+             * Model
+             * @description `auto`, an explicit `provider:model`, or null for the org's default
+             */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Output Schema
+             * @description a JSON Schema of an object: the run's final answer is validated structured output
+             */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** Owner Id */
+            owner_id: string | null;
+            /**
+             * Published Version
+             * @description the version runs use
+             */
+            published_version: number;
+            /** Slug */
+            slug: string;
+            /** Starter Prompts */
+            starter_prompts?: string[];
+            /**
+             * Tools
+             * @description first-party and MCP tool names; null: the run's defaults
+             */
+            tools?: string[] | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Visibility
+             * @enum {string}
+             */
+            visibility: "private" | "org";
+        };
+        /** AgentChange */
+        AgentChange: {
+            /**
+             * A
+             * @description its value in version `a`
+             */
+            a: unknown;
+            /**
+             * B
+             * @description its value in version `b`
+             */
+            b: unknown;
+            /** Field */
+            field: string;
+        };
+        /**
+         * AgentCreate
+         * @example {
+         *       "instructions": "Review...",
+         *       "name": "Contract reviewer",
+         *       "slug": "contract-reviewer"
+         *     }
+         */
+        AgentCreate: {
+            /**
+             * Approval
+             * @description per tool: stricter than the tool's own policy
+             */
+            approval?: {
+                [key: string]: "gate" | "always";
+            };
+            /**
+             * Classification
+             * @description the floor of its chats' classification
+             * @default standard
+             * @enum {string}
+             */
+            classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Delegates
+             * @description slugs of agents it may hand work to
+             */
+            delegates?: string[];
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /** Instructions */
+            instructions: string;
+            /** Knowledge */
+            knowledge?: ("org" | "personal")[];
+            /**
+             * Memory
+             * @description recall the user's memories and offer `remember`
+             * @default true
+             */
+            memory?: boolean;
+            /**
+             * Model
+             * @description `auto`, an explicit `provider:model`, or null for the org's default
+             */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Output Schema
+             * @description a JSON Schema of an object: the run's final answer is validated structured output
+             */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Slug
+             * @description unique in the org: 2-64 lower-case letters, digits, `-`
+             */
+            slug: string;
+            /** Starter Prompts */
+            starter_prompts?: string[];
+            /**
+             * Tools
+             * @description first-party and MCP tool names; null: the run's defaults
+             */
+            tools?: string[] | null;
+            /**
+             * Visibility
+             * @description `org` needs an org admin
+             * @default private
+             * @enum {string}
+             */
+            visibility?: "private" | "org";
+        };
+        /** AgentDiff */
+        AgentDiff: {
+            /** A */
+            a: number;
+            /** B */
+            b: number;
+            /** Changes */
+            changes: components["schemas"]["AgentChange"][];
+        };
+        /**
+         * AgentDocument
+         * @description An agent as a portable document: no ids, no owner, no secrets; tools and delegates by name.
+         */
+        AgentDocument: {
+            /**
+             * Approval
+             * @description per tool: stricter than the tool's own policy
+             */
+            approval?: {
+                [key: string]: "gate" | "always";
+            };
+            /**
+             * Classification
+             * @description the floor of its chats' classification
+             * @default standard
+             * @enum {string}
+             */
+            classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Delegates
+             * @description slugs of agents it may hand work to
+             */
+            delegates?: string[];
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /**
+             * Format
+             * @default personal-agent.agent/v1
+             * @constant
+             */
+            format?: "personal-agent.agent/v1";
+            /** Instructions */
+            instructions: string;
+            /** Knowledge */
+            knowledge?: ("org" | "personal")[];
+            /**
+             * Memory
+             * @description recall the user's memories and offer `remember`
+             * @default true
+             */
+            memory?: boolean;
+            /**
+             * Model
+             * @description `auto`, an explicit `provider:model`, or null for the org's default
+             */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Output Schema
+             * @description a JSON Schema of an object: the run's final answer is validated structured output
+             */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** Slug */
+            slug: string;
+            /** Starter Prompts */
+            starter_prompts?: string[];
+            /**
+             * Tools
+             * @description first-party and MCP tool names; null: the run's defaults
+             */
+            tools?: string[] | null;
+        };
+        /**
+         * AgentFields
+         * @description The versioned fields of an agent (`AgentConfig`).
+         */
+        AgentFields: {
+            /**
+             * Approval
+             * @description per tool: stricter than the tool's own policy
+             */
+            approval?: {
+                [key: string]: "gate" | "always";
+            };
+            /**
+             * Classification
+             * @description the floor of its chats' classification
+             * @default standard
+             * @enum {string}
+             */
+            classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Delegates
+             * @description slugs of agents it may hand work to
+             */
+            delegates?: string[];
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /** Instructions */
+            instructions: string;
+            /** Knowledge */
+            knowledge?: ("org" | "personal")[];
+            /**
+             * Memory
+             * @description recall the user's memories and offer `remember`
+             * @default true
+             */
+            memory?: boolean;
+            /**
+             * Model
+             * @description `auto`, an explicit `provider:model`, or null for the org's default
+             */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Output Schema
+             * @description a JSON Schema of an object: the run's final answer is validated structured output
+             */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** Starter Prompts */
+            starter_prompts?: string[];
+            /**
+             * Tools
+             * @description first-party and MCP tool names; null: the run's defaults
+             */
+            tools?: string[] | null;
+        };
+        /** AgentImport */
+        AgentImport: {
+            document: components["schemas"]["AgentDocument"];
+            /**
+             * Slug
+             * @description a slug other than the document's
+             */
+            slug?: string | null;
+            /**
+             * Visibility
+             * @default private
+             * @enum {string}
+             */
+            visibility?: "private" | "org";
+        };
+        /** AgentList */
+        AgentList: {
+            /** Items */
+            items: components["schemas"]["Agent"][];
+        };
+        /** AgentPatch */
+        AgentPatch: {
+            /** Approval */
+            approval?: {
+                [key: string]: "gate" | "always";
+            } | null;
+            /** Classification */
+            classification?: ("standard" | "confidential" | "restricted") | null;
+            /** Delegates */
+            delegates?: string[] | null;
+            /** Description */
+            description?: string | null;
+            /** Instructions */
+            instructions?: string | null;
+            /** Knowledge */
+            knowledge?: ("org" | "personal")[] | null;
+            /** Memory */
+            memory?: boolean | null;
+            /** Model */
+            model?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Output Schema */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Publish
+             * @description false: store the new version without publishing it (a draft)
+             * @default true
+             */
+            publish?: boolean;
+            /** Slug */
+            slug?: string | null;
+            /** Starter Prompts */
+            starter_prompts?: string[] | null;
+            /** Tools */
+            tools?: string[] | null;
+            /** Visibility */
+            visibility?: ("private" | "org") | null;
+        };
+        /** AgentVersion */
+        AgentVersion: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Published */
+            published: boolean;
+            /** Version */
+            version: number;
+        };
+        /** AgentVersionDetail */
+        AgentVersionDetail: {
+            config: components["schemas"]["AgentFields"];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Created By */
+            created_by: string | null;
+            /** Published */
+            published: boolean;
+            /** Version */
+            version: number;
+        };
+        /** AgentVersionList */
+        AgentVersionList: {
+            /** Items */
+            items: components["schemas"]["AgentVersion"][];
         };
         /** Approval */
         Approval: {
@@ -5667,6 +6240,457 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrgSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_agents: {
+        parameters: {
+            query?: {
+                /** @description words in the slug, name or description */
+                q?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    import_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentImport"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    export_agent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDocument"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_agent_versions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    diff_agent_versions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+                a: number;
+                b: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDiff"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_agent_version: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    publish_agent_version: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
                 };
             };
             /** @description Validation Error */

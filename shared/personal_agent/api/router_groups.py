@@ -23,4 +23,5 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("push", ("/api/v1/push",)),
     RouterGroup("attachments", ("/api/v1/attachments", "/api/v1/chats")),
     RouterGroup("knowledge", ("/api/v1/knowledge",)),
+    RouterGroup("agents", ("/api/v1/agents",)),
 )

@@ -1,0 +1,229 @@
+"""Agents over the API: create, list, read, change (each change a new version), publish and roll back, diff,
+export and import; bad input is a 422 with a stable code and stores nothing; private agents are their owner's,
+sharing with the org needs an org admin, and another org's or a colleague's private agent is a 404."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+
+from tests.auth import auth_headers
+
+pytestmark = pytest.mark.usefixtures("stack")
+
+REVIEWER = {
+    "name": "Contract reviewer",
+    "slug": "contract-reviewer",
+    "description": "Reviews contracts",
+    "instructions": "You review contracts. Quote the clause you mean.",
+    "tools": ["calculate"],
+    "starter_prompts": ["Review this NDA"],
+}
+
+
+class Colleague:
+    """Another member of an existing tenant's org (for the cross-user checks)."""
+
+    def __init__(self, org_id: uuid.UUID, slug: str, subject: str) -> None:
+        self.org_id, self.slug, self.subject = org_id, slug, subject
+
+
+def colleague_of(admin_url: str, tenant: Any) -> Colleague:
+    from personal_agent.settings import get_settings
+
+    subject = f"user-{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "INSERT INTO users (issuer, subject, email) VALUES (%s, %s, %s) RETURNING id",
+            [get_settings().dev_issuer, subject, f"{subject}@example.test"],
+        ).fetchone()
+        assert row is not None
+        conn.execute(
+            "INSERT INTO memberships (org_id, user_id, roles) VALUES (%s, %s, %s)", [tenant.org_id, row[0], ["user"]]
+        )
+    return Colleague(tenant.org_id, tenant.slug, subject)
+
+
+async def create(client: httpx.AsyncClient, headers: dict[str, str], **overrides: Any) -> dict[str, Any]:
+    response = await client.post("/api/v1/agents", json={**REVIEWER, **overrides}, headers=headers)
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+async def agent_count(admin_url: str, org_id: uuid.UUID) -> int:
+    with psycopg.connect(admin_url) as conn:
+        row = conn.execute("SELECT count(*) FROM agents WHERE org_id = %s", [org_id]).fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+async def test_create_list_get_and_the_builtin_assistant(client: httpx.AsyncClient, make_tenant: Any) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    agent = await create(client, headers)
+    assert agent["slug"] == "contract-reviewer" and agent["published_version"] == 1 and agent["visibility"] == "private"
+    assert agent["instructions"] == REVIEWER["instructions"] and agent["tools"] == ["calculate"]
+    listed = (await client.get("/api/v1/agents", headers=headers)).json()["items"]
+    slugs = [a["slug"] for a in listed]
+    assert slugs[0] == "assistant" and "contract-reviewer" in slugs
+    assistant = listed[0]
+    assert assistant["builtin"] and assistant["tools"] is None and "Personal Agent" in assistant["instructions"]
+    got = await client.get(f"/api/v1/agents/{agent['id']}", headers=headers)
+    assert got.status_code == 200 and got.json()["name"] == "Contract reviewer"
+    found = (await client.get("/api/v1/agents", params={"q": "contract"}, headers=headers)).json()["items"]
+    assert [a["slug"] for a in found] == ["contract-reviewer"]
+
+
+async def test_each_change_is_a_version_published_unless_asked_and_rolls_back(
+    client: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    agent = await create(client, headers)
+    url = f"/api/v1/agents/{agent['id']}"
+    v2 = await client.patch(url, json={"instructions": "Version two."}, headers=headers)
+    assert v2.status_code == 200, v2.text
+    assert v2.json()["published_version"] == 2 and v2.json()["instructions"] == "Version two."
+    draft = await client.patch(url, json={"instructions": "A draft.", "publish": False}, headers=headers)
+    assert draft.json()["published_version"] == 2 and draft.json()["latest_version"] == 3
+    assert draft.json()["instructions"] == "Version two."  # the published version is what the agent shows
+    versions = (await client.get(f"{url}/versions", headers=headers)).json()["items"]
+    assert [(v["version"], v["published"]) for v in versions] == [(3, False), (2, True), (1, False)]
+    assert versions[0]["created_by"] == str(alice.user_id)
+    three = (await client.get(f"{url}/versions/3", headers=headers)).json()
+    assert three["config"]["instructions"] == "A draft."
+    rolled = await client.post(f"{url}/versions/1/publish", headers=headers)
+    assert rolled.status_code == 200 and rolled.json()["published_version"] == 1
+    assert (await client.get(url, headers=headers)).json()["instructions"] == REVIEWER["instructions"]
+    diff = (await client.get(f"{url}/versions/1/diff/3", headers=headers)).json()
+    assert diff["changes"] == [{"field": "instructions", "a": REVIEWER["instructions"], "b": "A draft."}]
+    assert (await client.get(f"{url}/versions/9", headers=headers)).json()["code"] == "agent_version_not_found"
+    missing = await client.post(f"{url}/versions/9/publish", headers=headers)
+    assert missing.status_code == 404 and missing.json()["code"] == "agent_version_not_found"
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"tools": ["no_such_tool"]}, "unknown_tool"),
+        ({"approval": {"no_such_tool": "always"}}, "unknown_tool"),
+        ({"delegates": ["nobody-here"]}, "unknown_delegate"),
+        ({"output_schema": {"type": "banana"}}, "invalid_output_schema"),
+        ({"output_schema": {"type": "string"}}, "invalid_output_schema"),
+        ({"output_schema": {"type": "object", "properties": {"a": 3}}}, "invalid_output_schema"),
+        ({"slug": "Not A Slug"}, "invalid_input"),
+        ({"starter_prompts": ["a"] * 7}, "invalid_input"),
+    ],
+)
+async def test_bad_input_is_a_422_with_a_stable_code_and_stores_nothing(
+    client: httpx.AsyncClient, make_tenant: Any, admin_url: str, body: dict[str, Any], code: str
+) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    response = await client.post("/api/v1/agents", json={**REVIEWER, **body}, headers=headers)
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == code
+    assert await agent_count(admin_url, alice.org_id) <= 1  # at most the built-in assistant
+
+
+async def test_a_taken_slug_and_a_bad_patch_are_422_and_change_nothing(
+    client: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    agent = await create(client, headers)
+    again = await client.post("/api/v1/agents", json=REVIEWER, headers=headers)
+    assert again.status_code == 422 and again.json()["code"] == "slug_taken"
+    other = await create(client, headers, slug="second")
+    renamed = await client.patch(f"/api/v1/agents/{other['id']}", json={"slug": "contract-reviewer"}, headers=headers)
+    assert renamed.status_code == 422 and renamed.json()["code"] == "slug_taken"
+    bad = await client.patch(f"/api/v1/agents/{agent['id']}", json={"tools": ["nope"]}, headers=headers)
+    assert bad.status_code == 422 and bad.json()["code"] == "unknown_tool"
+    versions = (await client.get(f"/api/v1/agents/{agent['id']}/versions", headers=headers)).json()["items"]
+    assert len(versions) == 1
+    delegating = await client.patch(f"/api/v1/agents/{agent['id']}", json={"delegates": ["second"]}, headers=headers)
+    assert delegating.status_code == 200 and delegating.json()["delegates"] == ["second"]
+    itself = await client.patch(
+        f"/api/v1/agents/{agent['id']}", json={"delegates": ["contract-reviewer"]}, headers=headers
+    )
+    assert itself.json()["code"] == "unknown_delegate"
+
+
+async def test_sharing_needs_an_org_admin_and_private_agents_are_their_owners(
+    client: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    alice = make_tenant()
+    bob = colleague_of(admin_url, alice)
+    alice_h, bob_h = auth_headers(alice), auth_headers(bob)
+    shared = await client.post("/api/v1/agents", json={**REVIEWER, "visibility": "org"}, headers=alice_h)
+    assert shared.status_code == 403 and shared.json()["code"] == "org_admin_required"
+    private = await create(client, alice_h)
+    for method, path in [
+        ("GET", ""),
+        ("PATCH", ""),
+        ("DELETE", ""),
+        ("GET", "/versions"),
+        ("GET", "/versions/1"),
+        ("POST", "/versions/1/publish"),
+        ("GET", "/versions/1/diff/1"),
+        ("GET", "/export"),
+    ]:
+        response = await client.request(
+            method, f"/api/v1/agents/{private['id']}{path}", headers=bob_h, json={} if method == "PATCH" else None
+        )
+        assert response.status_code == 404 and response.json()["code"] == "agent_not_found", (method, path)
+    assert "contract-reviewer" not in [
+        a["slug"] for a in (await client.get("/api/v1/agents", headers=bob_h)).json()["items"]
+    ]
+    admin_h = auth_headers(alice, roles=("user", "org-admin"))
+    made_shared = await client.patch(f"/api/v1/agents/{private['id']}", json={"visibility": "org"}, headers=admin_h)
+    assert made_shared.status_code == 200 and made_shared.json()["visibility"] == "org"
+    seen = await client.get(f"/api/v1/agents/{private['id']}", headers=bob_h)
+    assert seen.status_code == 200 and seen.json()["editable"] is False
+    edit = await client.patch(f"/api/v1/agents/{private['id']}", json={"name": "Mine now"}, headers=bob_h)
+    assert edit.status_code == 403 and edit.json()["code"] == "not_agent_owner"
+    builtin = (await client.get("/api/v1/agents", headers=bob_h)).json()["items"][0]
+    gone = await client.delete(f"/api/v1/agents/{builtin['id']}", headers=admin_h)
+    assert gone.status_code == 409 and gone.json()["code"] == "builtin_agent"
+    deleted = await client.delete(f"/api/v1/agents/{private['id']}", headers=alice_h)
+    assert deleted.status_code == 204
+    assert (await client.get(f"/api/v1/agents/{private['id']}", headers=alice_h)).status_code == 404
+
+
+async def test_another_orgs_agent_is_a_404(client: httpx.AsyncClient, make_tenant: Any) -> None:
+    alice, mallory = make_tenant(), make_tenant(roles=("user", "org-admin"))
+    agent = await create(client, auth_headers(alice))
+    theirs = auth_headers(mallory, roles=("user", "org-admin"))
+    for path in ("", "/versions", "/versions/1", "/export", "/versions/1/diff/1"):
+        response = await client.get(f"/api/v1/agents/{agent['id']}{path}", headers=theirs)
+        assert response.status_code == 404, path
+    listed = (await client.get("/api/v1/agents", headers=theirs)).json()["items"]
+    assert agent["id"] not in [a["id"] for a in listed]
+    # the same slug is free in another org
+    assert (await create(client, theirs))["slug"] == "contract-reviewer"
+
+
+async def test_export_then_import_is_the_same_agent_and_unknown_tools_are_a_422(
+    client: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    alice, bob = make_tenant(), make_tenant()
+    agent = await create(
+        client, auth_headers(alice), output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    )
+    document = (await client.get(f"/api/v1/agents/{agent['id']}/export", headers=auth_headers(alice))).json()
+    assert document["format"] == "personal-agent.agent/v1" and "id" not in document and "owner_id" not in document
+    imported = await client.post("/api/v1/agents/import", json={"document": document}, headers=auth_headers(bob))
+    assert imported.status_code == 201, imported.text
+    body = imported.json()
+    for key in ("name", "instructions", "tools", "starter_prompts", "output_schema", "slug"):
+        assert body[key] == agent[key], key
+    lacking = {**document, "tools": ["calculate", "crm_lookup"]}
+    refused = await client.post(
+        "/api/v1/agents/import", json={"document": lacking, "slug": "other"}, headers=auth_headers(bob)
+    )
+    assert refused.status_code == 422 and refused.json()["code"] == "unknown_tool"
+    assert refused.json()["message"] == "unknown tool 'crm_lookup'"
