@@ -243,12 +243,24 @@ async def _pause(drive: Drive, requests: DeferredToolRequests, time_budget: floa
     messages = dump_messages(drive.completed)
     approval_ids = await pause_for_approval(spec, drive.emitter, requests, drive.seq, messages, drive.state)
     if spec.approval_policy != "deny":
+        if await _stopped_while_pausing(spec):
+            return await _cancelled(drive)
         return drive.outcome("waiting", approval_ids)
     await deny_by_policy(spec.org_id, spec.run_id)
     async with org_transaction(spec.org_id) as conn:
         waiting = await store.latest_checkpoint(conn, spec.run_id)
     assert waiting is not None
     return await _drive(spec, drive.emitter, waiting, time_budget)
+
+
+async def _stopped_while_pausing(spec: RunSpec) -> bool:
+    """Whether a Stop came while the run began to wait: its cancel found it `running` (so left its end to this
+    engine), but the engine checks the flag only between nodes, and a waiting run is ended by the cancel. Read
+    after the wait is committed; the cancel reads the status after its flag is committed (`run_views.cancel`), so
+    one of the two always ends it (a durable run's execution is already stopped: nothing else would)."""
+    async with org_transaction(spec.org_id) as conn:
+        row = await store.get_run(conn, spec.run_id)
+    return row is not None and bool(row["cancel_requested"]) and row["status"] == "waiting"
 
 
 async def _cancelled(drive: Drive) -> StepOutcome:

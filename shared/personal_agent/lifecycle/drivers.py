@@ -110,6 +110,7 @@ async def _drive_leased(
         return "leased"
     taken_row.update(taken)
     attempts = int(taken["attempts"])
+    paused = False
     try:
         if attempts > settings.run_max_attempts:
             await fail_run(
@@ -136,8 +137,11 @@ async def _drive_leased(
     except LeaseLost:
         log.warning("another worker took over the run", extra={"run_id": str(run_id)})
         return "leased"
+    except Exception as exc:
+        paused = dependency_outage(exc) is not None
+        raise
     finally:
-        await lease.release()
+        await lease.release(paused=paused)
 
 
 async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:

@@ -21,6 +21,7 @@ from personal_agent.governance.candidates import merge_candidates, read_org_mode
 from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
 from personal_agent.identity.members import check_member_active
+from personal_agent.lifecycle.bus_gate import require_bus
 from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.lifecycle.lease import Leased
 from personal_agent.lifecycle.stored_runs import store_prepared as store_prepared  # the chokepoint's one store
@@ -216,6 +217,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     remote = tuple(n for n in request.tools or () if get_tool(n) is None)  # not first-party: an MCP tool
     local = tuple(n for n in request.tools if n not in remote) if request.tools is not None else None
     tools = snapshot_tools(local)
+    await require_bus()  # a run nobody could hear is refused (503), not accepted and paused at its first event
     mcp_tools, mcp_servers = await mcp_service.snapshot(request.org_id, remote)
     mode = choose_mode(request.mode, tools + mcp_tools, request.trigger_source)
     ensure_driver_available(mode)

@@ -94,14 +94,14 @@ class RunLease:
             with contextlib.suppress(asyncio.CancelledError):
                 await beat
 
-    async def release(self) -> None:
-        """End the drive in order (the run ended, waits for a person, was paused by an outage, or this process
+    async def release(self, *, paused: bool = False) -> None:
+        """End the drive in order (the run ended, waits for a person, was `paused` by an outage, or this process
         stops): anyone may take it. Tried again while the database is unavailable (`PA_DEPENDENCY_RETRY_SECONDS`),
         so a run paused by a short outage is free again (its count of lost drives reset) once it is back."""
 
         async def release() -> None:
             async with org_transaction(self.org_id) as conn:
-                await store.release_lease(conn, self.run_id, self.owner)
+                await store.release_lease(conn, self.run_id, self.owner, paused=paused)
 
         try:
             await retrying(release, what="a run's lease release")

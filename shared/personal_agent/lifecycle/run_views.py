@@ -97,7 +97,14 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
         await store.request_cancel(conn, run_id)
     await drivers.stop(principal.org_id, run_id, row["mode"], row["execution_arn"])
-    if row["status"] in ("waiting", "queued"):
+    status = row["status"]
+    if status == "running":
+        # It may have begun waiting for a person since it was read: its engine, past its last flag check, no
+        # longer ends it (it checks once more after the wait is stored: `engine.runner._stopped_while_pausing`).
+        async with org_transaction(principal.org_id) as conn:
+            now = await store.get_run(conn, run_id)
+        status = now["status"] if now is not None else status
+    if status in ("waiting", "queued"):
         # No engine is advancing it (it waits for a person): end it here with the cancelled outcome.
         from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
 

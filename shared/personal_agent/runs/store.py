@@ -154,11 +154,14 @@ async def renew_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> b
     return await cur.fetchone() is not None
 
 
-async def release_lease(conn: Conn, run_id: UUID, owner: str) -> None:
-    """The drive ended in order: free the run for its next driver at once, and reset its count of lost drives."""
+async def release_lease(conn: Conn, run_id: UUID, owner: str, *, paused: bool = False) -> None:
+    """The drive ended in order: free the run for its next driver at once, and reset its count of lost drives (to
+    1 when an outage `paused` it unfinished: its next drive is announced as a resumed one, and outages alone never
+    add up to `worker_lost`)."""
     await conn.execute(
-        "UPDATE runs SET lease_owner = NULL, lease_expires_at = now(), attempts = 0 WHERE id = %s AND lease_owner = %s",
-        [run_id, owner],
+        "UPDATE runs SET lease_owner = NULL, lease_expires_at = now(), attempts = %s"
+        " WHERE id = %s AND lease_owner = %s",
+        [1 if paused else 0, run_id, owner],
     )
 
 
