@@ -145,10 +145,12 @@ async def test_a_schedule_preview_shows_the_next_fire_times(http: httpx.AsyncCli
         ({"expression": "cron(0 7 * * * *)"}, "invalid_schedule_expression"),  # day-of-month and -week both set
         ({"expression": "rate(1 hours)"}, "invalid_schedule_expression"),
         ({"expression": "rate(5 minutes)", "timezone": "Mars/Olympus"}, "invalid_timezone"),
-        ({}, "schedule_required"),  # nothing sent, nothing saved
     ):
         refused = await http.get(url, params=query, headers=headers)
         assert (refused.status_code, refused.json()["code"]) == (422, code), (query, refused.text)
+
+    nothing = (await http.get(url, headers=headers)).json()  # nothing sent, nothing saved: no fire times
+    assert (nothing["expression"], nothing["next_fires"]) == (None, [])
 
     other = auth_headers(make_tenant(roles=ADMIN), roles=ADMIN)
     assert (await http.get(url, params={"expression": "rate(1 day)"}, headers=other)).status_code == 404

@@ -1463,8 +1463,8 @@ export interface paths {
         };
         /**
          * Preview Schedule
-         * @description When the schedule would fire next (the saved one, or `expression` as if saved now): 422
-         *     `invalid_schedule_expression`, `invalid_timezone`, or `schedule_required` when nothing is sent or saved.
+         * @description When the schedule would fire next (the saved one, or `expression` as if saved now; neither: none): 422
+         *     `invalid_schedule_expression` or `invalid_timezone`.
          */
         get: operations["preview_workflow_schedule"];
         put?: never;
@@ -4403,8 +4403,11 @@ export interface components {
         };
         /** SchedulePreview */
         SchedulePreview: {
-            /** Expression */
-            expression: string;
+            /**
+             * Expression
+             * @description null: nothing sent and no schedule saved (so no fire times)
+             */
+            expression: string | null;
             /**
              * Next Fires
              * @description the coming fire times, UTC, soonest first

@@ -129,7 +129,7 @@ class BearerTokenOut(BaseModel):
 
 
 class SchedulePreview(BaseModel):
-    expression: str
+    expression: str | None = Field(description="null: nothing sent and no schedule saved (so no fire times)")
     timezone: str
     next_fires: list[datetime] = Field(description="the coming fire times, UTC, soonest first")
 
@@ -219,8 +219,8 @@ async def preview_schedule(
     timezone: Annotated[str | None, Query(max_length=64, description="left out: the saved one, or UTC")] = None,
     count: Annotated[int, Query(ge=1, le=20)] = 5,
 ) -> dict[str, Any]:
-    """When the schedule would fire next (the saved one, or `expression` as if saved now): 422
-    `invalid_schedule_expression`, `invalid_timezone`, or `schedule_required` when nothing is sent or saved."""
+    """When the schedule would fire next (the saved one, or `expression` as if saved now; neither: none): 422
+    `invalid_schedule_expression` or `invalid_timezone`."""
     from personal_agent.workflows.schedules import preview
 
     saved = (await service.get_workflow(principal, workflow_id))["schedule"]

@@ -29,15 +29,15 @@ async def update_provider(org_id: UUID, provider_id: UUID, values: dict[str, Any
     `create_provider`: a new base_url passes the address checks, and its key (the new one, or the one it keeps)
     is bound to the new endpoint, so a key entered for the old endpoint is refused (409 `key_endpoint_mismatch`)
     rather than carried to another host. 404 `provider_not_found`, 422 `empty_update` / `base_url_required`."""
+    async with org_transaction(org_id) as conn:
+        current = await provider_store.get(conn, provider_id)
+    if current is None:  # 404 first: another org's provider is not there, whatever was sent
+        raise NotFound("provider not found", code="provider_not_found")
     if not values:
         raise InvalidInput("nothing to change", code="empty_update")
     cleared = [k for k in ("enabled", "trust_tier", "locality") if k in values and values[k] is None]
     if cleared:  # base_url and key_id of null mean "the default endpoint" and "no key"; these have no default
         raise InvalidInput(f"{', '.join(cleared)} cannot be null", code="null_not_allowed")
-    async with org_transaction(org_id) as conn:
-        current = await provider_store.get(conn, provider_id)
-    if current is None:
-        raise NotFound("provider not found", code="provider_not_found")
     if "base_url" in values:
         values["base_url"] = (values["base_url"] or "").strip() or None
     base_url = values.get("base_url", current["base_url"])

@@ -137,14 +137,14 @@ def preview(
     saved: schedule_store.Schedule | None, expression: str | None, timezone: str | None, count: int
 ) -> dict[str, Any]:
     """When a schedule fires next, `count` times from now (fewer if it stops): `expression` as it would if saved
-    now, or the workflow's `saved` schedule when none is sent. A rate counts from the saved schedule's next fire
-    time, or from now for one not saved yet (as saving it would). 422 `invalid_schedule_expression`,
-    `invalid_timezone`, or `schedule_required` when nothing is sent and nothing is saved."""
+    now, or the workflow's `saved` schedule when none is sent (none saved: no fire times). A rate counts from the
+    saved schedule's next fire time, or from now for one not saved yet (as saving it would). 422
+    `invalid_schedule_expression`, `invalid_timezone`."""
+    timezone = timezone or (saved.timezone if saved is not None else "UTC")
     if expression is None:
         if saved is None:
-            raise InvalidInput("send `expression`, or save a schedule first", code="schedule_required")
+            return {"expression": None, "timezone": timezone, "next_fires": []}
         expression = saved.expression
-    timezone = timezone or (saved.timezone if saved is not None else "UTC")
     now = datetime.now(UTC)
     is_saved = saved is not None and (saved.expression, saved.timezone) == (expression.strip(), timezone)
     anchor = saved.next_fire_at if saved is not None and is_saved else None
