@@ -97,9 +97,9 @@ def test_sign_in_create_chat_and_see_the_reply_stream_token_by_token(page: Any, 
     # The tool call is a collapsed card with its arguments and result.
     card = page.get_by_test_id("tool-call").filter(has_text="current_time")
     expect(card).to_have_count(1)
-    expect(card.get_by_text("Result")).to_be_hidden()
+    expect(card.get_by_text("What it found")).to_be_hidden()
     card.locator("summary").click()
-    expect(card.get_by_text("Result")).to_be_visible()
+    expect(card.get_by_text("What it found")).to_be_visible()
     expect(card.get_by_label("Tool result")).to_have_text(re.compile(r"\d{4}-\d\d-\d\dT"))
     screenshot(page, "tool-call-open")
 
