@@ -5,13 +5,19 @@ sharing with the org needs an org admin, and another org's or a colleague's priv
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import psycopg
 import pytest
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models.function import AgentInfo
 
 from tests.auth import auth_headers
+from tests.runs import start_run
+from tests.scripted import scripted_model
+from tests.sse import read_events
 
 pytestmark = pytest.mark.usefixtures("stack")
 
@@ -227,3 +233,53 @@ async def test_export_then_import_is_the_same_agent_and_unknown_tools_are_a_422(
     )
     assert refused.status_code == 422 and refused.json()["code"] == "unknown_tool"
     assert refused.json()["message"] == "unknown tool 'crm_lookup'"
+
+
+async def say_instructions_and_tools(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    """Answers with the instructions it was sent and the names of the tools it was offered."""
+    tools = ",".join(sorted(t.name for t in info.function_tools))
+    yield f"{info.instructions}|{tools}"
+
+
+async def answer_of(http: httpx.AsyncClient, headers: dict[str, str], chat_id: str, model: str) -> tuple[str, str]:
+    run = await start_run(http, headers, model, "hello", chat_id=chat_id)
+    frames = await read_events(http, run["events_url"], headers)
+    assert frames[-1].type == "RUN_FINISHED", frames[-1]
+    return "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT"), run["run_id"]
+
+
+async def test_a_chat_bound_to_an_agent_runs_its_published_version(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    agent = await create(
+        http, headers, tools=["calculate", "current_time"], memory=False, classification="confidential"
+    )
+    chat = await http.post("/api/v1/chats", json={"agent": "contract-reviewer"}, headers=headers)
+    assert chat.status_code == 201, chat.text
+    assert chat.json()["agent_id"] == agent["id"] and chat.json()["classification"] == "confidential"
+    with scripted_model(say_instructions_and_tools) as (model, _):
+        text, run_id = await answer_of(http, headers, chat.json()["id"], model)
+        assert text.startswith(REVIEWER["instructions"]) and text.endswith("|calculate,current_time")
+        view = (await http.get(f"/api/v1/runs/{run_id}", headers=headers)).json()
+        assert view["agent"] == {"id": agent["id"], "slug": "contract-reviewer", "version": 1}
+        await http.patch(f"/api/v1/agents/{agent['id']}", json={"instructions": "Second."}, headers=headers)
+        text, run_id = await answer_of(http, headers, chat.json()["id"], model)
+        assert text.startswith("Second.|")
+        assert (await http.get(f"/api/v1/runs/{run_id}", headers=headers)).json()["agent"]["version"] == 2
+        await http.post(f"/api/v1/agents/{agent['id']}/versions/1/publish", headers=headers)
+        text, _ = await answer_of(http, headers, chat.json()["id"], model)
+        assert text.startswith(REVIEWER["instructions"])
+        plain = await http.post("/api/v1/chats", json={}, headers=headers)
+        text, run_id = await answer_of(http, headers, plain.json()["id"], model)
+        assert text.startswith("You are Personal Agent") and "remember" in text
+        assert (await http.get(f"/api/v1/runs/{run_id}", headers=headers)).json()["agent"]["slug"] == "assistant"
+
+
+async def test_a_chat_cannot_bind_an_agent_the_user_cannot_see(
+    client: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    alice = make_tenant()
+    bob = colleague_of(admin_url, alice)
+    await create(client, auth_headers(alice))
+    refused = await client.post("/api/v1/chats", json={"agent": "contract-reviewer"}, headers=auth_headers(bob))
+    assert refused.status_code == 404 and refused.json()["code"] == "agent_not_found"

@@ -2444,6 +2444,11 @@ export interface components {
         /** Chat */
         Chat: {
             /**
+             * Agent Id
+             * @description the agent the chat is bound to (null: the built-in assistant)
+             */
+            agent_id?: string | null;
+            /**
              * Classification
              * @enum {string}
              */
@@ -2481,6 +2486,11 @@ export interface components {
          *     }
          */
         ChatCreate: {
+            /**
+             * Agent
+             * @description the slug of the agent the chat is bound to (its runs use its published version at each launch); the chat's classification is at least the agent's floor
+             */
+            agent?: string | null;
             /**
              * Classification
              * @default standard
@@ -4139,6 +4149,21 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** RunAgentOut */
+        RunAgentOut: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Slug */
+            slug: string;
+            /**
+             * Version
+             * @description the agent's version the run launched with
+             */
+            version: number;
+        };
         /** RunCancelled */
         RunCancelled: {
             /** Run Id */
@@ -4307,6 +4332,8 @@ export interface components {
         };
         /** RunView */
         RunView: {
+            /** @description the agent (and its version) the run launched with */
+            agent?: components["schemas"]["RunAgentOut"] | null;
             /** Answered Model */
             answered_model: string | null;
             /** Chat Id */

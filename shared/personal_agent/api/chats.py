@@ -9,9 +9,11 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from personal_agent.agents import service as agent_service
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.chats import service
 from personal_agent.chats.store import ChatRow
+from personal_agent.governance.tiers import classification_tier
 from personal_agent.lifecycle import transcript_items
 
 router = APIRouter(prefix="/api/v1/chats", tags=["chats"])
@@ -27,6 +29,12 @@ class ChatCreate(BaseModel):
 
     title: str | None = Field(None, max_length=200)
     classification: Classification = "standard"
+    agent: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9-]{2,64}$",
+        description="the slug of the agent the chat is bound to (its runs use its published version at each launch);"
+        " the chat's classification is at least the agent's floor",
+    )
 
 
 class ChatRename(BaseModel):
@@ -40,6 +48,7 @@ class Chat(BaseModel):
     classification: Classification
     created_at: datetime
     updated_at: datetime
+    agent_id: UUID | None = Field(None, description="the agent the chat is bound to (null: the built-in assistant)")
     snippet: str | None = Field(None, description="with `q`: where the chat's latest matching message matches")
 
 
@@ -50,7 +59,12 @@ class ChatPage(BaseModel):
 
 @router.post("", status_code=201, operation_id="create_chat", response_model=Chat)
 async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> ChatRow:
-    return await service.create_chat(principal, body.title, body.classification)
+    if body.agent is None:
+        return await service.create_chat(principal, body.title, body.classification)
+    agent = await agent_service.resolve_slug(principal, body.agent)
+    floor = agent.config.classification
+    classification = max(body.classification, floor, key=classification_tier)
+    return await service.create_chat(principal, body.title, classification, agent.id)
 
 
 @router.get("", operation_id="list_chats", response_model=ChatPage)

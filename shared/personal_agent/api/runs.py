@@ -54,6 +54,12 @@ class ChildRunOut(BaseModel):
     events_url: str
 
 
+class RunAgentOut(BaseModel):
+    id: UUID
+    slug: str
+    version: int = Field(description="the agent's version the run launched with")
+
+
 class RunView(BaseModel):
     id: str
     chat_id: str | None
@@ -68,6 +74,7 @@ class RunView(BaseModel):
     error: dict[str, Any] | None
     gated_tools: list[GatedToolOut] = Field(description="tools the tier gate kept from the run")
     tools: list[RunToolOut] = Field(description="the run's toolset as snapshotted at launch")
+    agent: RunAgentOut | None = Field(None, description="the agent (and its version) the run launched with")
     created_at: str
     started_at: str | None
     finished_at: str | None

@@ -39,9 +39,13 @@ def _chat_cursor(row: ChatRow) -> str:
     return encode_cursor(row.updated_at, row.id)
 
 
-async def create_chat(principal: Principal, title: str | None, classification: str = "standard") -> ChatRow:
+async def create_chat(
+    principal: Principal, title: str | None, classification: str = "standard", agent_id: UUID | None = None
+) -> ChatRow:
     async with org_transaction(principal.org_id) as conn:
-        return await store.insert_chat(conn, principal.org_id, principal.user_id, _title(title), classification)
+        return await store.insert_chat(
+            conn, principal.org_id, principal.user_id, _title(title), classification, agent_id
+        )
 
 
 async def list_chats(principal: Principal, limit: int, cursor: str | None, q: str | None) -> ChatList:

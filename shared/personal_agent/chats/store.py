@@ -15,7 +15,7 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 from personal_agent.spec.labels import Labels
 
-COLUMNS = "id, title, classification, created_at, updated_at"
+COLUMNS = "id, title, classification, created_at, updated_at, agent_id"
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,22 @@ class ChatRow:
     created_at: datetime
     updated_at: datetime
     snippet: str | None = None
+    agent_id: UUID | None = None
+    """The agent the chat is bound to (its runs use that agent's published version); None: the built-in one."""
 
 
 async def insert_chat(
-    conn: Conn, org_id: UUID, user_id: UUID | None, title: str, classification: str = "standard"
+    conn: Conn,
+    org_id: UUID,
+    user_id: UUID | None,
+    title: str,
+    classification: str = "standard",
+    agent_id: UUID | None = None,
 ) -> ChatRow:
     cur = await conn.execute(
-        f"INSERT INTO chats (org_id, user_id, title, classification) VALUES (%s, %s, %s, %s) RETURNING {COLUMNS}",
-        [org_id, user_id, title, classification],
+        "INSERT INTO chats (org_id, user_id, title, classification, agent_id) VALUES (%s, %s, %s, %s, %s)"
+        f" RETURNING {COLUMNS}",
+        [org_id, user_id, title, classification, agent_id],
     )
     row = await cur.fetchone()
     assert row is not None
@@ -82,14 +90,15 @@ async def list_owned(
             clauses.append("c.title ILIKE %s")
             params.append(title_like)
         sql = (
-            f"SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, NULL::text AS snippet FROM chats c"
+            "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, NULL::text AS snippet"
+            f" FROM chats c"
             f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
         )
         cur = await conn.execute(sql, [*params, limit])
         return [ChatRow(**row) for row in await cur.fetchall()]
     clauses.append("(c.title ILIKE %s OR hit.snippet IS NOT NULL)")
     sql = (
-        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, hit.snippet"
+        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, hit.snippet"
         " FROM chats c CROSS JOIN websearch_to_tsquery('english', %s) AS q(query)"
         " LEFT JOIN LATERAL ("
         f"  SELECT ts_headline('english', {_MESSAGE_TEXT}, q.query, 'MaxWords=16, MinWords=6, MaxFragments=1,"
@@ -121,6 +130,13 @@ async def update_owned(
     )
     row = await cur.fetchone()
     return ChatRow(**row) if row is not None else None
+
+
+async def bound_agent(conn: Conn, chat_id: UUID) -> UUID | None:
+    """The agent the chat is bound to (None: none, or no such chat)."""
+    cur = await conn.execute("SELECT agent_id FROM chats WHERE id = %s", [chat_id])
+    row = await cur.fetchone()
+    return row["agent_id"] if row else None
 
 
 async def set_default_title(conn: Conn, chat_id: UUID, title: str, default: str) -> bool:

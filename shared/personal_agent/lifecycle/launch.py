@@ -21,6 +21,7 @@ from personal_agent.governance.candidates import merge_candidates, read_org_mode
 from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
 from personal_agent.identity.members import check_member_active
+from personal_agent.lifecycle import agent_launch
 from personal_agent.lifecycle.bus_gate import require_bus
 from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.lifecycle.lease import Leased
@@ -74,6 +75,8 @@ class LaunchRequest:
     """The chat must be `user_id`'s (404 `chat_not_found` otherwise), checked in the launch's transaction."""
     recall_memories: bool = True
     """The run recalls its user's memories (triggered runs only when their workflow's owner opted in)."""
+    agent: str | None = None
+    """The slug of the agent to run (`lifecycle.agent_launch`); None: the chat's agent, else the built-in one."""
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -214,11 +217,14 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     if request.regenerate and (request.message.strip() or request.attachments):
         raise InvalidInput("a regenerate sends no message of its own", code="regenerate_with_message")
     message = request.message if request.regenerate else validate_message(request.message)
+    agent = await agent_launch.resolve(request.org_id, request.user_id, request.chat_id, request.agent)
+    request = agent_launch.applied(request, agent)  # its instructions, model and tools unless the request names its own
     remote = tuple(n for n in request.tools or () if get_tool(n) is None)  # not first-party: an MCP tool
     local = tuple(n for n in request.tools if n not in remote) if request.tools is not None else None
-    tools = snapshot_tools(local)
+    tools = agent_launch.without_memory_tool(snapshot_tools(local), agent)
     await require_bus()  # a run nobody could hear is refused (503), not accepted and paused at its first event
     mcp_tools, mcp_servers = await mcp_service.snapshot(request.org_id, remote)
+    tools, mcp_tools = agent_launch.stricter(tools, agent), agent_launch.stricter(mcp_tools, agent)
     mode = choose_mode(request.mode, tools + mcp_tools, request.trigger_source)
     ensure_driver_available(mode)
     # One transaction for the checks, the reads the run is built from, the run and the user's turn (nothing is
@@ -230,6 +236,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         await check_launch_budget(conn, request.user_id)
         org = await read_org_settings(conn, request.org_id)
         tiers = [chat.labels.content_tier, *(t.required_tier for t in tools)]  # what entered the chat stays in it
+        tiers.append(classification_tier(agent.config.classification))  # the agent's classification floor
         tier = routing_tier(chat.classification, org["tier_floor"], tiers)
         plan, attached = await _plan(conn, request, tier, org)
         labels = await _labels(conn, request, chat, plan)
@@ -258,6 +265,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             approval_policy=request.approval_policy,
             history=request.history,
             recall_memories=request.recall_memories,
+            agent=agent_launch.ref(agent),
         )
         spec, leased = await _store_turn(conn, request, spec, attached, message)
     await _start_or_fail(spec, leased)

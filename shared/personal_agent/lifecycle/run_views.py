@@ -49,6 +49,7 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "error": row["error"],
         "gated_tools": (row["spec"] or {}).get("gated_tools", []),
         "tools": _tools_view(row["spec"] or {}),
+        "agent": _agent_view(row["spec"] or {}),
         "created_at": row["created_at"].isoformat(),
         "started_at": row["started_at"].isoformat() if row["started_at"] else None,
         "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
@@ -56,6 +57,12 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "cost_usd": float(cost),
         "children": [_child_view(child) for child in children],
     }
+
+
+def _agent_view(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """Which agent, at which version, the run launched with (None: a run from before agents)."""
+    agent = spec.get("agent")
+    return {"id": agent["id"], "slug": agent["slug"], "version": agent["version"]} if agent else None
 
 
 def _tools_view(spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -152,6 +152,29 @@ class Delegation(BaseModel):
     preset: Literal["explore"] | None = None
 
 
+class AgentRef(BaseModel):
+    """The agent a run launched with, snapshotted at launch (its published version then): the run's instructions,
+    model and tools came from it, so changing the agent never changes a run in flight."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: UUID
+    slug: str
+    version: int
+    name: str = ""
+    model: str | None = None
+    """What the agent asked for (`auto`, `provider:model`, or None: the default); the run's `model` is the choice."""
+    tools: tuple[str, ...] | None = None
+    knowledge: tuple[str, ...] = ()
+    memory: bool = True
+    delegates: tuple[str, ...] = ()
+    """Slugs of the agents `delegate(agent=...)` may start."""
+    approval: dict[str, str] = Field(default_factory=dict)
+    classification: str = "standard"
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema of an object: the run's final answer is validated structured output."""
+
+
 class RunSpec(BaseModel):
     """Everything a driver needs to run, fixed at launch; steps never re-read live config."""
 
@@ -190,6 +213,8 @@ class RunSpec(BaseModel):
     regenerate: bool = False
     recall_memories: bool = True
     """The user's memories go into the run's instructions (a workflow's triggered runs: only if its owner opted in)."""
+    agent: AgentRef | None = None
+    """The agent the run launched with (None: a run from before agents, or one built outside the launch)."""
     labels: Labels = Labels()
     """The run's governance labels at launch (`spec/labels.py`): the chat's, its classification's, an untrusted
     trigger's and those of what entered with the message. The engine raises them from the run's messages."""

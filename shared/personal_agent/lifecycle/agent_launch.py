@@ -1,0 +1,96 @@
+"""The agent a launch runs with: named by the request (a slug), else the chat's binding, else the org's built-in
+`assistant`, at its published version then. What the request gives itself (a workflow's instructions, model or
+tools, a caller's tool choice) overrides the agent's; the agent never widens what the caller may use (its tools
+were checked against the org's when saved, and pass the same tier gate as any run's)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol, TypeVar
+from uuid import UUID
+
+from personal_agent.agents import service as agents
+from personal_agent.agents.service import LaunchAgent
+from personal_agent.chats import store as chat_store
+from personal_agent.db import org_transaction
+from personal_agent.spec.run_spec import AgentRef, ToolRef
+
+MEMORY_TOOL = "remember"
+
+
+class _Request(Protocol):
+    """What `applied` reads of a `launch.LaunchRequest` (a frozen dataclass)."""
+
+    @property
+    def tools(self) -> tuple[str, ...] | None: ...
+    @property
+    def instructions(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def recall_memories(self) -> bool: ...
+
+
+Request = TypeVar("Request", bound=_Request)
+
+
+async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, slug: str | None) -> LaunchAgent:
+    """The agent (published version) the run launches with; 404 `agent_not_found` for one the user cannot see."""
+    async with org_transaction(org_id) as conn:
+        bound = None if slug is not None else await chat_store.bound_agent(conn, chat_id)
+        return await agents.for_launch(conn, org_id, user_id, slug=slug, agent_id=bound)
+
+
+def ref(agent: LaunchAgent) -> AgentRef:
+    config = agent.config
+    return AgentRef(
+        id=agent.id,
+        slug=agent.slug,
+        version=agent.version,
+        name=config.name,
+        model=config.model,
+        tools=tuple(config.tools) if config.tools is not None else None,
+        knowledge=tuple(config.knowledge),
+        memory=config.memory,
+        delegates=tuple(config.delegates),
+        approval=dict(config.approval),
+        classification=config.classification,
+        output_schema=config.output_schema,
+    )
+
+
+def applied(request: Request, agent: LaunchAgent) -> Request:
+    """The request with the agent's instructions, model and tools where the request names none of its own; an agent
+    without memory neither recalls nor offers `remember`."""
+    config = agent.config
+    tools = request.tools if request.tools is not None else (tuple(config.tools) if config.tools is not None else None)
+    if not config.memory and tools is not None:
+        tools = tuple(t for t in tools if t != MEMORY_TOOL)
+    replaced: Any = dataclasses.replace(
+        request,  # type: ignore[type-var]
+        instructions=request.instructions or config.instructions,
+        model=request.model or config.model,
+        tools=tools,
+        recall_memories=request.recall_memories and config.memory,
+    )
+    return replaced  # type: ignore[no-any-return]
+
+
+def without_memory_tool(tools: tuple[ToolRef, ...], agent: LaunchAgent) -> tuple[ToolRef, ...]:
+    """The default toolset minus `remember` for an agent without memory."""
+    return tools if agent.config.memory else tuple(t for t in tools if t.name != MEMORY_TOOL)
+
+
+def stricter(tools: tuple[ToolRef, ...], agent: LaunchAgent) -> tuple[ToolRef, ...]:
+    """The agent's approval overrides, only ever stricter: `always` makes a person decide each call; `gate` puts a
+    tool nobody decided for (`never`) behind the confidence gate."""
+    overrides = agent.config.approval
+    out = []
+    for tool in tools:
+        wanted = overrides.get(tool.name)
+        if wanted == "always":
+            tool = tool.model_copy(update={"requires_approval": True, "approval": "always"})
+        elif wanted == "gate" and tool.approval == "never":
+            tool = tool.model_copy(update={"approval": "gate"})
+        out.append(tool)
+    return tuple(out)
