@@ -324,7 +324,7 @@ def test_usage_page_shows_spend_by_day_and_by_model(page: Any, web: DevStack) ->
     with web.api(page_token(page)) as api:
         assert api.post(f"/api/v1/chats/{chat_id}/runs", json={"message": "usage"}).status_code == 202
     wait_for_run_end(web, page_token(page), chat_id)
-    page.get_by_role("link", name="Usage").click()
+    page.get_by_role("link", name="Usage", exact=True).click()  # a chat titled "Usage" links too
     expect(page.get_by_role("heading", name="Usage", exact=True)).to_be_visible()
     expect(page.get_by_role("img", name="Spend by day in US dollars")).to_be_visible()
     table = page.get_by_test_id("usage-by-model")

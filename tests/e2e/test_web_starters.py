@@ -130,7 +130,7 @@ def test_the_usage_page_says_whose_figures_it_shows(page: Any, web: DevStack) ->
     from playwright.sync_api import expect
 
     sign_in(page)  # an admin: the organisation's figures first, their own on request
-    page.get_by_role("link", name="Usage").click()
+    page.get_by_role("link", name="Usage", exact=True).click()
     expect(page.get_by_test_id("usage-scope")).to_have_text(re.compile("Showing everyone in acme"))
     page.get_by_label("Whose usage").select_option("me")
     expect(page.get_by_test_id("usage-scope")).to_have_text(re.compile("Showing your own usage only"))
