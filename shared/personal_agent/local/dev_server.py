@@ -22,7 +22,7 @@ from personal_agent.local.serving import ReadyServer, serve, server_config
 from personal_agent.local.stack import LocalStack
 from personal_agent.mcp_servers.endpoint import allow_own_server
 from personal_agent.observability import route_process_logs
-from personal_agent.settings import get_settings
+from personal_agent.settings import Settings, get_settings
 
 
 def build_dev_app(demo_mcp_url: str | None = None) -> FastAPI:
@@ -64,6 +64,20 @@ def _start_demo_mcp() -> DemoMcpThread:
     return demo_mcp
 
 
+def _start_stack(settings: Settings, workers: DevWorkers) -> LocalStack | None:
+    """The local stack, or None (said on stderr) when it cannot start; the workers are stopped then."""
+    adopt_orphans()  # the embedded Postgres is reparented here once `pg_ctl` detaches it: the supervisor reaps it
+    try:
+        return LocalStack(settings).start()
+    except ConfigurationError as exc:
+        workers.stop()
+        print(f"pa dev: {exc}", file=sys.stderr)
+        return None
+    except BaseException:
+        workers.stop()
+        raise
+
+
 def run_dev_server() -> int:
     """Start everything, print where it is, serve until Ctrl-C, then stop every part."""
     started = time.perf_counter()
@@ -79,16 +93,9 @@ def run_dev_server() -> int:
     if processes > 1:
         import personal_agent.local.dev_app  # noqa: F401  imported once, before the fork: shared by the workers
     workers = DevWorkers.fork(processes - 1, _serve_worker(sock))  # before any thread exists (the stack's)
-    adopt_orphans()  # the embedded Postgres is reparented here once `pg_ctl` detaches it: the supervisor reaps it
-    try:
-        stack = LocalStack(settings).start()
-    except ConfigurationError as exc:
-        workers.stop()
-        print(f"pa dev: {exc}", file=sys.stderr)
+    stack = _start_stack(settings, workers)
+    if stack is None:
         return 2
-    except BaseException:
-        workers.stop()
-        raise
     demo_mcp = _start_demo_mcp() if settings.is_local else None
     # Restarts Postgres, Valkey, moto or LocalStack when one dies, and names their processes in `<data>/pids.json`.
     supervisor = stack.supervisor({"pa_dev": os.getpid(), "workers": [w.pid for w in workers.workers]}).start()
