@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.web_browser import PHONE, assert_fits, open_page
 from tests.e2e.web_chat_stack import DevStack, describe_violations, screenshot, serious_violations
 from tests.e2e.web_chat_steps import UUID_PATH, page_token, sign_in
 
@@ -136,3 +137,19 @@ def test_the_usage_page_says_whose_figures_it_shows(page: Any, web: DevStack) ->
     expect(page.get_by_test_id("usage-scope")).to_have_text(re.compile("Showing your own usage only"))
     violations = serious_violations(page)
     assert violations == [], describe_violations(violations)
+
+
+def test_the_starter_prompts_fit_a_phone_in_the_dark(browser: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    with open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True, color_scheme="dark") as phone:
+        sign_in(phone)  # the landing page: its starters in one column, the composer still on screen
+        starters = phone.get_by_test_id("landing").get_by_test_id("starter-prompt")
+        expect(starters).to_have_count(5)
+        assert_fits(phone, "landing with starters")
+        expect(phone.get_by_role("textbox", name="Message")).to_be_in_viewport()
+        starters.last.scroll_into_view_if_needed()
+        expect(starters.last).to_be_in_viewport()
+        violations = serious_violations(phone)
+        assert violations == [], describe_violations(violations)
+        screenshot(phone, "starter-prompts-phone-dark")
