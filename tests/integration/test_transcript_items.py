@@ -103,12 +103,14 @@ async def test_a_sub_agent_keeps_its_status_cost_and_the_approval_its_call_asked
         approval_id = await _approval_id(http, headers, spec.run_id)
         body = {"decision": "approve", "reason": "bob expects it"}
         assert (await http.post(f"/api/v1/approvals/{approval_id}", json=body, headers=headers)).status_code == 200
-        await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers, timeout=60)
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers, timeout=60)
     page = (await http.get(f"/api/v1/chats/{chat['id']}/messages", headers=headers)).json()
+    (finished,) = [f.data["value"] for f in frames if f.data.get("name") == "subagent_finished"]
 
     subagent = _call(page["items"], "delegate")["subagent"]
     assert (subagent["task"], subagent["status"], subagent["error"]) == ("email bob", "succeeded", None)
     assert isinstance(subagent["cost_usd"], float) and subagent["cost_usd"] >= 0
+    assert finished["cost_usd"] == subagent["cost_usd"]  # live, the card says what the transcript keeps
     assert subagent["events_url"] == f"/api/v1/runs/{subagent['run_id']}/events"
     ((approval),) = subagent["approvals"]
     assert (approval["id"], approval["status"], approval["reason"]) == (approval_id, "approved", "bob expects it")

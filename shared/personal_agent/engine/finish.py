@@ -47,12 +47,20 @@ async def end_run(
     seq: int,
     ri: int,
     error: dict[str, Any] | None = None,
+    *,
+    once: bool = False,
 ) -> StepOutcome:
-    """Write the run's messages to the chat once, then emit its terminal event and tell the feed."""
+    """Write the run's messages to the chat once, then emit its terminal event and tell the feed. `once`: only if
+    this call ended it (two paths that may both end a run, such as a Stop racing a run's pause, tell the stream
+    once); otherwise a repeated end (a retried durable Task) tells it again, in case the first did not get to."""
     new = ModelMessagesTypeAdapter.dump_python(messages[history_len:], mode="json")
 
-    async def finish() -> None:  # once: a replay after a lost COMMIT finds the run ended and writes nothing
+    cost: list[float] = []  # a sub-agent's: what its tree cost, for its card on the parent's stream
+
+    async def finish() -> bool:  # once: a replay after a lost COMMIT finds the run ended and writes nothing
         async with org_transaction(spec.org_id) as conn:
+            if spec.parent_run_id is not None:
+                cost[:] = [float(await store.tree_cost(conn, spec.run_id))]
             # A sub-agent's messages stay in its checkpoints (its answer reaches the chat through its parent).
             finished = await store.finish_run(conn, spec.run_id, status, error)
             if finished:  # what the run still waited on can no longer be decided
@@ -62,8 +70,10 @@ async def end_run(
                 parent = tip if tip is not None else spec.parent_message_id
                 await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, new, parent)
                 await chat_store.raise_labels(conn, spec.chat_id, run_labels(spec, messages))  # what entered stays
+            return finished
 
-    await retrying(finish, what="the run's end")
+    if not await retrying(finish, what="the run's end") and once:
+        return StepOutcome(status, seq, ri)  # another path ended it, and tells the stream
     await name_new_chat(spec, status, messages)  # before the terminal event: the web chat reloads on it
     clear_local_cancel(spec.run_id)
     if status == "failed" and error:
@@ -73,7 +83,7 @@ async def end_run(
     await emitter.emit(*_terminal_events(spec, status, error))
     if spec.parent_run_id is not None:
         answer = answer_text(new) if status == "succeeded" else None
-        await subagent_events.finished(spec, status, error, answer)
+        await subagent_events.finished(spec, status, error, answer, cost[0] if cost else None)
         return StepOutcome(status, seq, ri)
     await emitter.announce(
         "run_finished",

@@ -54,8 +54,12 @@ async def progress(spec: RunSpec, request_index: int, tool_names: list[str]) -> 
     await to_parent(spec, "subagent_progress", {"request_index": request_index, "tool_calls": tool_names})
 
 
-async def finished(spec: RunSpec, status: str, error: dict[str, Any] | None, answer: str | None) -> None:
+async def finished(
+    spec: RunSpec, status: str, error: dict[str, Any] | None, answer: str | None, cost_usd: float | None = None
+) -> None:
     value: dict[str, Any] = {"status": status}
+    if cost_usd is not None:
+        value["cost_usd"] = cost_usd
     if error:
         value["error"] = error
     if answer:

@@ -133,6 +133,8 @@ class SubagentFinished(_SubagentRef):
     status: str
     error: SubagentError | None = None
     answer: str | None = None
+    cost_usd: float | None = None
+    """What it cost, its own sub-agents included (as the transcript's sub-agent says after the run)."""
 
 
 # ---- a user's feed ---------------------------------------------------------------------------------------------
