@@ -4478,6 +4478,11 @@ export interface components {
             answer?: string | null;
             /** Child Run Id */
             child_run_id: string;
+            /**
+             * Cost Usd
+             * @default null
+             */
+            cost_usd?: number | null;
             /** @default null */
             error?: components["schemas"]["SubagentError"] | null;
             /** Events Url */

@@ -261,6 +261,7 @@ function applySubagent(
     item.answer = event.value.answer ?? null;
     const error = event.value.error;
     item.error = error ? { code: error.code, message: error.message } : null;
+    item.costUsd = event.value.cost_usd ?? null;
   }
 }
 
