@@ -25,15 +25,15 @@ export function fieldName(key: string): string {
 }
 
 export function plainValue(value: unknown): PlainValue {
-  let v = value;
-  if (typeof v === "string") {
-    const text = v.trim();
+  let v: unknown = value;
+  if (typeof value === "string") {
+    const text = value.trim();
     if (!text) return { kind: "empty" };
-    if (!/^[[{"]/.test(text)) return { kind: "text", text: v };
+    if (!/^[[{"]/.test(text)) return { kind: "text", text: value };
     try {
       v = JSON.parse(text);
     } catch {
-      return { kind: "text", text: v };
+      return { kind: "text", text: value };
     }
   }
   if (v === null || v === undefined) return { kind: "empty" };
