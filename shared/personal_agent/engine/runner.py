@@ -244,7 +244,7 @@ async def _pause(drive: Drive, requests: DeferredToolRequests, time_budget: floa
     approval_ids = await pause_for_approval(spec, drive.emitter, requests, drive.seq, messages, drive.state)
     if spec.approval_policy != "deny":
         if await _stopped_while_pausing(spec):
-            return await _cancelled(drive)
+            return await _cancelled(drive, once=True)  # the cancel may have found it waiting too: one end
         return drive.outcome("waiting", approval_ids)
     await deny_by_policy(spec.org_id, spec.run_id)
     async with org_transaction(spec.org_id) as conn:
@@ -263,24 +263,28 @@ async def _stopped_while_pausing(spec: RunSpec) -> bool:
     return row is not None and bool(row["cancel_requested"]) and row["status"] == "waiting"
 
 
-async def _cancelled(drive: Drive) -> StepOutcome:
+async def _cancelled(drive: Drive, *, once: bool = False) -> StepOutcome:
     """End a run its owner stopped, keeping the text streamed so far as the last response."""
     partial = drive.translator.partial_text()
     await drive.emitter.emit(*drive.translator.close_open())
     completed = drive.completed
     if partial and not (completed and isinstance(completed[-1], ModelResponse)):
         drive.completed = [*completed, ModelResponse(parts=[TextPart(partial)], model_name=drive.spec.model)]
-    return await _end(drive, "cancelled")
+    return await _end(drive, "cancelled", once=once)
 
 
-async def _end(drive: Drive, status: StepStatus, error: dict[str, Any] | None = None) -> StepOutcome:
+async def _end(
+    drive: Drive, status: StepStatus, error: dict[str, Any] | None = None, *, once: bool = False
+) -> StepOutcome:
     return await end_run(
-        drive.spec, drive.emitter, drive.completed, drive.history_len, status, drive.seq, drive.ri, error
+        drive.spec, drive.emitter, drive.completed, drive.history_len, status, drive.seq, drive.ri, error, once=once
     )
 
 
-async def end_idle_run(run_id: UUID, org_id: UUID, status: StepStatus, error: dict[str, Any] | None = None) -> bool:
-    """End a run that no engine is advancing (waiting for a person, or its driver is gone)."""
+async def end_idle_run(
+    run_id: UUID, org_id: UUID, status: StepStatus, error: dict[str, Any] | None = None, *, once: bool = False
+) -> bool:
+    """End a run that no engine is advancing (waiting for a person, or its driver is gone); `once`: see `end_run`."""
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
         cp = await store.latest_checkpoint(conn, run_id)
@@ -289,7 +293,7 @@ async def end_idle_run(run_id: UUID, org_id: UUID, status: StepStatus, error: di
     spec = RunSpec.model_validate(row["spec"])
     messages = ModelMessagesTypeAdapter.validate_python(cp.messages) if cp else []
     history_len = int(cp.state["history_len"]) if cp else 0
-    await end_run(spec, RunEmitter(spec), messages, history_len, status, cp.seq if cp else 0, 0, error=error)
+    await end_run(spec, RunEmitter(spec), messages, history_len, status, cp.seq if cp else 0, 0, error=error, once=once)
     return True
 
 

@@ -115,7 +115,7 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
         # No engine is advancing it (it waits for a person): end it here with the cancelled outcome.
         from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
 
-        await end_idle_run(run_id, principal.org_id, "cancelled")
+        await end_idle_run(run_id, principal.org_id, "cancelled", once=True)  # its engine may end it too
     await subagents.cancel_descendants(principal.org_id, run_id)  # every run below it stops too
     if row["parent_run_id"] is not None:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
         await drivers.after_drive(principal.org_id, run_id, resume_inline_parent=True)
