@@ -14,12 +14,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import boto3
 import httpx
 import psycopg
 import pytest
@@ -38,6 +40,7 @@ from personal_agent.lifecycle.recovery import recover_unattended
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers
 from tests.scripted import scripted_model, tool_rounds
+from tests.sfn import wait_for_execution
 
 
 class Outage:
@@ -213,6 +216,55 @@ async def test_an_outage_past_the_bound_pauses_the_run_and_recovery_finishes_it(
     types = [e["type"] for e in events]
     assert types.count("RUN_STARTED") == 1 and "RUN_ERROR" not in types and types[-1] == "RUN_FINISHED"
     assert [e["value"]["attempt"] for e in events if e.get("name") == "run_resumed"] == [2]
+
+
+async def test_a_durable_run_waits_out_an_outage_past_the_bound_in_its_state_machine(
+    http: httpx.AsyncClient,
+    make_tenant: Any,
+    admin_url: str,
+    outage: Outage,
+    db_log: logging.Logger,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Task gives up after the bound with `DependencyUnavailable`; the real ASL (in moto) retries it with
+    backoff, and the retried Task resumes the run from its last checkpoint to the end."""
+    monkeypatch.setenv("PA_DEPENDENCY_RETRY_SECONDS", "1")
+    get_settings.cache_clear()
+    tenant = make_tenant()
+    over = EndOutageOn(outage, "the database stayed unavailable: %s not written")
+    db_log.addHandler(over)
+    try:
+        with scripted_model(_script(outage)) as (model, recorder):
+            chat = await http.post("/api/v1/chats", json={}, headers=auth_headers(tenant))
+            spec = await launch_run(
+                LaunchRequest(
+                    org_id=tenant.org_id,
+                    user_id=tenant.user_id,
+                    chat_id=uuid.UUID(chat.json()["id"]),
+                    message="what time is it?",
+                    model=model,
+                    mode="durable",
+                    tools=("current_time",),
+                )
+            )
+            with psycopg.connect(admin_url) as conn:
+                arn = conn.execute("SELECT execution_arn FROM runs WHERE id = %s", [spec.run_id]).fetchone()
+            assert arn and arn[0]
+            client = boto3.client("stepfunctions", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+            ended = await asyncio.to_thread(wait_for_execution, client, arn[0], 120.0)
+    finally:
+        db_log.removeHandler(over)
+    assert over.seen and ended["status"] == "SUCCEEDED"
+    failures = [
+        e.get("lambdaFunctionFailedEventDetails", e.get("taskFailedEventDetails", {})).get("error")
+        for e in client.get_execution_history(executionArn=arn[0], maxResults=1000)["events"]
+    ]
+    assert "DependencyUnavailable" in failures  # the Task failed for the outage, and its Retry took it on
+    run = _run(admin_url, spec.run_id)
+    assert (run["status"], run["error"], run["usage"]) == ("succeeded", None, [0, 1])
+    assert len(recorder.calls) == 3  # the response lost with the outage, then the retried Task's two
+    types = [e["type"] for e in await _events(tenant.org_id, spec.run_id)]
+    assert "RUN_ERROR" not in types and types[-1] == "RUN_FINISHED"
 
 
 def _silent_port() -> socket.socket:
