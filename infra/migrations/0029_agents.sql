@@ -34,3 +34,6 @@ SELECT pa_enable_tenant_rls('agent_versions');
 
 -- A chat bound to an agent: its runs use the agent's published version at each launch.
 ALTER TABLE chats ADD COLUMN agent_id uuid REFERENCES agents(id) ON DELETE SET NULL;
+
+-- A workflow may name the agent its runs use (by slug; its own instructions, model and tools override the agent's).
+ALTER TABLE workflows ADD COLUMN agent text CHECK (agent ~ '^[a-z0-9-]{2,64}$');

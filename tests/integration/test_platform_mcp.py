@@ -36,7 +36,13 @@ async def test_an_mcp_client_with_a_pat_starts_a_run_and_reads_its_answer(
     with scripted_model(_answer) as (model_id, _):
         async with mcp_session(live_url, bearer(token)) as session:
             listed = await session.list_tools()
-            assert {t.name for t in listed.tools} == {"start_run", "get_run", "list_chats", "search_knowledge"}
+            assert {t.name for t in listed.tools} == {
+                "start_run",
+                "get_run",
+                "list_chats",
+                "list_agents",
+                "search_knowledge",
+            }
 
             started = await session.call_tool("start_run", {"message": "What is the answer?", "model": model_id})
             assert not started.is_error, started.content

@@ -4377,6 +4377,11 @@ export interface components {
              * @description the models the run may fall back through, best first
              */
             model_chain: unknown;
+            /**
+             * Output
+             * @description an agent with an `output_schema`: the run's validated structured answer once it succeeded
+             */
+            output?: unknown;
             /** Parent Run Id */
             parent_run_id: string | null;
             /** Routing */
@@ -5250,6 +5255,11 @@ export interface components {
          */
         WorkflowCreate: {
             /**
+             * Agent
+             * @description the slug of the agent its runs use; its own instructions, model and tools override the agent's
+             */
+            agent?: string | null;
+            /**
              * Approval Policy
              * @default wait
              * @enum {string}
@@ -5298,6 +5308,11 @@ export interface components {
         };
         /** WorkflowCreated */
         WorkflowCreated: {
+            /**
+             * Agent
+             * @description the slug of the agent its runs use (null: the built-in assistant)
+             */
+            agent?: string | null;
             /**
              * Approval Policy
              * @enum {string}
@@ -5364,6 +5379,11 @@ export interface components {
         };
         /** WorkflowOut */
         WorkflowOut: {
+            /**
+             * Agent
+             * @description the slug of the agent its runs use (null: the built-in assistant)
+             */
+            agent?: string | null;
             /**
              * Approval Policy
              * @enum {string}
@@ -5458,6 +5478,11 @@ export interface components {
         };
         /** WorkflowUpdate */
         WorkflowUpdate: {
+            /**
+             * Agent
+             * @description null: the built-in assistant
+             */
+            agent?: string | null;
             /** Approval Policy */
             approval_policy?: ("wait" | "deny") | null;
             /** Approval Timeout Seconds */

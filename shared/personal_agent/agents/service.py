@@ -5,7 +5,6 @@ floors above (first-party tools, MCP discovery)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +15,6 @@ from pydantic import ValidationError
 from personal_agent.agents import store
 from personal_agent.agents.config import (
     BUILTIN_SLUG,
-    SLUG_PATTERN,
     AgentConfig,
     builtin_config,
     check_output_schema,
@@ -26,8 +24,6 @@ from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, Forbidden, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
-
-EXPORT_FORMAT = "personal-agent.agent/v1"
 
 
 @dataclass(frozen=True)
@@ -93,6 +89,11 @@ async def _check(
     check_output_schema(config.output_schema)
 
 
+def _not_reserved(slug: str) -> None:
+    if slug == BUILTIN_SLUG:
+        raise InvalidInput(f"the slug {slug!r} is the built-in assistant's", code="slug_taken", slug=slug)
+
+
 def _check_visibility(principal: Principal, visibility: str) -> None:
     if visibility == "org" and not principal.is_org_admin:
         raise Forbidden("sharing an agent with the org needs an org admin", code="org_admin_required")
@@ -102,6 +103,7 @@ async def create(
     principal: Principal, slug: str, visibility: str, config: AgentConfig, known_tools: Collection[str]
 ) -> dict[str, Any]:
     _check_visibility(principal, visibility)
+    _not_reserved(slug)
     async with org_transaction(principal.org_id) as conn:
         await ensure_builtin(conn, principal.org_id)
         await _check(conn, principal, config, known_tools, slug)
@@ -118,7 +120,8 @@ async def list_agents(principal: Principal, q: str | None = None) -> list[dict[s
     return [_view(row, config, principal) for row, config in rows]
 
 
-async def _visible(conn: Conn, principal: Principal, agent_id: UUID, *, lock: bool = False) -> AgentRow:
+async def visible_row(conn: Conn, principal: Principal, agent_id: UUID, *, lock: bool = False) -> AgentRow:
+    """The agent if the caller sees it (404 `agent_not_found` otherwise)."""
     row = await store.get_visible(conn, agent_id, principal.user_id, lock=lock)
     if row is None:
         raise _not_found()
@@ -126,13 +129,13 @@ async def _visible(conn: Conn, principal: Principal, agent_id: UUID, *, lock: bo
 
 
 async def _editable(conn: Conn, principal: Principal, agent_id: UUID) -> AgentRow:
-    row = await _visible(conn, principal, agent_id, lock=True)
+    row = await visible_row(conn, principal, agent_id, lock=True)
     if not _may_edit(row, principal):
         raise Forbidden("only the agent's owner or an org admin changes it", code="not_agent_owner")
     return row
 
 
-async def _version(conn: Conn, agent_id: UUID, number: int) -> store.VersionRow:
+async def version_row(conn: Conn, agent_id: UUID, number: int) -> store.VersionRow:
     found = await store.version(conn, agent_id, number)
     if found is None:
         raise NotFound(f"the agent has no version {number}", code="agent_version_not_found")
@@ -141,8 +144,8 @@ async def _version(conn: Conn, agent_id: UUID, number: int) -> store.VersionRow:
 
 async def get(principal: Principal, agent_id: UUID) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
-        row = await _visible(conn, principal, agent_id)
-        published = await _version(conn, row.id, row.published_version)
+        row = await visible_row(conn, principal, agent_id)
+        published = await version_row(conn, row.id, row.published_version)
     return _view(row, published.config, principal)
 
 
@@ -164,12 +167,14 @@ async def update(
         row = await _editable(conn, principal, agent_id)
         if row.builtin and slug is not None and slug != row.slug:
             raise InvalidInput("the built-in assistant keeps its slug", code="builtin_slug")
+        if not row.builtin and slug is not None:
+            _not_reserved(slug)
         if slug is not None or visibility is not None:
             changed = await store.update_row(conn, row.id, slug, visibility)
             if changed is None:
                 raise InvalidInput(f"the slug {slug!r} is taken in this org", code="slug_taken", slug=slug)
             row = changed
-        latest = await _version(conn, row.id, row.latest_version)
+        latest = await version_row(conn, row.id, row.latest_version)
         if changes:
             try:
                 config = AgentConfig.model_validate({**latest.config, **changes})
@@ -179,7 +184,7 @@ async def update(
             row = await store.add_version(
                 conn, principal.org_id, row, config.model_dump(), principal.user_id, publish=publish
             )
-        published = await _version(conn, row.id, row.published_version)
+        published = await version_row(conn, row.id, row.published_version)
     return _view(row, published.config, principal)
 
 
@@ -202,14 +207,14 @@ def _version_view(row: AgentRow, version: store.VersionRow) -> dict[str, Any]:
 
 async def list_versions(principal: Principal, agent_id: UUID) -> list[dict[str, Any]]:
     async with org_transaction(principal.org_id) as conn:
-        row = await _visible(conn, principal, agent_id)
+        row = await visible_row(conn, principal, agent_id)
         return [_version_view(row, v) for v in await store.versions(conn, row.id)]
 
 
 async def get_version(principal: Principal, agent_id: UUID, number: int) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
-        row = await _visible(conn, principal, agent_id)
-        found = await _version(conn, row.id, number)
+        row = await visible_row(conn, principal, agent_id)
+        found = await version_row(conn, row.id, number)
     return {**_version_view(row, found), "config": AgentConfig.model_validate(found.config).model_dump()}
 
 
@@ -217,7 +222,7 @@ async def publish_version(principal: Principal, agent_id: UUID, number: int) -> 
     """Make version `number` the one runs use (a rollback or a roll forward)."""
     async with org_transaction(principal.org_id) as conn:
         row = await _editable(conn, principal, agent_id)
-        found = await _version(conn, row.id, number)
+        found = await version_row(conn, row.id, number)
         row = await store.publish(conn, row.id, number)
     return _view(row, found.config, principal)
 
@@ -225,45 +230,12 @@ async def publish_version(principal: Principal, agent_id: UUID, number: int) -> 
 async def diff(principal: Principal, agent_id: UUID, a: int, b: int) -> dict[str, Any]:
     """The fields that differ between versions `a` and `b`, each with its value in both."""
     async with org_transaction(principal.org_id) as conn:
-        row = await _visible(conn, principal, agent_id)
-        left, right = await _version(conn, row.id, a), await _version(conn, row.id, b)
+        row = await visible_row(conn, principal, agent_id)
+        left, right = await version_row(conn, row.id, a), await version_row(conn, row.id, b)
     before = AgentConfig.model_validate(left.config).model_dump()
     after = AgentConfig.model_validate(right.config).model_dump()
     changes = [{"field": k, "a": before[k], "b": after[k]} for k in before if before[k] != after[k]]
     return {"a": a, "b": b, "changes": changes}
-
-
-async def export(principal: Principal, agent_id: UUID) -> dict[str, Any]:
-    """The agent's published version as a portable document: no ids, no owner, tools and delegates by name."""
-    async with org_transaction(principal.org_id) as conn:
-        row = await _visible(conn, principal, agent_id)
-        published = await _version(conn, row.id, row.published_version)
-    config = AgentConfig.model_validate(published.config).model_dump()
-    return {"format": EXPORT_FORMAT, "slug": row.slug, **config}
-
-
-async def import_agent(
-    principal: Principal,
-    document: dict[str, Any],
-    known_tools: Collection[str],
-    *,
-    slug: str | None = None,
-    visibility: str = "private",
-) -> dict[str, Any]:
-    """A new private agent (or `visibility`) from an exported document (422 for tools this org lacks)."""
-    if document.get("format") != EXPORT_FORMAT:
-        raise InvalidInput(f"not an agent document (format {EXPORT_FORMAT!r})", code="invalid_agent_document")
-    fields = {k: v for k, v in document.items() if k not in ("format", "slug")}
-    try:
-        config = AgentConfig.model_validate(fields)
-    except ValidationError as exc:
-        raise InvalidInput(str(exc.errors()[0]["msg"]), code="invalid_agent_document") from exc
-    target = slug or document.get("slug")
-    if not isinstance(target, str):
-        raise InvalidInput("the document names no slug", code="invalid_agent_document")
-    if not re.fullmatch(SLUG_PATTERN, target):
-        raise InvalidInput("a slug has 2 to 64 lower-case letters, digits and `-`", code="invalid_slug")
-    return await create(principal, target, visibility, config, known_tools)
 
 
 async def for_launch(

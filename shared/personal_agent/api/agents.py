@@ -9,7 +9,7 @@ from uuid import UUID
 from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from personal_agent.agents import service
+from personal_agent.agents import portable, service
 from personal_agent.agents.config import (
     MAX_STARTERS,
     SLUG_PATTERN,
@@ -169,7 +169,7 @@ async def list_agents(
 @router.post("/import", status_code=201, operation_id="import_agent", response_model=Agent)
 async def import_agent(body: AgentImport, principal: CurrentPrincipal) -> dict[str, Any]:
     document = body.document.model_dump()
-    return await service.import_agent(
+    return await portable.import_agent(
         principal, document, await _known_tools(principal), slug=body.slug, visibility=body.visibility
     )
 
@@ -221,4 +221,4 @@ async def diff_agent_versions(
 
 @router.get("/{agent_id}/export", operation_id="export_agent", response_model=AgentDocument)
 async def export_agent(agent_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
-    return await service.export(principal, agent_id)
+    return await portable.export(principal, agent_id)

@@ -22,6 +22,7 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.types import Receive, Scope, Send
 
+from personal_agent.agents import service as agent_service
 from personal_agent.chats import message_store
 from personal_agent.chats import service as chats
 from personal_agent.db import org_transaction
@@ -53,6 +54,38 @@ class RunResult(BaseModel):
     model: str | None
     error: dict[str, Any] | None
     answer: str | None = Field(description="the run's final answer text; null until it has one")
+
+
+class AgentSummary(BaseModel):
+    slug: str
+    name: str
+    description: str
+    version: int = Field(description="the published version (what runs use)")
+    visibility: str
+
+
+class AgentList(BaseModel):
+    agents: list[AgentSummary]
+
+
+async def list_agents() -> AgentList:
+    """The agents you may start with `start_run(agent=...)`: your organisation's shared ones, the built-in
+    `assistant` and your own."""
+    principal = _caller.get()
+    with _as_tool_errors():
+        rows = await agent_service.list_for_user(principal.org_id, principal.user_id)
+    return AgentList(
+        agents=[
+            AgentSummary(
+                slug=row.slug,
+                name=str(config.get("name", row.slug)),
+                description=str(config.get("description", "")),
+                version=row.published_version,
+                visibility=row.visibility,
+            )
+            for row, config in rows
+        ]
+    )
 
 
 class ChatSummary(BaseModel):
@@ -92,11 +125,15 @@ async def start_run(
     chat_id: str | None = None,
     model: str | None = None,
     mode: Literal["inline", "durable", "auto"] = "auto",
+    agent: str | None = None,
 ) -> StartedRun:
-    """Start the agent on `message` in one of your chats (a new chat when `chat_id` is omitted); poll `get_run`."""
+    """Start an agent on `message` in one of your chats (a new chat when `chat_id` is omitted); poll `get_run`.
+    `agent`: the slug of one of `list_agents` (omitted: the chat's agent, else the built-in `assistant`)."""
     principal = _caller.get()
     with _as_tool_errors():
         validate_message(message)  # bad input makes no chat either
+        if agent is not None:
+            await agent_service.resolve_slug(principal, agent)  # an agent you cannot see makes no chat either
         if chat_id is None:
             title = message.strip().splitlines()[0][:_TITLE_CHARS] if message.strip() else None
             chat = (await chats.create_chat(principal, title)).id
@@ -111,6 +148,7 @@ async def start_run(
                 message=message,
                 model=model,
                 mode=mode,
+                agent=agent,
             )
         )
         view = await runs.run_view(principal, spec.run_id)
@@ -211,6 +249,7 @@ def platform_server() -> MCPServer:
     server.add_tool(start_run)
     server.add_tool(get_run, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(list_chats, annotations=ToolAnnotations(read_only_hint=True))
+    server.add_tool(list_agents, annotations=ToolAnnotations(read_only_hint=True))
     server.add_tool(search_knowledge, annotations=ToolAnnotations(read_only_hint=True))
     return server
 

@@ -75,6 +75,9 @@ class RunView(BaseModel):
     gated_tools: list[GatedToolOut] = Field(description="tools the tier gate kept from the run")
     tools: list[RunToolOut] = Field(description="the run's toolset as snapshotted at launch")
     agent: RunAgentOut | None = Field(None, description="the agent (and its version) the run launched with")
+    output: Any = Field(
+        None, description="an agent with an `output_schema`: the run's validated structured answer once it succeeded"
+    )
     created_at: str
     started_at: str | None
     finished_at: str | None

@@ -50,6 +50,11 @@ class WorkflowCreate(BaseModel):
     recall_memories: bool = Field(
         False, description="its runs (webhook, schedule, test-fire) recall your memories; off unless you opt in"
     )
+    agent: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9-]{2,64}$",
+        description="the slug of the agent its runs use; its own instructions, model and tools override the agent's",
+    )
     bearer_token: bool = Field(False, description="also issue a bearer token for senders that cannot sign")
     schedule: ScheduleIn | None = None
 
@@ -66,6 +71,7 @@ class WorkflowUpdate(BaseModel):
     rate_limit_per_minute: int | None = Field(None, ge=1, le=10_000)
     webhook_enabled: bool | None = None
     recall_memories: bool | None = None
+    agent: str | None = Field(None, pattern=r"^[a-z0-9-]{2,64}$", description="null: the built-in assistant")
     schedule: ScheduleIn | None = None
 
 
@@ -103,6 +109,7 @@ class WorkflowOut(BaseModel):
     approval_timeout_seconds: int
     rate_limit_per_minute: int
     recall_memories: bool = Field(description="its runs recall the owner's memories (the owner opted in)")
+    agent: str | None = Field(None, description="the slug of the agent its runs use (null: the built-in assistant)")
     created_at: datetime
     updated_at: datetime
     webhook: WebhookOut

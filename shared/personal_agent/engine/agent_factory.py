@@ -1,30 +1,46 @@
 """Build the pydantic-ai agent for one engine step of a RunSpec: its model chain (through the classification
-gate) and its snapshotted toolset, with `RunDeps` as the agent's deps type."""
+gate) and its snapshotted toolset, with `RunDeps` as the agent's deps type. An agent with an `output_schema`
+answers with validated structured output (a `final_result` call whose arguments match the schema)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, StructuredDict, ToolOutput
 
+from personal_agent.agents.structured import output_problem
 from personal_agent.engine.context_fit import ContextFit
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.user_context import run_capabilities, run_instructions
 from personal_agent.governance.model_build import build_run_model
 from personal_agent.mcp_servers.toolsets import mcp_toolsets
 from personal_agent.spec.run_deps import RunDeps
-from personal_agent.spec.run_spec import RunSpec
+from personal_agent.spec.run_spec import OUTPUT_TOOL, RunSpec
 from personal_agent.tools.toolset import run_toolset
 
 
 async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent[RunDeps, Any]:
     """A fresh agent for one engine step (the model is resolved, and the classification gate runs, every step);
     its MCP toolsets connect when the step's agent run starts and close when it ends."""
-    return Agent(
+    schema = spec.agent.output_schema if spec.agent else None
+    output: list[Any] = [str, DeferredToolRequests]
+    if schema is not None:
+        structured = StructuredDict(schema, name="output", description="the answer as the agent's output schema")
+        output = [ToolOutput(structured, name=OUTPUT_TOOL, max_retries=2), DeferredToolRequests]
+    agent: Agent[RunDeps, Any] = Agent(
         await build_run_model(spec),
         deps_type=RunDeps,
         instructions=run_instructions(spec),
         capabilities=[ContextFit(spec, emitter), *run_capabilities()],  # the history is cut to the window first
         toolsets=[run_toolset(spec), *mcp_toolsets(spec)],
-        output_type=[str, DeferredToolRequests],
+        output_type=output,
     )
+    if schema is not None:
+
+        @agent.output_validator
+        def _matches(value: Any) -> Any:
+            if isinstance(value, dict) and (problem := output_problem(schema, value)) is not None:
+                raise ModelRetry(f"the answer does not match the output schema: {problem}")
+            return value
+
+    return agent

@@ -66,6 +66,10 @@ def run_error(exc: BaseException, spec: RunSpec | None = None) -> dict[str, Any]
         return {"code": exc.code, "message": exc.message[:500]}
     if isinstance(exc, RunLimitExceeded | UsageLimitExceeded):
         return {"code": "limit_exceeded", "message": str(exc)[:500]}
+    if spec is not None and spec.agent is not None and spec.agent.output_schema is not None:
+        if isinstance(exc, UnexpectedModelBehavior) and "output validation" in exc.message:
+            message = "the model did not produce an answer that matches the agent's output schema"
+            return {"code": "output_invalid", "message": message}
     refs = [*spec.model_chain, *([spec.router_model] if spec.router_model else [])] if spec else []
     providers = {ref.model_name: ref.provider for ref in refs}
     return {"code": "model_error", "message": model_error_message(exc, providers)[:500]}

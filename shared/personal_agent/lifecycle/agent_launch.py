@@ -13,6 +13,7 @@ from personal_agent.agents import service as agents
 from personal_agent.agents.service import LaunchAgent
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
+from personal_agent.governance.tiers import classification_tier
 from personal_agent.spec.run_spec import AgentRef, ToolRef
 
 MEMORY_TOOL = "remember"
@@ -29,6 +30,14 @@ class _Request(Protocol):
     def model(self) -> str | None: ...
     @property
     def recall_memories(self) -> bool: ...
+    @property
+    def org_id(self) -> UUID: ...
+    @property
+    def user_id(self) -> UUID | None: ...
+    @property
+    def chat_id(self) -> UUID: ...
+    @property
+    def agent(self) -> str | None: ...
 
 
 Request = TypeVar("Request", bound=_Request)
@@ -39,6 +48,17 @@ async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, slug: str |
     async with org_transaction(org_id) as conn:
         bound = None if slug is not None else await chat_store.bound_agent(conn, chat_id)
         return await agents.for_launch(conn, org_id, user_id, slug=slug, agent_id=bound)
+
+
+async def with_agent(request: Request) -> tuple[Request, LaunchAgent]:
+    """The request with its agent applied (`applied`), and the agent."""
+    agent = await resolve(request.org_id, request.user_id, request.chat_id, request.agent)
+    return applied(request, agent), agent
+
+
+def floor(agent: LaunchAgent) -> int:
+    """The tier of the agent's classification floor (what its runs' data needs at least)."""
+    return classification_tier(agent.config.classification)
 
 
 def ref(agent: LaunchAgent) -> AgentRef:

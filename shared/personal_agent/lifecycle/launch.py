@@ -75,8 +75,7 @@ class LaunchRequest:
     """The chat must be `user_id`'s (404 `chat_not_found` otherwise), checked in the launch's transaction."""
     recall_memories: bool = True
     """The run recalls its user's memories (triggered runs only when their workflow's owner opted in)."""
-    agent: str | None = None
-    """The slug of the agent to run (`lifecycle.agent_launch`); None: the chat's agent, else the built-in one."""
+    agent: str | None = None  # the agent's slug (`lifecycle.agent_launch`); None: the chat's, else the built-in one
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -217,8 +216,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     if request.regenerate and (request.message.strip() or request.attachments):
         raise InvalidInput("a regenerate sends no message of its own", code="regenerate_with_message")
     message = request.message if request.regenerate else validate_message(request.message)
-    agent = await agent_launch.resolve(request.org_id, request.user_id, request.chat_id, request.agent)
-    request = agent_launch.applied(request, agent)  # its instructions, model and tools unless the request names its own
+    request, agent = await agent_launch.with_agent(request)  # its instructions, model, tools unless the request's own
     remote = tuple(n for n in request.tools or () if get_tool(n) is None)  # not first-party: an MCP tool
     local = tuple(n for n in request.tools if n not in remote) if request.tools is not None else None
     tools = agent_launch.without_memory_tool(snapshot_tools(local), agent)
@@ -235,8 +233,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
         chat = await _lock_chat(conn, request)
         await check_launch_budget(conn, request.user_id)
         org = await read_org_settings(conn, request.org_id)
-        tiers = [chat.labels.content_tier, *(t.required_tier for t in tools)]  # what entered the chat stays in it
-        tiers.append(classification_tier(agent.config.classification))  # the agent's classification floor
+        tiers = [chat.labels.content_tier, agent_launch.floor(agent), *(t.required_tier for t in tools)]
         tier = routing_tier(chat.classification, org["tier_floor"], tiers)
         plan, attached = await _plan(conn, request, tier, org)
         labels = await _labels(conn, request, chat, plan)

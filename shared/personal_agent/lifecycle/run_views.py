@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from uuid import UUID
 
+from personal_agent.chats import message_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import NotFound
@@ -13,6 +15,7 @@ from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers
 from personal_agent.models.answered import answered_model_id, stored_refs
 from personal_agent.runs import store
+from personal_agent.spec.run_spec import OUTPUT_TOOL
 
 
 async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:
@@ -35,6 +38,7 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
         children = await store.children(conn, run_id)
         cost = await store.tree_cost(conn, run_id)
+        structured = await message_store.run_messages(conn, run_id) if _wants_output(row) else None
     return {
         "id": str(row["id"]),
         "chat_id": str(row["chat_id"]) if row["chat_id"] else None,
@@ -50,6 +54,7 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "gated_tools": (row["spec"] or {}).get("gated_tools", []),
         "tools": _tools_view(row["spec"] or {}),
         "agent": _agent_view(row["spec"] or {}),
+        "output": structured_output(structured) if structured else None,
         "created_at": row["created_at"].isoformat(),
         "started_at": row["started_at"].isoformat() if row["started_at"] else None,
         "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
@@ -57,6 +62,22 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "cost_usd": float(cost),
         "children": [_child_view(child) for child in children],
     }
+
+
+def _wants_output(row: dict[str, Any]) -> bool:
+    agent = (row["spec"] or {}).get("agent") or {}
+    return row["status"] == "succeeded" and agent.get("output_schema") is not None
+
+
+def structured_output(messages: list[Any]) -> Any:
+    """A structured answer (an agent with an `output_schema`): the arguments of the run's last `final_result`
+    call, as the engine validated them."""
+    for message in reversed(messages):
+        for part in reversed(message.get("parts", []) if isinstance(message, dict) else []):
+            if part.get("part_kind") == "tool-call" and part.get("tool_name") == OUTPUT_TOOL:
+                args = part.get("args")
+                return json.loads(args) if isinstance(args, str) else args
+    return None
 
 
 def _agent_view(spec: dict[str, Any]) -> dict[str, Any] | None:

@@ -175,6 +175,10 @@ class AgentRef(BaseModel):
     """A JSON Schema of an object: the run's final answer is validated structured output."""
 
 
+OUTPUT_TOOL = "final_result"
+"""The tool a run with an agent's `output_schema` answers through (its arguments are the structured output)."""
+
+
 class RunSpec(BaseModel):
     """Everything a driver needs to run, fixed at launch; steps never re-read live config."""
 

@@ -5,6 +5,7 @@ events in the same response (the run still lands in a chat and can be resumed li
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +13,8 @@ from ag_ui.core import RunAgentInput
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from personal_agent.agents import service as agent_service
+from personal_agent.agents.config import BUILTIN_SLUG, SLUG_PATTERN
 from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
@@ -24,7 +27,8 @@ from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE
 from personal_agent.stream.run_stream import launch_streaming
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
-AGENTS = {"default", "assistant"}
+DEFAULT_AGENT = "default"
+"""`/agui/default`: the org's built-in `assistant` (any other name is an agent's slug)."""
 # A thread id names a chat (stored, indexed, echoed on every lifecycle event); a run id is echoed.
 MAX_ID_LENGTH = 256
 
@@ -78,8 +82,10 @@ async def agui_run(agent: str, run_input: RunAgentInput, principal: CurrentPrinc
     """Start an inline run from the input's last user message and stream its events (a POST: the token
     must be in the `Authorization` header). Refused before anything is stored: bad ids, no user message,
     too many open streams."""
-    if agent not in AGENTS:
+    slug = BUILTIN_SLUG if agent == DEFAULT_AGENT else agent
+    if not re.fullmatch(SLUG_PATTERN, slug):
         raise NotFound(f"no agent named {agent!r}", code="agent_not_found")
+    await agent_service.resolve_slug(principal, slug)  # 404 `agent_not_found` before anything is stored
     _check_ids(run_input)
     message = _last_user_text(run_input)
 
@@ -92,6 +98,7 @@ async def agui_run(agent: str, run_input: RunAgentInput, principal: CurrentPrinc
             message=message,
             mode="inline",
             trigger_source="agui",
+            agent=slug,
         )
         return await launch_run(request)
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from personal_agent.agents import service as agent_service
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
@@ -41,6 +42,7 @@ VIEW_FIELDS = (
     "approval_timeout_seconds",
     "rate_limit_per_minute",
     "recall_memories",
+    "agent",
     "created_at",
     "updated_at",
 )
@@ -53,6 +55,7 @@ SIMPLE_FIELDS = (
     "rate_limit_per_minute",
     "webhook_enabled",
     "recall_memories",
+    "agent",
 )
 
 
@@ -68,6 +71,12 @@ def _tools(value: list[str] | None) -> list[str] | None:
     if value is not None:
         snapshot_tools(tuple(value))  # 422 `unknown_tool`
     return value
+
+
+async def _check_agent(conn: Conn, principal: Principal, slug: str | None) -> None:
+    """The agent a workflow names must be one its owner sees (404 `agent_not_found`)."""
+    if slug is not None:
+        await agent_service.for_launch(conn, principal.org_id, principal.user_id, slug=slug)
 
 
 async def _visible(conn: Conn, principal: Principal, workflow_id: UUID, *, for_update: bool = False) -> store.Workflow:
@@ -114,6 +123,7 @@ async def create_workflow(principal: Principal, fields: dict[str, Any]) -> dict[
     sealed = await asyncio.to_thread(seal, principal.org_id, workflow_id, secret)
     bearer = new_bearer_token() if fields.get("bearer_token") else None
     async with org_transaction(principal.org_id) as conn:
+        await _check_agent(conn, principal, fields.get("agent"))
         if fields.get("chat_id"):
             chat_id = await _owner_chat(conn, principal.user_id, fields["chat_id"])
         else:
@@ -165,6 +175,8 @@ async def update_workflow(principal: Principal, workflow_id: UUID, fields: dict[
     schedule = _schedule(fields["schedule"]) if fields.get("schedule") else None
     async with org_transaction(principal.org_id) as conn:
         row = await _owned(conn, principal, workflow_id)
+        if fields.get("agent"):
+            await _check_agent(conn, principal, fields["agent"])
         if "chat_id" in fields:
             sets["chat_id"] = await _owner_chat(conn, row.owner_id, fields["chat_id"]) if fields["chat_id"] else None
         if sets:

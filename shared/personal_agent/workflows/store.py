@@ -17,7 +17,7 @@ from personal_agent.workflows.credentials import Sealed
 
 COLUMNS = (
     "id, org_id, owner_id, chat_id, name, instructions, prompt_template, model, tools, approval_policy,"
-    " approval_timeout_seconds, rate_limit_per_minute, webhook_enabled, recall_memories, created_at, updated_at"
+    " approval_timeout_seconds, rate_limit_per_minute, webhook_enabled, recall_memories, created_at, updated_at, agent"
 )
 CredentialKind = Literal["signing_secret", "bearer_token"]
 
@@ -43,6 +43,8 @@ class Workflow:
     """Its runs recall the owner's memories (opted in by the owner; off by default)."""
     created_at: datetime
     updated_at: datetime
+    agent: str | None
+    """The slug of the agent its runs use (None: the built-in assistant); its own fields override the agent's."""
 
 
 def _workflow(row: dict[str, Any]) -> Workflow:

@@ -115,6 +115,7 @@ async def start_delivery(
             approval_policy=workflow.approval_policy,
             history="none",  # every triggered run starts from its own prompt: the shared chat keeps growing
             recall_memories=workflow.recall_memories,  # the owner's memories only where the owner opted in
+            agent=workflow.agent,  # its own instructions, model and tools (when set) override the agent's
         )
         try:
             run_id, status = (await launch_run(request)).run_id, "started"
