@@ -85,6 +85,7 @@ def test_each_starter_prompt_shows_its_capability_with_the_demo_model(page: Any,
     expect(card.get_by_test_id("tool-source")).to_contain_text("demo")
     expect(answer(page)).to_contain_text("Paris: light rain, 14 °C")
     expect(chat_item(page, chat_id)).to_contain_text("Weather in Paris")  # titled by its first exchange
+    expect(page.get_by_test_id("chat-title")).to_have_text("Weather in Paris")  # the open pane's header too
 
     # After an upload, a question about the documents: a knowledge search, quoted and cited under the answer.
     upload(page)

@@ -48,14 +48,14 @@ export async function deleteChat(id: string): Promise<void> {
   chats.items = chats.items.filter((c) => c.id !== id);
 }
 
-/** Bring a chat to the top after activity (a run started or finished in it). */
-export async function refreshChat(id: string): Promise<void> {
+/** Bring a chat to the top after activity (a run started or finished in it); the chat as it is now (null: gone). */
+export async function refreshChat(id: string): Promise<Chat | null> {
   try {
     const chat = await call("get_chat", { path: { chat_id: id } });
-    if (chats.query && !chats.items.some((c) => c.id === id)) return;
-    chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
+    if (!chats.query || chats.items.some((c) => c.id === id)) chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
+    return chat;
   } catch {
-    // deleted meanwhile, or not ours: nothing to show
+    return null; // deleted meanwhile, or not ours: nothing to show
   }
 }
 

@@ -10,7 +10,7 @@ import { ApiError, describeError, resolveUrl, streamBase } from "../api/http";
 import { useChatApprovals } from "../approvals/useChatApprovals";
 import { onFeed, onFeedReconnect } from "../state/feed";
 import { newRunView } from "../stream/runView";
-import { refreshChat } from "./chats";
+import { chatTitle, refreshChat } from "./chats";
 import type { Generation } from "./generation";
 import { buildTranscript } from "./transcript";
 import { type BranchRequest, useTranscript } from "./useTranscript";
@@ -32,7 +32,11 @@ export function useChat(chatId: Ref<string>) {
     decided: approvals.decided,
     onApprovalRequested: () => void approvals.refresh(),
     onEnded: (id) => {
-      void refreshChat(id);
+      void refreshChat(id).then((fresh) => {
+        // The server names a new chat when its first run ends: the pane's header follows (a title it shows stays).
+        const open = transcript.chat.value;
+        if (fresh && open?.id === fresh.id && chatTitle(open) === "New chat") transcript.chat.value = { ...open, title: fresh.title };
+      });
       void approvals.refresh();
     },
   });
