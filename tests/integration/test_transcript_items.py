@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import psycopg
+import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
@@ -38,14 +39,15 @@ def _name(admin_url: str, tenant: Any, name: str) -> None:
         conn.execute("UPDATE users SET display_name = %s WHERE id = %s", [name, tenant.user_id])
 
 
+@pytest.mark.parametrize("mode", ["inline", "durable"])
 async def test_a_denied_call_keeps_its_decision_decider_reason_and_outcome(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]], mode: str
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
     _name(admin_url, tenant, "Alice Example")
     with scripted_model(email_script) as (model, _):
-        spec = await launch_email_run(http, tenant, model, mode="inline")
+        spec = await launch_email_run(http, tenant, model, mode=mode)
         approval_id = await _approval_id(http, headers, spec.run_id)
         body = {"decision": "deny", "reason": "not to bob"}
         denied = await http.post(f"/api/v1/approvals/{approval_id}", json=body, headers=headers)
