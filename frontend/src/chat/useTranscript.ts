@@ -9,7 +9,6 @@ import { call, type Chat, type Message } from "../api/client";
 import type { StoredRun } from "./transcript";
 import { describeError } from "../api/http";
 import { cutAt } from "./branches";
-import { renameChat } from "./chats";
 import type { Generation } from "./generation";
 import { EMPTY, fromNewest, type LoadedTranscript, withNewest, withOlder } from "./paging";
 
@@ -120,20 +119,6 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
     leaf.value = null;
   }
 
-  /** A chat still called "New chat" is named after its first message (the API does not title chats). */
-  function titleFromFirstMessage(message: string): void {
-    const current = chat.value;
-    const untitled = !current?.title || current.title === "New chat";
-    if (!current || !untitled || messages.value.some((m) => m.role === "user")) return;
-    const line = message.split("\n")[0]!.trim();
-    const title = line.length > 60 ? `${line.slice(0, 57).trimEnd()}…` : line;
-    void renameChat(current.id, title)
-      .then(() => {
-        if (chat.value?.id === current.id) chat.value = { ...chat.value, title };
-      })
-      .catch(() => undefined);
-  }
-
   return {
     chat,
     messages,
@@ -148,6 +133,5 @@ export function useTranscript(chatId: Ref<string>, generation: Generation, error
     loadEarlier,
     parentOf,
     runStarted,
-    titleFromFirstMessage,
   };
 }
