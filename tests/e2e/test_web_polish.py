@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import struct
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -74,6 +76,22 @@ def seed_answer(web: DevStack, chat_id: str, question: str, answer: str) -> None
                 " (SELECT max(m.id) FROM messages m WHERE m.chat_id = chats.id) FROM chats WHERE id = %s",
                 (kind, message, chat_id),
             )
+
+
+def png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    """A PNG of one colour."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    rows = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+# The colour at the middle of a canvas, and whether something is drawn there yet.
+PIXEL_JS = "el => Array.from(el.getContext('2d').getImageData(el.width / 2, el.height / 2, 1, 1).data)"
+DRAWN_JS = "el => el.getContext('2d').getImageData(el.width / 2, el.height / 2, 1, 1).data[3] > 0"
 
 
 def chat_count(web: DevStack, token: str) -> int:
@@ -348,3 +366,37 @@ def test_the_composer_popovers_stay_inside_the_screen(browser: Any, web: DevStac
             assert rect["x"] + rect["width"] <= width and rect["y"] + rect["height"] <= viewport["height"], (name, rect)
             page.get_by_test_id(name).locator("summary").click()
             expect(box).to_be_hidden()
+
+
+def test_an_image_in_the_composer_shows_a_thumbnail_that_opens_it(browser: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    with quiet_console(browser, web) as page:
+        sign_in(page)
+        new_chat(page)
+        page.get_by_test_id("attach-input").set_input_files(
+            [
+                {"name": "red.png", "mimeType": "image/png", "buffer": png(40, 20, (220, 30, 30))},
+                {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"just text"},
+            ]
+        )
+        chips = page.get_by_test_id("composer").get_by_test_id("attachment-chip")
+        expect(chips).to_have_count(2)
+        image = chips.filter(has_text="red.png")
+        thumb = image.get_by_test_id("attachment-thumb")
+        expect(thumb).to_be_visible()
+        page.wait_for_function(DRAWN_JS, arg=thumb.element_handle())
+        assert thumb.evaluate(PIXEL_JS) == [220, 30, 30, 255]
+        assert chips.filter(has_text="notes.txt").get_by_test_id("attachment-thumb").count() == 0
+
+        image.get_by_role("button", name="Open red.png").click()
+        dialog = page.get_by_role("dialog", name="red.png")
+        expect(dialog).to_be_visible()
+        shown = dialog.get_by_test_id("attachment-preview")
+        page.wait_for_function(DRAWN_JS, arg=shown.element_handle())
+        assert shown.evaluate("el => [el.width, el.height]") == [40, 20]  # whole, not cropped
+        assert shown.evaluate(PIXEL_JS) == [220, 30, 30, 255]
+        found = serious_violations(page)
+        assert not found, describe_violations(found)
+        dialog.get_by_role("button", name="Close").click()
+        expect(dialog).to_be_hidden()

@@ -19,6 +19,8 @@ export interface PendingFile {
   state: "uploading" | "ready" | "failed";
   error: string | null;
   abort: AbortController;
+  /** The file itself, for an image's thumbnail (drawn on a canvas: nothing is loaded by URL). */
+  file?: File;
 }
 
 let counter = 0;
@@ -45,7 +47,7 @@ export function useAttachments(chatId: Ref<string>) {
     const key = `f${++counter}`;
     const contentType = typeOf(file);
     const abort = new AbortController();
-    files.value.push({ key, name: file.name, size: file.size, contentType, id: null, progress: 0, state: "uploading", error: null, abort });
+    files.value.push({ key, name: file.name, size: file.size, contentType, id: null, progress: 0, state: "uploading", error: null, abort, file });
     try {
       const created = await call("create_attachment", { path: { chat_id: chatId.value }, body: { filename: file.name, content_type: contentType, size: file.size } });
       update(key, { id: created.id });
