@@ -67,7 +67,7 @@ def run_error(exc: BaseException, spec: RunSpec | None = None) -> dict[str, Any]
     if isinstance(exc, RunLimitExceeded | UsageLimitExceeded):
         return {"code": "limit_exceeded", "message": str(exc)[:500]}
     if spec is not None and spec.agent is not None and spec.agent.output_schema is not None:
-        if isinstance(exc, UnexpectedModelBehavior) and "output validation" in exc.message:
+        if isinstance(exc, UnexpectedModelBehavior) and "output" in exc.message and "retries" in exc.message:
             message = "the model did not produce an answer that matches the agent's output schema"
             return {"code": "output_invalid", "message": message}
     refs = [*spec.model_chain, *([spec.router_model] if spec.router_model else [])] if spec else []
