@@ -21,7 +21,7 @@ from tests.sse import read_events
 
 pytestmark = pytest.mark.usefixtures("stack")
 
-REVIEWER = {
+REVIEWER: dict[str, Any] = {
     "name": "Contract reviewer",
     "slug": "contract-reviewer",
     "description": "Reviews contracts",
