@@ -109,7 +109,7 @@ def test_an_admin_adds_a_local_provider_tests_it_and_adds_a_model(page: Any, web
     expect(card).to_contain_text("tier 1")
     card.get_by_role("button", name="Test connection").click()
     result = card.get_by_test_id("connection-result")
-    expect(result).to_contain_text("Connected")
+    expect(result).to_contain_text(f"connected to {fake.base_url.split('/')[2]}")
     expect(result).to_contain_text("it lists 2 models")
     assert fake.model_list_headers and all("authorization" not in h for h in fake.model_list_headers)
 
