@@ -8,7 +8,7 @@ import pytest
 
 from personal_agent.errors import InvalidInput
 from personal_agent.workflows.prompts import TriggerValues, render, validate_template
-from personal_agent.workflows.schedule_expressions import parse_schedule
+from personal_agent.workflows.schedule_expressions import next_fires, parse_schedule
 
 FRIDAY = datetime(2025, 3, 14, 10, 7, 30, tzinfo=UTC)
 
@@ -141,3 +141,18 @@ def test_templates_fill_in_the_body_its_fields_and_the_time() -> None:
     with pytest.raises(InvalidInput) as refused:
         validate_template("{{secret}}")
     assert refused.value.code == "unknown_placeholder"
+
+
+def test_a_preview_lists_the_next_fires_and_stops_where_the_schedule_stops() -> None:
+    start = datetime(2030, 3, 1, 12, tzinfo=UTC)
+    hourly = next_fires(parse_schedule("rate(90 minutes)"), start, 3, anchor=start)
+    assert [t.isoformat() for t in hourly] == [
+        "2030-03-01T13:30:00+00:00",
+        "2030-03-01T15:00:00+00:00",
+        "2030-03-01T16:30:00+00:00",
+    ]
+    once = next_fires(parse_schedule("cron(0 9 1 1 ? 2031)"), start, 5)  # its year field ends: one fire left
+    assert once == [datetime(2031, 1, 1, 9, tzinfo=UTC)]
+    with pytest.raises(InvalidInput) as refused:
+        next_fires(parse_schedule("cron(0 9 1 1 ? 2029)"), start, 5)  # all behind us
+    assert refused.value.code == "invalid_schedule_expression"
