@@ -61,6 +61,12 @@ def test_the_conversation_gets_most_of_a_phone_screen(phone: Any) -> None:
 
     sign_in(phone)
     assert not phone.get_by_text("on the left").count()
+    # The landing page starts at its top (its heading not cut off above, nor under the Chats button).
+    heading = phone.get_by_role("heading", name="What can I help with?")
+    expect(heading).to_be_in_viewport(ratio=1)
+    chats_button = phone.get_by_role("button", name="Chats").bounding_box()
+    heading_box = heading.bounding_box()
+    assert chats_button and heading_box and heading_box["y"] >= chats_button["y"] + chats_button["height"], heading_box
 
     # The navigation is one row: a Menu button that opens the links (and closes on a pick).
     menu = phone.get_by_role("button", name="Menu")
