@@ -79,8 +79,9 @@ class PostmasterWatch:
             return None if _running(self.server.get_postmaster_info().process) else "exited"
         if done == 0:
             return None
-        code = os.waitstatus_to_exitcode(status)
-        return f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
+        from personal_agent.local.supervisor import exit_text
+
+        return exit_text(os.waitstatus_to_exitcode(status))
 
 
 def _running(process: Any) -> bool:

@@ -23,7 +23,7 @@ from personal_agent.local.aws import (
 )
 from personal_agent.local.lambda_registry import LambdaRegistry
 from personal_agent.local.ports import ensure_port_free, ensure_reachable
-from personal_agent.local.supervisor import Part, Supervisor
+from personal_agent.local.supervisor import Part, Supervisor, popen_exit
 from personal_agent.settings import Settings, get_settings
 
 # Durable-run settings that the template passes as DefinitionSubstitutions besides function ARNs.
@@ -221,18 +221,12 @@ class LocalStack:
         if self.aws is not None:
             parts.append(Part("moto", self.aws.exited, self.aws.restart))
         if self.localstack is not None:
+            ls = self.localstack
             parts.append(
-                Part("localstack", self._localstack_exit, self._restart_localstack, lambda: self.localstack.process.pid)
+                Part("localstack", lambda: popen_exit(ls.process), self._restart_localstack, lambda: ls.process.pid)
             )
         path = Path(self.settings.data_dir).resolve() / "pids.json"
         return Supervisor(parts, path, extra_pids=dict(extra_pids or {}))
-
-    def _localstack_exit(self) -> str | None:
-        process = self.localstack.process
-        code = None if process is None else process.poll()
-        if process is not None and code is None:
-            return None
-        return "stopped" if code is None else f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
 
     def _restart_localstack(self) -> None:
         """LocalStack keeps nothing across a restart: start it again and create what the stack created in it (the

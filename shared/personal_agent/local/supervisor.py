@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +29,19 @@ class Part:
     exited: Callable[[], str | None]
     restart: Callable[[], None]
     pid: Callable[[], int | None] = lambda: None
+
+
+def exit_text(code: int) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
+    return f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
+
+
+def popen_exit(process: subprocess.Popen[bytes] | None) -> str | None:
+    """None while `process` runs; how it ended otherwise ("stopped" when there is none)."""
+    code = None if process is None else process.poll()
+    if process is not None and code is None:
+        return None
+    return "stopped" if code is None else exit_text(code)
 
 
 def _say(line: str) -> None:

