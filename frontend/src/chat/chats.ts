@@ -32,8 +32,9 @@ export async function loadChats(more = false): Promise<void> {
   }
 }
 
-export async function createChat(title?: string): Promise<Chat> {
-  const chat = await call("create_chat", { body: title ? { title } : {} });
+/** `agent`: the slug of the agent the chat is bound to (none: the built-in assistant). */
+export async function createChat(title?: string, agent?: string): Promise<Chat> {
+  const chat = await call("create_chat", { body: { ...(title ? { title } : {}), ...(agent ? { agent } : {}) } });
   chats.items = [chat, ...chats.items.filter((c) => c.id !== chat.id)];
   return chat;
 }

@@ -11,7 +11,13 @@ describe("an answer's run facts", () => {
       finished_at: "2026-01-01T10:00:02.500Z",
       cost_usd: 0.0042,
     });
-    expect(facts).toEqual({ model: "gpt-4o-mini", seconds: 2.5, cost: 0.0042 });
+    expect(facts).toEqual({ model: "gpt-4o-mini", seconds: 2.5, cost: 0.0042, agent: null });
+  });
+
+  it("names the agent and the version that answered", () => {
+    const agent = { id: "a1", slug: "contract-reviewer", version: 2 };
+    const facts = factsOf({ answered_model: null, model: "auto", started_at: null, finished_at: null, cost_usd: 0, agent });
+    expect(facts.agent).toEqual({ slug: "contract-reviewer", version: 2 });
   });
 
   it("says a small cost in fractions of a cent and a zero cost as zero", () => {

@@ -11,17 +11,20 @@ export interface RunFacts {
   model: string | null;
   seconds: number | null;
   cost: number | null;
+  /** The agent (and its version) that answered. */
+  agent: { slug: string; version: number } | null;
 }
 
 const cache = reactive(new Map<string, RunFacts | "loading" | "failed">());
 
-export function factsOf(run: Pick<Run, "answered_model" | "model" | "started_at" | "finished_at" | "cost_usd">): RunFacts {
+export function factsOf(run: Pick<Run, "answered_model" | "model" | "started_at" | "finished_at" | "cost_usd" | "agent">): RunFacts {
   const start = run.started_at ? Date.parse(run.started_at) : NaN;
   const end = run.finished_at ? Date.parse(run.finished_at) : NaN;
   return {
     model: run.answered_model || run.model || null,
     seconds: Number.isFinite(start) && Number.isFinite(end) ? Math.max(0, (end - start) / 1000) : null,
     cost: typeof run.cost_usd === "number" ? run.cost_usd : run.cost_usd == null ? null : Number(run.cost_usd),
+    agent: run.agent ? { slug: run.agent.slug, version: run.agent.version } : null,
   };
 }
 
