@@ -4,6 +4,7 @@ sharing with the org needs an org admin, and another org's or a colleague's priv
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,12 +12,12 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from pydantic_ai.messages import ModelMessage
-from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from tests.auth import auth_headers
 from tests.runs import start_run
-from tests.scripted import scripted_model
+from tests.scripted import scripted_model, tool_rounds
 from tests.sse import read_events
 
 pytestmark = pytest.mark.usefixtures("stack")
@@ -241,8 +242,10 @@ async def say_instructions_and_tools(messages: list[ModelMessage], info: AgentIn
     yield f"{info.instructions}|{tools}"
 
 
-async def answer_of(http: httpx.AsyncClient, headers: dict[str, str], chat_id: str, model: str) -> tuple[str, str]:
-    run = await start_run(http, headers, model, "hello", chat_id=chat_id)
+async def answer_of(
+    http: httpx.AsyncClient, headers: dict[str, str], chat_id: str, model: str, message: str = "hello"
+) -> tuple[str, str]:
+    run = await start_run(http, headers, model, message, chat_id=chat_id)
     frames = await read_events(http, run["events_url"], headers)
     assert frames[-1].type == "RUN_FINISHED", frames[-1]
     return "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT"), run["run_id"]
@@ -283,3 +286,61 @@ async def test_a_chat_cannot_bind_an_agent_the_user_cannot_see(
     await create(client, auth_headers(alice))
     refused = await client.post("/api/v1/chats", json={"agent": "contract-reviewer"}, headers=auth_headers(bob))
     assert refused.status_code == 404 and refused.json()["code"] == "agent_not_found"
+
+
+PARENT = "You are the lead agent; hand research to the researcher."
+HELPER = "You are the researcher agent."
+
+
+async def lead_then_helper(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    """The lead delegates to `researcher` (or, asked to, to an agent it does not list), then repeats what came
+    back; the researcher answers with its instructions."""
+    if info.instructions and HELPER in info.instructions:
+        yield f"researcher says: {info.instructions[:40]}"
+        return
+    if tool_rounds(messages) == 0:
+        target = "stranger" if "stranger" in str(messages[-1]) else "researcher"
+        args = json.dumps({"task": "find the clause", "agent": target})
+        yield {0: DeltaToolCall(name="delegate", json_args=args, tool_call_id="d1")}
+        return
+    returned = [
+        p.content
+        for m in messages
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, ToolReturnPart | RetryPromptPart)
+    ]
+    yield f"lead heard: {returned[-1]}"
+
+
+async def test_delegate_runs_a_listed_agent_and_usage_groups_by_agent(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    await create(http, headers, slug="researcher", name="Researcher", instructions=HELPER, tools=["current_time"])
+    await create(
+        http,
+        headers,
+        slug="lead",
+        name="Lead",
+        instructions=PARENT,
+        tools=["delegate", "current_time"],
+        delegates=["researcher"],
+    )
+    chat = (await http.post("/api/v1/chats", json={"agent": "lead"}, headers=headers)).json()
+    with scripted_model(lead_then_helper) as (model, _):
+        text, run_id = await answer_of(http, headers, chat["id"], model)
+        assert text == f"lead heard: researcher says: {HELPER[:40]}"
+        view = (await http.get(f"/api/v1/runs/{run_id}", headers=headers)).json()
+        (child,) = view["children"]
+        child_view = (await http.get(f"/api/v1/runs/{child['id']}", headers=headers)).json()
+        assert child_view["agent"]["slug"] == "researcher" and child_view["agent"]["version"] == 1
+        assert [t["name"] for t in child_view["tools"]] == ["current_time"]
+        other = (await http.post("/api/v1/chats", json={"agent": "lead"}, headers=headers)).json()
+        refused, _ = await answer_of(http, headers, other["id"], model, message="ask the stranger")
+        assert "'stranger' is not one of this agent's delegates (researcher)" in refused
+    usage = await http.get("/api/v1/usage", params={"group_by": "agent"}, headers=headers)
+    assert usage.status_code == 200, usage.text
+    keys = {item["key"]: item["requests"] for item in usage.json()["items"]}
+    assert keys.get("lead", 0) >= 4 and keys.get("researcher") == 1, keys

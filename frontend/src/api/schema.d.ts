@@ -5094,7 +5094,7 @@ export interface components {
              * Group By
              * @enum {string}
              */
-            group_by: "model" | "chat" | "user" | "day";
+            group_by: "model" | "chat" | "user" | "day" | "agent";
             /** Items */
             items: components["schemas"]["UsageRow"][];
             /**
@@ -9068,7 +9068,7 @@ export interface operations {
             query?: {
                 from?: string | null;
                 to?: string | null;
-                group_by?: "model" | "chat" | "user" | "day";
+                group_by?: "model" | "chat" | "user" | "day" | "agent";
                 scope?: "me" | "org";
             };
             header?: never;

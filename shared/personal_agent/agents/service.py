@@ -5,6 +5,7 @@ floors above (first-party tools, MCP discovery)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ class LaunchAgent:
     slug: str
     version: int
     config: AgentConfig
+    delegates: tuple[LaunchAgent, ...] = ()
+    """With `for_launch(with_delegates=True)`: its delegates the user sees, each at its published version."""
 
 
 def _view(row: AgentRow, config: dict[str, Any], principal: Principal) -> dict[str, Any]:
@@ -239,7 +242,13 @@ async def diff(principal: Principal, agent_id: UUID, a: int, b: int) -> dict[str
 
 
 async def for_launch(
-    conn: Conn, org_id: UUID, user_id: UUID | None, *, slug: str | None = None, agent_id: UUID | None = None
+    conn: Conn,
+    org_id: UUID,
+    user_id: UUID | None,
+    *,
+    slug: str | None = None,
+    agent_id: UUID | None = None,
+    with_delegates: bool = False,
 ) -> LaunchAgent:
     """The agent a run launches with (its published version): by slug, by id (a chat's binding), else the org's
     built-in assistant. One the user does not see is 404 `agent_not_found`."""
@@ -253,6 +262,14 @@ async def for_launch(
         row = await ensure_builtin(conn, org_id)
     if row is None:
         raise _not_found()
+    agent = await _published(conn, row)
+    if not with_delegates:
+        return agent
+    delegates = [found for d in agent.config.delegates if (found := await store.by_slug(conn, d, user_id))]
+    return dataclasses.replace(agent, delegates=tuple([await _published(conn, d) for d in delegates]))
+
+
+async def _published(conn: Conn, row: AgentRow) -> LaunchAgent:
     published = await store.version(conn, row.id, row.published_version)
     assert published is not None
     return LaunchAgent(row.id, row.slug, row.published_version, AgentConfig.model_validate(published.config))

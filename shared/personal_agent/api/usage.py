@@ -33,7 +33,7 @@ class UsageRow(BaseModel):
 class UsageReport(BaseModel):
     start: datetime = Field(alias="from")
     end: datetime = Field(alias="to")
-    group_by: Literal["model", "chat", "user", "day"]
+    group_by: Literal["model", "chat", "user", "day", "agent"]
     scope: Literal["me", "org"]
     items: list[UsageRow]
     total_cost_usd: float
@@ -72,7 +72,7 @@ async def get_usage(
     principal: CurrentPrincipal,
     start: Annotated[datetime | None, Query(alias="from")] = None,
     end: Annotated[datetime | None, Query(alias="to")] = None,
-    group_by: Literal["model", "chat", "user", "day"] = "day",
+    group_by: Literal["model", "chat", "user", "day", "agent"] = "day",
     scope: Literal["me", "org"] = "me",
 ) -> dict[str, Any]:
     """Spend and tokens in [from, to) (default: the last 30 days); `scope=org` for org admins."""

@@ -14,7 +14,7 @@ from personal_agent.agents.service import LaunchAgent
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.governance.tiers import classification_tier
-from personal_agent.spec.run_spec import AgentRef, ToolRef
+from personal_agent.spec.run_spec import AgentRef, DelegateAgent, ToolRef
 
 MEMORY_TOOL = "remember"
 
@@ -47,7 +47,7 @@ async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, slug: str |
     """The agent (published version) the run launches with; 404 `agent_not_found` for one the user cannot see."""
     async with org_transaction(org_id) as conn:
         bound = None if slug is not None else await chat_store.bound_agent(conn, chat_id)
-        return await agents.for_launch(conn, org_id, user_id, slug=slug, agent_id=bound)
+        return await agents.for_launch(conn, org_id, user_id, slug=slug, agent_id=bound, with_delegates=True)
 
 
 async def with_agent(request: Request) -> tuple[Request, LaunchAgent]:
@@ -76,6 +76,17 @@ def ref(agent: LaunchAgent) -> AgentRef:
         approval=dict(config.approval),
         classification=config.classification,
         output_schema=config.output_schema,
+        delegate_agents=tuple(
+            DelegateAgent(
+                id=d.id,
+                slug=d.slug,
+                version=d.version,
+                instructions=d.config.instructions,
+                tools=tuple(d.config.tools) if d.config.tools is not None else None,
+                model=d.config.model,
+            )
+            for d in agent.delegates
+        ),
     )
 
 

@@ -152,6 +152,21 @@ class Delegation(BaseModel):
     preset: Literal["explore"] | None = None
 
 
+class DelegateAgent(BaseModel):
+    """An agent the run's agent may hand work to (`delegate(agent=slug)`), its published version at launch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: UUID
+    slug: str
+    version: int
+    instructions: str
+    tools: tuple[str, ...] | None = None
+    """Its tools (None: the parent's); a child gets only those the parent has."""
+    model: str | None = None
+    """Its model, used when the parent may call it (else the parent's chain)."""
+
+
 class AgentRef(BaseModel):
     """The agent a run launched with, snapshotted at launch (its published version then): the run's instructions,
     model and tools came from it, so changing the agent never changes a run in flight."""
@@ -169,6 +184,8 @@ class AgentRef(BaseModel):
     memory: bool = True
     delegates: tuple[str, ...] = ()
     """Slugs of the agents `delegate(agent=...)` may start."""
+    delegate_agents: tuple[DelegateAgent, ...] = ()
+    """Those of them the run's user could see at launch, snapshotted (a retried step builds the same child)."""
     approval: dict[str, str] = Field(default_factory=dict)
     classification: str = "standard"
     output_schema: dict[str, Any] | None = None

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from personal_agent.governance.tiers import passes
 from personal_agent.spec.labels import Labels
-from personal_agent.spec.run_spec import Delegation, ModelRef, RunSpec, ToolRef
+from personal_agent.spec.run_spec import AgentRef, DelegateAgent, Delegation, ModelRef, RunSpec, ToolRef
 
 DELEGATE_TOOL = "delegate"
 CHEAP = "cheap"
@@ -101,6 +101,32 @@ def child_models(parent: RunSpec, model: str | None, preset: Preset | None, tier
     return (ref,)
 
 
+def named_delegate(parent: RunSpec, slug: str) -> DelegateAgent:
+    """One of the parent's agent's delegates (`delegate(agent=slug)`), as snapshotted at the parent's launch."""
+    known = parent.agent.delegate_agents if parent.agent else ()
+    found = next((d for d in known if d.slug == slug), None)
+    if found is None:
+        names = ", ".join(d.slug for d in known) or "none"
+        raise DelegationRefused(f"{slug!r} is not one of this agent's delegates ({names})")
+    return found
+
+
+def _delegate_ask(parent: RunSpec, named: DelegateAgent, args: dict[str, Any]) -> tuple[list[str] | None, str | None]:
+    """A named delegate's tools (those of its own the parent has; the call's `tools` narrow them) and its model
+    (its own when the parent may call it, else the call's or the parent's)."""
+    own = {t.name for t in parent.tools}
+    requested = args.get("tools")
+    if requested is None and named.tools is not None:
+        requested = [name for name in named.tools if name in own]
+    allowed = {ref.id for ref in parent.model_chain}
+    model = args.get("model") or (named.model if named.model in allowed else None)
+    return (list(requested) if requested is not None else None), model
+
+
+def _agent_ref(named: DelegateAgent | None) -> AgentRef | None:
+    return AgentRef(id=named.id, slug=named.slug, version=named.version) if named else None
+
+
 def child_spec(parent: RunSpec, tool_call_id: str, args: dict[str, Any], *, labels: Labels) -> RunSpec:
     """The child run of one `delegate` call (validated again: a retried step builds the same child). `labels`: the
     parent's labels at the call (`run_labels` of its messages): the child starts with them, so it is tainted when
@@ -109,9 +135,11 @@ def child_spec(parent: RunSpec, tool_call_id: str, args: dict[str, Any], *, labe
     labels = parent.labels.join(labels)
     tier = max(parent.routing_tier, labels.content_tier)
     preset: Preset | None = "explore" if args.get("preset") == "explore" else None
-    requested = args.get("tools")
+    named = named_delegate(parent, str(args["agent"])) if args.get("agent") else None
+    requested, model = _delegate_ask(parent, named, args) if named else (args.get("tools"), args.get("model"))
     tools = child_tools(parent, list(requested) if requested is not None else None, preset)
-    models = child_models(parent, args.get("model"), preset, tier)
+    models = child_models(parent, model, preset, tier)
+    instructions = EXPLORE_INSTRUCTIONS if preset == "explore" else SUBAGENT_INSTRUCTIONS
     servers = {t.server_id for t in tools if t.server_id is not None}
     return parent.model_copy(
         update={
@@ -121,7 +149,8 @@ def child_spec(parent: RunSpec, tool_call_id: str, args: dict[str, Any], *, labe
             "routing_tier": tier,
             "labels": labels,
             "router_model": None,  # the parent's routing classification is not re-run (nor paid) per child
-            "instructions": EXPLORE_INSTRUCTIONS if preset == "explore" else SUBAGENT_INSTRUCTIONS,
+            "instructions": named.instructions if named else instructions,
+            "agent": _agent_ref(named),  # a named delegate's version; a plain sub-agent is no agent of its own
             "tools": tools,
             "mcp_servers": tuple(s for s in parent.mcp_servers if s.id in servers),
             "gated_tools": (),

@@ -50,11 +50,12 @@ async def delegate(
     tools: list[str] | None = None,
     model: str | None = None,
     preset: Literal["explore"] | None = None,
+    agent: str | None = None,
 ) -> str:
     """Hand a self-contained task to a sub-agent that works on it in parallel with other sub-agents started in
     the same response, and get its final answer back. `tools`: a subset of your own tools (default: all of
     them); `model`: `cheap` for the cheaper model (default: yours); `preset="explore"`: read-only tools and the
-    cheaper model, for looking things up."""
+    cheaper model, for looking things up; `agent`: the slug of one of your agent's delegates, to run that agent."""
     spec = ctx.deps.spec
     limits = spec.limits
     if not task.strip():
@@ -71,7 +72,7 @@ async def delegate(
     if started + position >= limits.max_children:
         raise ModelRetry(f"this run may start at most {limits.max_children} sub-agents in all; do the rest yourself")
     _check_tree(limits, tree, position)
-    args = {"task": task, "tools": tools, "model": model, "preset": preset}
+    args = {"task": task, "tools": tools, "model": model, "preset": preset, "agent": agent}
     call_id = ctx.tool_call_id or ""
     try:
         child_spec(spec, call_id, args, labels=run_labels(spec, ctx.messages))

@@ -10,12 +10,14 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput
 from personal_agent.identity.principal import Principal
 
-GroupBy = Literal["model", "chat", "user", "day"]
+GroupBy = Literal["model", "chat", "user", "day", "agent"]
 _KEYS: dict[str, str] = {
     "model": "model_name",
     "chat": "coalesce(chat_id::text, '-')",
     "user": "coalesce(user_id::text, '-')",
     "day": "to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD')",
+    # the slug of the agent the run launched with (its RunSpec); `-`: no agent, or the run is deleted
+    "agent": "coalesce((SELECT r.spec->'agent'->>'slug' FROM runs r WHERE r.id = usage_records.run_id), '-')",
 }
 
 
