@@ -1,6 +1,7 @@
 """What the user saw live is what the transcript keeps (issue 30, item 1), in a real browser against a `pa dev` stack:
 one chat whose runs search an uploaded document (citations), call a tool that fails, ask for two approvals (one
-approved with a reason, one denied with a reason) and delegate to a sub-agent. At the end of the last run the
+approved with a reason, one denied with a reason, reloaded while it waits) and delegate to a sub-agent. At the end
+of the last run the
 transcript's DOM is read, the page reloaded and the DOM read again: they must be the same, item for item, in the same
 order — approvals right after the tool call they held, the sub-agent after its `delegate` call, all of it before
 the answer that followed. Only volatile bits are normalised (clock times, the ids Vue generates per page load)."""
@@ -24,7 +25,7 @@ FACT = "The Zephyr valve must be recalibrated every ninety days by a certified t
 MARKDOWN = f"# Maintenance\n\n{FACT}\n\n# Warranty\n\nThe warranty covers parts for two years.\n".encode()
 
 # The transcript as markup, with what differs between two loads of the same page made equal: ids Vue generates
-# (`useId`: numbered per page load) renumbered by first appearance.
+# (`useId`: numbered per page load) renumbered by first appearance, attributes in name order.
 TRANSCRIPT_HTML = """() => {
   const log = document.querySelector('[data-testid="transcript"]');
   const clone = log.cloneNode(true);
@@ -34,6 +35,10 @@ TRANSCRIPT_HTML = """() => {
     for (const attr of ['id', 'for', 'aria-labelledby', 'aria-describedby', 'aria-controls']) {
       if (el.hasAttribute(attr)) el.setAttribute(attr, el.getAttribute(attr).split(' ').map(rename).join(' '));
     }
+    // Attributes in name order: one set when the element was made or later by a patch is the same attribute.
+    const attrs = [...el.attributes].map((a) => [a.name, a.value]).sort(([a], [b]) => a.localeCompare(b));
+    for (const [name] of attrs) el.removeAttribute(name);
+    for (const [name, value] of attrs) el.setAttribute(name, value);
   }
   return clone.outerHTML;
 }"""
@@ -58,12 +63,13 @@ def normalised(html: str) -> str:
     return CLOCK.sub("<time>", html)
 
 
-def settled_transcript(page: Any, timeout: float = 30.0) -> str:
-    """The transcript once no run goes and it stopped changing (what loads after a run, a run's details, settles)."""
+def settled_transcript(page: Any, timeout: float = 30.0, idle: bool = True) -> str:
+    """The transcript once it stopped changing (what loads after a run, a run's details, settles) and, with `idle`,
+    no run goes."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
-        busy = page.get_by_test_id("transcript").get_attribute("aria-busy") == "true"
+        busy = idle and page.get_by_test_id("transcript").get_attribute("aria-busy") == "true"
         html = normalised(page.evaluate(TRANSCRIPT_HTML))
         if not busy and html == last:
             return html
@@ -72,16 +78,38 @@ def settled_transcript(page: Any, timeout: float = 30.0) -> str:
     raise AssertionError("the transcript kept changing")
 
 
-def run_to_the_end(page: Any, text: str, answer: str) -> None:
+class TranscriptLoads:
+    """Counts the transcript pages the web chat loaded (GET …/messages). A run loads two: its stored user turn once
+    it started, the stored run once it ended (the view then switches to it)."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.count = 0
+        page.on("requestfinished", self._finished)
+
+    def _finished(self, request: Any) -> None:
+        if "/messages" in request.url and request.method == "GET":
+            self.count += 1
+
+    def wait_for(self, count: int, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while self.count < count:
+            assert time.monotonic() < deadline, f"{self.count} transcript loads, not {count}"
+            self.page.wait_for_timeout(100)  # a poll interval, with the deadline above
+
+
+def run_to_the_end(page: Any, loads: TranscriptLoads, text: str, answer: str) -> None:
     """Send `text` and wait until its answer is shown and the view switched to the stored transcript."""
     from playwright.sync_api import expect
 
-    with page.expect_response(lambda r: "/messages" in r.url and r.request.method == "GET", timeout=60_000):
-        send(page, text)
-        expect(page.get_by_test_id("assistant-message").filter(has_text=answer)).to_have_count(1, timeout=60_000)
+    before = loads.count
+    send(page, text)
+    expect(page.get_by_test_id("assistant-message").filter(has_text=answer)).to_have_count(1, timeout=60_000)
+    loads.wait_for(before + 2)
 
 
-def decide(page: Any, tool_text: str, reason: str, button: str) -> None:
+def pending_card(page: Any, tool_text: str) -> Any:
+    """The approval card waiting for a decision, once shown right after the call it holds."""
     from playwright.sync_api import expect
 
     card = page.get_by_test_id("approval-card").filter(has_text="waiting for you")
@@ -90,6 +118,11 @@ def decide(page: Any, tool_text: str, reason: str, button: str) -> None:
     # The call it holds says so, and the card comes right after it.
     held = page.locator('[data-testid="tool-call"]:has(+ [data-testid="approval-card"][data-status="pending"])')
     expect(held).to_have_attribute("data-outcome", "gated")
+    return card
+
+
+def decide(page: Any, tool_text: str, reason: str, button: str) -> None:
+    card = pending_card(page, tool_text)
     card.get_by_label("Reason (optional)").fill(reason)
     card.get_by_role("button", name=button, exact=True).click()
 
@@ -112,27 +145,38 @@ def test_the_transcript_after_a_reload_is_what_the_run_showed_live(page: Any, we
     sign_in(page)
     upload_the_document(page)
     new_chat(page)
+    loads = TranscriptLoads(page)
 
     search = "/tool search_knowledge " + json.dumps({"query": "Zephyr valve recalibrated"})
-    run_to_the_end(page, search, "search_knowledge")
-    run_to_the_end(page, "/tool calculate " + json.dumps({"expression": "1/0"}), "calculate")
+    run_to_the_end(page, loads, search, "search_knowledge")
+    run_to_the_end(page, loads, "/tool calculate " + json.dumps({"expression": "1/0"}), "calculate")
 
-    with page.expect_response(lambda r: "/messages" in r.url and r.request.method == "GET", timeout=60_000):
-        send(page, "/tool send_demo_message " + json.dumps({"to": "team@example.com", "text": "the weekly report"}))
-        decide(page, "team@example.com", "Looks fine", "Approve")
-        expect(page.get_by_test_id("assistant-message").filter(has_text="queued")).to_have_count(1, timeout=60_000)
+    before = loads.count
+    send(page, "/tool send_demo_message " + json.dumps({"to": "team@example.com", "text": "the weekly report"}))
+    decide(page, "team@example.com", "Looks fine", "Approve")
+    expect(page.get_by_test_id("assistant-message").filter(has_text="queued")).to_have_count(1, timeout=60_000)
+    loads.wait_for(before + 2)
     settled_transcript(page)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "chat-approval.png"), full_page=True)
 
-    with page.expect_response(lambda r: "/messages" in r.url and r.request.method == "GET", timeout=60_000):
-        send(page, "/tool send_demo_message " + json.dumps({"to": "all@example.com", "text": "everyone's salaries"}))
-        decide(page, "all@example.com", "Not to everyone", "Deny")
-        expect(page.get_by_test_id("assistant-message").filter(has_text="not approved")).to_have_count(
-            1, timeout=60_000
-        )
+    # While the run waits for a person, a reload shows the same (the live view resumes from the run's events).
+    before = loads.count
+    send(page, "/tool send_demo_message " + json.dumps({"to": "all@example.com", "text": "everyone's salaries"}))
+    pending_card(page, "all@example.com")
+    loads.wait_for(before + 1)  # its stored user turn is shown
+    waiting = settled_transcript(page, idle=False)
+    page.reload()
+    pending_card(page, "all@example.com")
+    assert settled_transcript(page, idle=False) == waiting
+    before = loads.count
+    decide(page, "all@example.com", "Not to everyone", "Deny")
+    expect(page.get_by_test_id("assistant-message").filter(has_text="not approved")).to_have_count(1, timeout=60_000)
+    loads.wait_for(before + 1)  # the run had started before the reload: only its end loads the transcript
 
-    run_to_the_end(page, "/tool delegate " + json.dumps({"task": "what time is it?", "preset": "explore"}), "delegate")
+    run_to_the_end(
+        page, loads, "/tool delegate " + json.dumps({"task": "what time is it?", "preset": "explore"}), "delegate"
+    )
     live = settled_transcript(page)
     live_order = page.evaluate(TRANSCRIPT_ORDER)
 

@@ -115,8 +115,9 @@ export function useChat(chatId: Ref<string>) {
           userText: message,
         }),
       );
-      // The user's turn is stored at launch: show it with its files while the answer streams.
-      if (attachments.length) void transcript.reload().catch(() => undefined);
+      // The user's turn is stored at launch: show it as stored (its files, its place among the branches) while the
+      // answer streams, as a reload would. A regenerate stored none yet: the latest branch is still the old answer.
+      if (!branch?.regenerate) void transcript.reload().catch(() => undefined);
       void refreshChat(chatId.value);
       return true;
     } catch (err) {
