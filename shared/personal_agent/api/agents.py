@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Path, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from personal_agent.agents import portable, service
 from personal_agent.agents.config import (
@@ -19,6 +19,7 @@ from personal_agent.agents.config import (
     KnowledgeScope,
 )
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.errors import InvalidInput
 from personal_agent.identity.principal import Principal
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.tools.registry import first_party_names
@@ -27,6 +28,7 @@ router = APIRouter(prefix="/api/v1/agents", tags=["agents"])
 
 Visibility = Literal["private", "org"]
 VersionNumber = Annotated[int, Path(ge=1, le=1_000_000)]
+StarterPrompt = Annotated[str, Field(min_length=1, max_length=500)]
 
 
 class AgentFields(BaseModel):
@@ -44,7 +46,7 @@ class AgentFields(BaseModel):
     knowledge: list[KnowledgeScope] = Field(default_factory=list, max_length=2)
     memory: bool = Field(True, description="recall the user's memories and offer `remember`")
     delegates: list[str] = Field(default_factory=list, max_length=20, description="slugs of agents it may hand work to")
-    starter_prompts: list[str] = Field(default_factory=list, max_length=MAX_STARTERS)
+    starter_prompts: list[StarterPrompt] = Field(default_factory=list, max_length=MAX_STARTERS)
     approval: dict[str, ApprovalOverride] = Field(
         default_factory=dict, max_length=100, description="per tool: stricter than the tool's own policy"
     )
@@ -74,7 +76,7 @@ class AgentPatch(BaseModel):
     knowledge: list[KnowledgeScope] | None = Field(None, max_length=2)
     memory: bool | None = None
     delegates: list[str] | None = Field(None, max_length=20)
-    starter_prompts: list[str] | None = Field(None, max_length=MAX_STARTERS)
+    starter_prompts: list[StarterPrompt] | None = Field(None, max_length=MAX_STARTERS)
     approval: dict[str, ApprovalOverride] | None = Field(None, max_length=100)
     classification: Classification | None = None
     output_schema: dict[str, Any] | None = None
@@ -149,7 +151,10 @@ async def _known_tools(principal: Principal) -> set[str]:
 
 
 def _config(body: AgentFields) -> AgentConfig:
-    return AgentConfig.model_validate(body.model_dump(exclude={"slug", "visibility", "format"}))
+    try:
+        return AgentConfig.model_validate(body.model_dump(exclude={"slug", "visibility", "format"}))
+    except ValidationError as exc:
+        raise InvalidInput(str(exc.errors()[0]["msg"]), code="invalid_agent") from exc
 
 
 @router.post("", status_code=201, operation_id="create_agent", response_model=Agent)
