@@ -2,17 +2,20 @@
 is killed with SIGKILL in the middle of a paced run, inline or durable, while a client follows the run's events as a
 browser's EventSource does (reconnecting with the last `id:` it saw). `pa dev` restarts what it started, with its
 data, and says so; the run succeeds; the client gets every event once, in order, up to the run's end (or
-`resume_expired`, then a complete transcript); no request answers 500 or hangs past its timeout."""
+`resume_expired`, then a complete transcript); no request answers 500 or hangs past its timeout. A Valkey that comes
+back without its data (a node that lost its disk, an evicting Upstash) costs no run and no event either."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +142,23 @@ def _transcript_text(http: httpx.Client, chat_id: str) -> str:
     return str(items[-1]["text"])
 
 
-@pytest.mark.parametrize("mode", ["inline", "durable"])
-@pytest.mark.parametrize("dependency", ["valkey", "postgres"])
-def test_a_run_rides_out_a_killed_dependency(tmp_path: Path, dependency: str, mode: str) -> None:
+@dataclass
+class Outcome:
+    """What a client and `pa dev` showed around one kill."""
+
+    restarted: str  # pa dev's console line
+    first_pid: int
+    new_pid: int
+    run: dict[str, Any]
+    transcript: str
+    frames: list[Frame]  # what the following client got, across its reconnects
+    statuses: Counter[int | str]  # every answer any client got, and transport errors by name
+    replay: httpx.Response  # the whole stream, read afresh after the run
+
+
+def _kill_mid_run(tmp_path: Path, dependency: str, mode: str, kill: Callable[[int, Path], None]) -> Outcome:
+    """Start a paced run on a fresh `pa dev`, `kill(pid, data_dir)` the dependency once the answer streams, and
+    collect what everyone saw until the run ended."""
     data_dir = tmp_path / "data"
     console: list[str] = []
     with running_pa_dev(data_dir, env_extra={"PA_DEMO_DELAY_MS": "60"}, console=console) as server:
@@ -153,7 +170,7 @@ def test_a_run_rides_out_a_killed_dependency(tmp_path: Path, dependency: str, mo
             run_id = started.json()["run_id"]
             with EventFollower(server, started.json()["events_url"]) as follower:
                 _wait_for(lambda: follower.count("TEXT_MESSAGE_CONTENT") >= 8, 60, "the answer to stream")
-                os.kill(first_pid, signal.SIGKILL)
+                kill(first_pid, data_dir)
                 probed = _probe(server, chat_id, run_id)
                 said = f"{dependency} (pid {first_pid}) exited (signal 9)"
                 restarted = _wait_for(
@@ -170,28 +187,63 @@ def test_a_run_rides_out_a_killed_dependency(tmp_path: Path, dependency: str, mo
             transcript = _transcript_text(http, chat_id)
             replay = http.get(f"/api/v1/runs/{run_id}/events", timeout=REQUEST_TIMEOUT)
         new_pid = _pids(data_dir)[dependency]
-
-    # pa dev restarted what it started, with the same data dir and port, and said so in one line.
-    assert "restarted in" in restarted, restarted
-    assert new_pid != first_pid and not _alive(first_pid)
-    # The run was not failed for an outage it could wait out.
-    assert run["status"] == "succeeded", run
-    # No client saw a 500 or waited past its timeout; a refusal during the outage is a 503 with a Retry-After.
     statuses = follower.statuses + probed + Counter({replay.status_code: 1})
-    assert all(s in (200, 201, 503) for s in statuses), statuses
-    frames = follower.frames
+    return Outcome(restarted, first_pid, new_pid, run, transcript, follower.frames, statuses, replay)
+
+
+def _sigkill(pid: int, data_dir: Path) -> None:
+    os.kill(pid, signal.SIGKILL)
+
+
+def _kill_valkey_and_its_data(pid: int, data_dir: Path) -> None:
+    """What a node that lost its disk, or an evicting Upstash, comes back with: nothing. Stopped first, so that
+    it writes nothing more and the supervisor does not restart it before its files are gone."""
+    os.kill(pid, signal.SIGSTOP)
+    shutil.rmtree(data_dir / "valkey" / "appendonlydir")
+    (data_dir / "valkey" / "dump.rdb").unlink(missing_ok=True)
+    os.kill(pid, signal.SIGKILL)
+
+
+def _assert_no_outage_showed(outcome: Outcome) -> None:
+    # pa dev restarted what it started, on the same data dir and port (every URL held still works), and said so.
+    assert "restarted in" in outcome.restarted, outcome.restarted
+    assert outcome.new_pid != outcome.first_pid and not _alive(outcome.first_pid)
+    # The run was not failed for an outage it could wait out.
+    assert outcome.run["status"] == "succeeded", outcome.run
+    # No client saw a 500 or waited past its timeout; a refusal during the outage is a 503 with a Retry-After.
+    assert all(s in (200, 201, 503) for s in outcome.statuses), outcome.statuses
+
+
+def _assert_every_event_once(outcome: Outcome) -> bool:
+    """Every event once, in order, up to the run's end, and the streamed answer is the stored one; or
+    `resume_expired` and a complete transcript. True when the stream was complete."""
+    frames, transcript = outcome.frames, outcome.transcript
     if _is_resume_expired(frames[-1]):
         # The entries the client needed were gone: the transcript, stored regardless of the bus, is complete.
         assert "You said" in transcript and "w29" in transcript, transcript
-        return
-    # Every event once, in order: no id twice, the stream's end last, and the streamed answer is the stored one.
+        return False
     ids = [f.id for f in frames]
     assert len(set(ids)) == len(ids), [i for i, n in Counter(ids).items() if n > 1]
-    assert frames[-1].type == "RUN_FINISHED" and [f.type for f in frames].count("RUN_FINISHED") == 1
-    assert frames[0].type == "RUN_STARTED"
+    assert frames[0].type == "RUN_STARTED" and frames[-1].type == "RUN_FINISHED"
+    assert [f.type for f in frames].count("RUN_FINISHED") == 1
     streamed = "".join(str(f.data["delta"]) for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
     assert " ".join(streamed.split()).endswith(" ".join(transcript.split())) and "w29" in transcript, streamed
-    # What the client pieced together across reconnects is what a fresh reader of the whole stream gets.
-    assert replay.status_code == 200
-    fresh, _ = parse_frames(replay.text.splitlines())
-    assert [(f.id, f.data) for f in frames] == [(f.id, f.data) for f in fresh]
+    return True
+
+
+@pytest.mark.parametrize("mode", ["inline", "durable"])
+@pytest.mark.parametrize("dependency", ["valkey", "postgres"])
+def test_a_run_rides_out_a_killed_dependency(tmp_path: Path, dependency: str, mode: str) -> None:
+    outcome = _kill_mid_run(tmp_path, dependency, mode, _sigkill)
+    _assert_no_outage_showed(outcome)
+    if _assert_every_event_once(outcome):
+        # What the client pieced together across reconnects is what a fresh reader of the whole stream gets.
+        assert outcome.replay.status_code == 200
+        fresh, _ = parse_frames(outcome.replay.text.splitlines())
+        assert [(f.id, f.data) for f in outcome.frames] == [(f.id, f.data) for f in fresh]
+
+
+def test_a_valkey_that_comes_back_empty_costs_no_run_and_no_event(tmp_path: Path) -> None:
+    outcome = _kill_mid_run(tmp_path, "valkey", "inline", _kill_valkey_and_its_data)
+    _assert_no_outage_showed(outcome)
+    _assert_every_event_once(outcome)  # what Valkey lost, the client has already, or reloads from the transcript
