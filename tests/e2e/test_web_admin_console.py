@@ -101,6 +101,8 @@ def test_an_admin_adds_a_local_provider_tests_it_and_adds_a_model(page: Any, web
     form.get_by_label("Provider name").fill("lab")
     form.get_by_label("Base URL").fill(fake.base_url)
     form.get_by_label("Trust tier").select_option("1")
+    form.get_by_role("button", name="Test connection").click()  # before saving it
+    expect(form.get_by_test_id("connection-result")).to_contain_text("it lists 2 models")
     form.get_by_role("button", name="Add provider").click()
 
     card = page.get_by_test_id("provider").filter(has_text="lab")

@@ -42,6 +42,19 @@ async def test_an_admin_points_a_provider_at_a_new_base_url_and_tests_the_connec
 ) -> None:
     tenant = make_tenant(roles=ADMIN)
     headers = auth_headers(tenant, roles=ADMIN)
+    unsaved = {"kind": "openai-compatible", "base_url": fake.base_url}  # tested before it is saved
+    before = await http.post(f"{PROVIDERS}/test-connection", json=unsaved, headers=headers)
+    assert before.status_code == 200, before.text
+    assert (before.json()["status"], before.json()["models"]) == ("ok", ["llama3.2", "qwen2.5-coder"])
+    private = {"kind": "openai-compatible", "base_url": "http://10.0.0.7:11434/v1"}
+    refused = (await http.post(f"{PROVIDERS}/test-connection", json=private, headers=headers)).json()
+    assert (refused["ok"], refused["status"]) == (False, "error") and "base_url" in refused["message"]
+    for body, code in (({"kind": "openai-compatible"}, "base_url_required"), ({"kind": "bedrock"}, None)):
+        answer = await http.post(f"{PROVIDERS}/test-connection", json=body, headers=headers)
+        assert answer.status_code == 422 and answer.json()["code"] == (code or "connection_test_unsupported")
+    member = auth_headers(tenant, roles=("user",))
+    assert (await http.post(f"{PROVIDERS}/test-connection", json=unsaved, headers=member)).status_code == 403
+
     provider = await _provider(http, headers, name="ollama", base_url="http://127.0.0.1:9/v1")
     url = f"{PROVIDERS}/{provider['id']}"
 

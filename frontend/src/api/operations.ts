@@ -98,6 +98,7 @@ export const OPERATIONS = {
   set_budget: { method: "PUT", path: "/api/v1/admin/budgets" },
   start_run: { method: "POST", path: "/api/v1/chats/{chat_id}/runs" },
   stream_run: { method: "POST", path: "/api/v1/chats/{chat_id}/runs/stream" },
+  test_endpoint_connection: { method: "POST", path: "/api/v1/admin/providers/test-connection" },
   test_fire_workflow: { method: "POST", path: "/api/v1/workflows/{workflow_id}/test-fire" },
   test_provider_connection: { method: "POST", path: "/api/v1/admin/providers/{provider_id}/test-connection" },
   update_agent: { method: "PATCH", path: "/api/v1/agents/{agent_id}" },

@@ -16,7 +16,7 @@ from personal_agent.api.deps import OrgAdmin
 from personal_agent.api.governance import ProviderModelOut, ProviderOut, Tag
 from personal_agent.approvals.audit import audit_trail
 from personal_agent.governance import admin, budgets, providers
-from personal_agent.governance.provider_connection import check_connection
+from personal_agent.governance.provider_connection import check_connection, check_endpoint
 
 router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
@@ -38,6 +38,11 @@ class ProviderPatch(BaseModel):
     key_id: UUID | None = Field(None, description="the org's key it uses; null: none (or the platform's)")
     trust_tier: int | None = Field(None, ge=0, le=2)
     locality: Literal["local", "region", "remote"] | None = None
+
+
+class EndpointIn(BaseModel):
+    kind: Literal["openai", "anthropic", "bedrock", "openai-compatible"]
+    base_url: str | None = Field(None, max_length=500, pattern=r"^https?://", description="null: the kind's default")
 
 
 class ConnectionTestOut(BaseModel):
@@ -101,6 +106,12 @@ async def update_provider(provider_id: UUID, body: ProviderPatch, principal: Org
     """Change the fields sent. A new base_url passes the address checks (422 `address_not_allowed`); the key it
     keeps or names must have been entered for the new endpoint (409 `key_endpoint_mismatch`)."""
     return await providers.update_provider(principal.org_id, provider_id, body.model_dump(exclude_unset=True))
+
+
+@router.post("/providers/test-connection", operation_id="test_endpoint_connection", response_model=ConnectionTestOut)
+async def test_endpoint_connection(body: EndpointIn, principal: OrgAdmin) -> dict[str, Any]:
+    """The same test for a provider not saved yet (no key: an endpoint that wants one says so)."""
+    return await check_endpoint(body.kind, body.base_url)
 
 
 @router.post(

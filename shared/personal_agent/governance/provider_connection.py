@@ -77,21 +77,27 @@ async def _ask_models(kind: str, base_url: str, has_key: bool, started: float) -
     return _result(status, message, started, models)
 
 
-async def check_connection(org_id: UUID, provider_id: UUID) -> dict[str, Any]:
-    """What the provider's endpoint answers now (ok / needs_key / error, with a message that names no secret);
-    404 `provider_not_found`, 422 `connection_test_unsupported` for Bedrock (AWS credentials, no endpoint)."""
+async def check_endpoint(kind: str, base_url: str | None, has_key: bool = False) -> dict[str, Any]:
+    """What an endpoint of `kind` at `base_url` (None: the kind's default) answers now, before or after it is saved
+    as a provider; 422 `connection_test_unsupported` for Bedrock (AWS credentials, no endpoint), `base_url_required`
+    for an OpenAI-compatible one without a base_url."""
     started = time.monotonic()
-    async with org_transaction(org_id) as conn:
-        row = await provider_store.get(conn, provider_id)
-    if row is None:
-        raise NotFound("provider not found", code="provider_not_found")
-    kind = row["kind"]
     if kind == "bedrock":
         raise InvalidInput(
             "Bedrock is called with the platform's AWS credentials: there is no endpoint to test",
             code="connection_test_unsupported",
         )
-    base_url = row["base_url"] or DEFAULT_BASE_URLS.get(kind)
-    if base_url is None:
-        raise InvalidInput("this provider has no base_url to test", code="base_url_required")
-    return await _ask_models(kind, base_url, row["key_id"] is not None, started)
+    url = (base_url or "").strip() or DEFAULT_BASE_URLS.get(kind)
+    if url is None:
+        raise InvalidInput("an OpenAI-compatible provider needs base_url", code="base_url_required")
+    return await _ask_models(kind, url, has_key, started)
+
+
+async def check_connection(org_id: UUID, provider_id: UUID) -> dict[str, Any]:
+    """What the saved provider's endpoint answers now (ok / needs_key / error, with a message that names no
+    secret); 404 `provider_not_found`, 422 as `check_endpoint`."""
+    async with org_transaction(org_id) as conn:
+        row = await provider_store.get(conn, provider_id)
+    if row is None:
+        raise NotFound("provider not found", code="provider_not_found")
+    return await check_endpoint(row["kind"], row["base_url"], row["key_id"] is not None)
