@@ -56,11 +56,11 @@ def _judge(status_code: int, payload: Any, host: str, has_key: bool) -> tuple[St
 async def _ask_models(kind: str, base_url: str, has_key: bool, started: float) -> dict[str, Any]:
     import httpx2
 
-    host = urlsplit(base_url).netloc
     try:
-        address = await check_base_url(base_url)
+        address = await check_base_url(base_url)  # before anything else reads the URL: it may be malformed
     except ProviderAddressRefused as exc:
         return _result("error", exc.message, started)
+    host = urlsplit(base_url.strip()).netloc
     headers = {"anthropic-version": "2023-06-01"} if kind == "anthropic" else {}
     try:
         async with pinned_client(base_url, address) as client:

@@ -45,9 +45,10 @@ async def update_provider(org_id: UUID, provider_id: UUID, values: dict[str, Any
     endpoint_changed = "base_url" in values and base_url != current["base_url"]
     if current["kind"] == "openai-compatible" and not base_url:
         raise InvalidInput("an OpenAI-compatible provider needs base_url", code="base_url_required")
-    if endpoint_changed and base_url is not None and current["kind"] != "bedrock":
+    calls_base_url = current["kind"] != "bedrock"  # Bedrock is called with AWS credentials: no base_url, no key
+    if endpoint_changed and base_url is not None and calls_base_url:
         await check_base_url(base_url)
-    if key_id is not None and (endpoint_changed or key_id != current["key_id"]):
+    if key_id is not None and calls_base_url and (endpoint_changed or key_id != current["key_id"]):
         await bind_key(org_id, key_id, endpoint_of(current["kind"], base_url))
     async with org_transaction(org_id) as conn:
         row = await provider_store.update(conn, provider_id, values)
