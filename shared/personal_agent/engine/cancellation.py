@@ -44,6 +44,16 @@ async def signal_cancel(run_id: UUID | str) -> None:
         log.warning("could not set the cancel flag in Redis (%s)", type(exc).__name__)
 
 
+async def stopped_while_waiting(run_id: UUID, org_id: UUID) -> bool:
+    """Whether a Stop came while the run began to wait for a person: its cancel found it `running` (so left its end
+    to the engine), but the engine checks the flag only between nodes, and a waiting run is ended by the cancel.
+    Read after the wait is committed; the cancel reads the status after its flag is committed
+    (`lifecycle.run_views.cancel`), so one of the two always ends it (a durable run's execution is stopped)."""
+    async with org_transaction(org_id) as conn:
+        row = await store.get_run(conn, run_id)
+    return row is not None and bool(row["cancel_requested"]) and row["status"] == "waiting"
+
+
 def clear_local_cancel(run_id: UUID | str) -> None:
     _local.discard(str(run_id))
 

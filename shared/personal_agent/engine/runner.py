@@ -22,7 +22,7 @@ from personal_agent.db import org_transaction
 from personal_agent.db.retry import retrying
 from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
-from personal_agent.engine.cancellation import RunCancelled
+from personal_agent.engine.cancellation import RunCancelled, stopped_while_waiting
 from personal_agent.engine.deferred import approval_results, deny_by_policy, pause_for_approval
 from personal_agent.engine.delegation import children_results, delegations, round_children, start_children
 from personal_agent.engine.drive import Drive, StepOutcome, StepStatus, dump_messages
@@ -243,7 +243,7 @@ async def _pause(drive: Drive, requests: DeferredToolRequests, time_budget: floa
     messages = dump_messages(drive.completed)
     approval_ids = await pause_for_approval(spec, drive.emitter, requests, drive.seq, messages, drive.state)
     if spec.approval_policy != "deny":
-        if await _stopped_while_pausing(spec):
+        if await stopped_while_waiting(spec.run_id, spec.org_id):
             return await _cancelled(drive, once=True)  # the cancel may have found it waiting too: one end
         return drive.outcome("waiting", approval_ids)
     await deny_by_policy(spec.org_id, spec.run_id)
@@ -251,16 +251,6 @@ async def _pause(drive: Drive, requests: DeferredToolRequests, time_budget: floa
         waiting = await store.latest_checkpoint(conn, spec.run_id)
     assert waiting is not None
     return await _drive(spec, drive.emitter, waiting, time_budget)
-
-
-async def _stopped_while_pausing(spec: RunSpec) -> bool:
-    """Whether a Stop came while the run began to wait: its cancel found it `running` (so left its end to this
-    engine), but the engine checks the flag only between nodes, and a waiting run is ended by the cancel. Read
-    after the wait is committed; the cancel reads the status after its flag is committed (`run_views.cancel`), so
-    one of the two always ends it (a durable run's execution is already stopped: nothing else would)."""
-    async with org_transaction(spec.org_id) as conn:
-        row = await store.get_run(conn, spec.run_id)
-    return row is not None and bool(row["cancel_requested"]) and row["status"] == "waiting"
 
 
 async def _cancelled(drive: Drive, *, once: bool = False) -> StepOutcome:

@@ -128,7 +128,7 @@ async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
     status = row["status"]
     if status == "running":
         # It may have begun waiting for a person since it was read: its engine, past its last flag check, no
-        # longer ends it (it checks once more after the wait is stored: `engine.runner._stopped_while_pausing`).
+        # longer ends it (it checks once more after the wait is stored: `engine.cancellation.stopped_while_waiting`).
         async with org_transaction(principal.org_id) as conn:
             now = await store.get_run(conn, run_id)
         status = now["status"] if now is not None else status
