@@ -34,7 +34,7 @@ def test_the_documents_bucket_is_private_encrypted_versioned_and_accepts_browser
     assert all(bucket["PublicAccessBlockConfiguration"].values())
     assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}  # events name the version ingested
     (rule,) = bucket["CorsConfiguration"]["CorsRules"]
-    assert rule["AllowedMethods"] == ["POST"]
+    assert rule["AllowedMethods"] == ["GET", "POST"]  # presigned uploads; attachments' presigned downloads
     assert RESOURCES["DocumentsBucket"]["DeletionPolicy"] == "Retain"
 
 

@@ -37,6 +37,7 @@ export const OPERATIONS = {
   disable_org_member: { method: "POST", path: "/api/v1/org/members/{user_id}/disable" },
   disable_user: { method: "POST", path: "/api/v1/platform/users/{user_id}/disable" },
   discover_mcp_server_tools: { method: "GET", path: "/api/v1/admin/mcp-servers/{server_id}/tools" },
+  download_attachment: { method: "GET", path: "/api/v1/attachments/{attachment_id}/download" },
   enable_org_member: { method: "POST", path: "/api/v1/org/members/{user_id}/enable" },
   enable_user: { method: "POST", path: "/api/v1/platform/users/{user_id}/enable" },
   export_agent: { method: "GET", path: "/api/v1/agents/{agent_id}/export" },

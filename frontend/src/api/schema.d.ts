@@ -510,6 +510,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attachments/{attachment_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Attachment
+         * @description Where the file's owner fetches it from: a URL on the documents bucket, not this API, so a large file does
+         *     not pass through it. The bucket answers with `Content-Disposition: attachment` for all but the chat's image
+         *     types, so an uploaded HTML page or SVG never runs as a page.
+         */
+        get: operations["download_attachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chats": {
         parameters: {
             query?: never;
@@ -2235,6 +2257,38 @@ export interface components {
             size: number;
             /** @description a presigned POST: multipart form with `fields`, then `file` */
             upload: components["schemas"]["AttachmentUpload"];
+        };
+        /**
+         * AttachmentDownload
+         * @example {
+         *       "content_type": "image/png",
+         *       "disposition": "inline",
+         *       "expires_in": 300,
+         *       "filename": "screenshot.png",
+         *       "url": "https://documents.s3.amazonaws.com/attachments/…?X-Amz-Signature=…"
+         *     }
+         */
+        AttachmentDownload: {
+            /**
+             * Content Type
+             * @description the `Content-Type` the URL answers with
+             */
+            content_type: string;
+            /**
+             * Disposition
+             * @description `inline` for a PNG, JPEG, GIF or WebP image; anything else is served as a download
+             * @enum {string}
+             */
+            disposition: "inline" | "attachment";
+            /** Expires In */
+            expires_in: number;
+            /** Filename */
+            filename: string;
+            /**
+             * Url
+             * @description a presigned GET of the file, valid `expires_in` seconds; no bearer token
+             */
+            url: string;
         };
         /**
          * AttachmentIn
@@ -4213,6 +4267,16 @@ export interface components {
          *     }
          */
         RunCreate: {
+            /**
+             * Agent
+             * @description run this agent (its slug) instead of the chat's agent
+             */
+            agent?: string | null;
+            /**
+             * Agent Version
+             * @description run this version of the agent (a draft to try, unpublished)
+             */
+            agent_version?: number | null;
             /**
              * Attachments
              * @description ids from `POST /api/v1/chats/{chat_id}/attachments`, uploaded; an image needs a `vision` model (422 `model_lacks_vision` / `no_vision_model`)
@@ -7040,6 +7104,73 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    download_attachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attachment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentDownload"];
+                };
+            };
+            /** @description `attachment_not_found`: no such file, or someone else's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `attachment_not_uploaded`: its upload has not finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `attachment_gone`: the file is no longer stored (its knowledge document was deleted) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Validation Error */
             422: {

@@ -1,6 +1,6 @@
 """Attachment objects live in the documents bucket under `attachments/{org_id}/{attachment_id}/{name}`, outside
-the `documents/` prefix the ingest queue listens on; the bucket's client, presigned POST, reads and deletes are
-the knowledge base's (`knowledge/objects.py`)."""
+the `documents/` prefix the ingest queue listens on; the bucket's client, presigned POST and GET, reads and deletes
+are the knowledge base's (`knowledge/objects.py`)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ def presigned_post(key: str, content_type: str, size: int) -> dict[str, Any]:
     """`{url, fields}` for the browser's form POST: this key, this type, at most `size` bytes."""
     upload = bucket_objects.presigned_upload(key, content_type, size)
     return {"url": upload["url"], "fields": upload["fields"]}
+
+
+def presigned_get(key: str, content_type: str, disposition: str) -> dict[str, Any]:
+    """`{url, expires_in}`: a short-lived GET of the object, answered with this type and disposition."""
+    return bucket_objects.presigned_download(key, content_type, disposition)
 
 
 def uploaded_size(key: str) -> int | None:

@@ -8,12 +8,12 @@ import uuid
 from typing import Any
 from uuid import UUID
 
-from personal_agent.attachments import kinds, objects, store
+from personal_agent.attachments import delivery, kinds, objects, store
 from personal_agent.chats import store as chat_store
 from personal_agent.chats.attachment_refs import with_attachments
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.errors import Conflict, InvalidInput, NotFound
+from personal_agent.errors import AppError, Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.knowledge import documents, scopes
 
@@ -107,6 +107,30 @@ async def get(principal: Principal, attachment_id: UUID) -> dict[str, Any]:
     if row is None:
         raise _missing()
     return view(row)
+
+
+async def download(principal: Principal, attachment_id: UUID) -> dict[str, Any]:
+    """A short-lived URL its owner's browser fetches the file from (images inline with their type, anything else
+    as a download); someone else's file is 404 like a missing one, one not uploaded yet 409
+    `attachment_not_uploaded`, one whose object is gone (its knowledge document deleted) 410 `attachment_gone`."""
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.get_owned(conn, attachment_id, principal.user_id)
+    if row is None:
+        raise _missing()
+    size = await asyncio.to_thread(objects.uploaded_size, row["object_key"])
+    if size is None and row["run_id"] is not None:
+        raise AppError("the file is no longer stored", code="attachment_gone", status=410)
+    if size != row["size"]:
+        raise Conflict(f"{row['filename']} has not finished uploading", code="attachment_not_uploaded")
+    how = delivery.delivery(row["content_type"], row["filename"])
+    signed = await asyncio.to_thread(objects.presigned_get, row["object_key"], how.content_type, how.header)
+    return {
+        "url": signed["url"],
+        "expires_in": signed["expires_in"],
+        "content_type": how.content_type,
+        "disposition": how.disposition,
+        "filename": row["filename"],
+    }
 
 
 async def delete(principal: Principal, attachment_id: UUID) -> None:

@@ -13,6 +13,7 @@ from personal_agent.errors import ServiceUnavailable
 from personal_agent.settings import get_settings
 
 UPLOAD_EXPIRES_SECONDS = 900
+DOWNLOAD_EXPIRES_SECONDS = 300
 KEY_PREFIX = "documents/"
 _KEY = re.compile(r"^documents/([0-9a-f-]{36})/([0-9a-f-]{36})/")
 
@@ -66,6 +67,19 @@ def presigned_upload(key: str, content_type: str, size: int) -> dict[str, Any]:
         ExpiresIn=UPLOAD_EXPIRES_SECONDS,
     )
     return {"url": post["url"], "fields": post["fields"], "expires_in": UPLOAD_EXPIRES_SECONDS}
+
+
+def presigned_download(key: str, content_type: str, disposition: str) -> dict[str, Any]:
+    """A GET URL for the object, answered with this `Content-Type` and `Content-Disposition` (S3's
+    `response-content-*` overrides, part of the signature), for `DOWNLOAD_EXPIRES_SECONDS`."""
+    params = {
+        "Bucket": bucket(),
+        "Key": key,
+        "ResponseContentType": content_type,
+        "ResponseContentDisposition": disposition,
+    }
+    url = _client().generate_presigned_url("get_object", Params=params, ExpiresIn=DOWNLOAD_EXPIRES_SECONDS)
+    return {"url": url, "expires_in": DOWNLOAD_EXPIRES_SECONDS}
 
 
 def read_object(key: str, max_bytes: int) -> StoredObject | None:

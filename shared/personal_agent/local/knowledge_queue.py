@@ -33,7 +33,8 @@ def provision_knowledge(endpoint: str, region: str, web_origins: list[str]) -> d
     s3.put_bucket_cors(
         Bucket=BUCKET,
         CORSConfiguration={
-            "CORSRules": [{"AllowedMethods": ["POST"], "AllowedOrigins": web_origins, "AllowedHeaders": ["*"]}]
+            # POST: presigned uploads; GET: an attachment's presigned download, read by the web chat's fetch.
+            "CORSRules": [{"AllowedMethods": ["GET", "POST"], "AllowedOrigins": web_origins, "AllowedHeaders": ["*"]}]
         },
     )
     s3.put_bucket_notification_configuration(
