@@ -1,8 +1,9 @@
 """Agents in the web chat, in a real browser against a `pa dev` stack with the offline demo model, at desktop and
 phone widths: Explore agents (search, mine), create one in the editor with its starter prompts, try it in the pane
-beside the form, change its instructions as a draft (nothing published; the diff of the two versions), publish the
-draft, start a chat with it from the landing page's picker (its starter prompts, its name and version under each
-answer), roll back to version 1 and see the next answer come from version 1. axe finds no serious violations and no
+beside the form, change its instructions and try the change (saved as a draft version the try chat runs, nothing
+published), save another draft, diff two versions, publish the tried one, start a chat with the agent from the
+landing page's picker (its starter prompts, its name and version under each answer), roll back to version 1 and see
+the next answer come from version 1. axe finds no serious violations and no
 page scrolls sideways."""
 
 from __future__ import annotations
@@ -85,13 +86,24 @@ def test_create_try_publish_chat_rollback(browser: Any, web: DevStack, width: st
         expect(answer_agent(tried)).to_have_text(re.compile(rf"{name} v1"))
         check(page, f"agent-try-{width}")
 
-        # A draft: saved as v2, not published (runs keep v1); the diff shows the changed line.
+        # Try the form as it is: its unsaved change is saved as v2, a draft the try chat runs; nothing is published.
         page.get_by_label("Instructions", exact=True).fill("Review contracts.\nFlag every risky clause in bold.")
-        page.get_by_test_id("agent-save-draft").click()
+        expect(tried.get_by_test_id("try-version")).to_contain_text("not published")
+        tried.get_by_role("textbox", name="Message").fill("Is the indemnity clause risky?")
+        tried.get_by_role("button", name="Send", exact=True).click()
+        expect(tried.get_by_test_id("answer-actions")).to_have_count(2)
+        expect(answer_agent(tried)).to_have_text(re.compile(rf"{name} v2"))
         expect(version_row(page, 2)).to_have_attribute("data-published", "false")
         expect(version_row(page, 1)).to_have_attribute("data-published", "true")
-        expect(tried.get_by_test_id("try-version")).to_contain_text("unpublished changes")
         assert agent_api(page, agent_id)["published_version"] == 1
+
+        # Save as draft: v3, still not published.
+        page.get_by_label("Description", exact=True).fill("Reads contracts for risk.")
+        page.get_by_test_id("agent-save-draft").click()
+        expect(version_row(page, 3)).to_have_attribute("data-published", "false")
+        assert agent_api(page, agent_id)["published_version"] == 1
+
+        # The diff of v1 and v2: the changed line of the instructions, nothing else.
         page.get_by_test_id("diff-a").select_option("1")
         page.get_by_test_id("diff-b").select_option("2")
         page.get_by_test_id("show-diff").click()

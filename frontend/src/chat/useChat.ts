@@ -5,7 +5,7 @@
 
 import { computed, onBeforeUnmount, ref, watch, type Ref } from "vue";
 
-import { call, type RunMode } from "../api/client";
+import { call, type In, type RunMode } from "../api/client";
 import { ApiError, describeError, resolveUrl, streamBase } from "../api/http";
 import { useChatApprovals } from "../approvals/useChatApprovals";
 import { onFeed, onFeedReconnect } from "../state/feed";
@@ -17,8 +17,12 @@ import { type BranchRequest, useTranscript } from "./useTranscript";
 import { useLiveRun } from "./useLiveRun";
 
 export type { BranchRequest } from "./useTranscript";
+/** Fields of a run's body beyond the message, model, mode, tools and branch. */
+export type RunExtras = Pick<In<"start_run">, "agent_version">;
 
-export function useChat(chatId: Ref<string>) {
+/** `runExtras`: more of each run's body, asked for just before it starts (the agent editor's try pane: the draft
+ * version to run, saved first); an error it throws is the send's. */
+export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras>) {
   const generation: Generation = { value: 0 };
   const error = ref<string | null>(null);
   const loading = ref(false);
@@ -91,6 +95,7 @@ export function useChat(chatId: Ref<string>) {
     error.value = null;
     const mine = generation.value;
     try {
+      const extras = runExtras ? await runExtras() : {};
       const started = await call("start_run", {
         path: { chat_id: chatId.value },
         body: {
@@ -100,6 +105,7 @@ export function useChat(chatId: Ref<string>) {
           ...(attachments.length ? { attachments } : {}),
           ...(tools ? { tools } : {}),
           ...parent,
+          ...extras,
         },
       });
       if (mine !== generation.value) return true;
