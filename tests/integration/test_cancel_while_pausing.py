@@ -97,3 +97,64 @@ async def test_a_stop_while_the_run_begins_to_wait_ends_it_with_a_terminal_event
     frames = await read_events(http, f"/api/v1/runs/{run_id}/events", headers)
     assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "cancelled"}
     assert [f.data.get("name") for f in frames].count("run_cancelled") == 1
+
+
+@pytest.fixture
+def stop_then_crash(live_url: str) -> Iterator[dict[str, Any]]:
+    """A tool that stops its own run through the API (as its owner would, in another tab) and then crashes."""
+    seen: dict[str, Any] = {}
+
+    def crash(text: str) -> str:
+        stopped = httpx.post(f"{live_url}/api/v1/runs/{seen['run_id']}/cancel", headers=seen["headers"], timeout=30)
+        seen["cancel"] = stopped.status_code
+        raise RuntimeError("the tool crashed")
+
+    register_tool(ToolDef("stop_then_crash", crash, "Stop the run, then crash."))
+    yield seen
+    unregister_tool("stop_then_crash")
+
+
+async def test_a_durable_step_that_fails_after_a_stop_ends_the_run_cancelled(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, stop_then_crash: dict[str, Any]
+) -> None:
+    """The Stop stopped the execution while its Task ran; the Task then failed. Before, nothing ended the run (no
+    retry, no failure step in a stopped execution): it stayed `running` with no terminal event."""
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+    run_id = uuid.uuid4()
+    stop_then_crash.update(run_id=run_id, headers=headers)
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        yield {0: DeltaToolCall(name="stop_then_crash", json_args='{"text": "x"}', tool_call_id="call_0")}
+
+    with scripted_model(script) as (model, _):
+        await launch_run(
+            LaunchRequest(
+                org_id=tenant.org_id,
+                user_id=tenant.user_id,
+                chat_id=uuid.UUID(chat["id"]),
+                message="stop",
+                model=model,
+                mode="durable",
+                tools=("stop_then_crash",),
+                run_id=run_id,
+            )
+        )
+        status = await _terminal_status(admin_url, run_id)
+    assert stop_then_crash["cancel"] == 202
+    assert status == "cancelled"
+    frames = await read_events(http, f"/api/v1/runs/{run_id}/events", headers)
+    assert frames[-1].type == "RUN_FINISHED" and frames[-1].data["outcome"] == {"type": "cancelled"}
+
+
+async def _terminal_status(admin_url: str, run_id: uuid.UUID, deadline: float = 60.0) -> str | None:
+    """The run's status once it ended, or its status at the deadline."""
+    ends = time.monotonic() + deadline
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        while True:
+            row = conn.execute("SELECT status FROM runs WHERE id = %s", [run_id]).fetchone()
+            status = row[0] if row else None
+            if status in ("succeeded", "failed", "cancelled") or time.monotonic() > ends:
+                return status
+            await asyncio.sleep(0.1)

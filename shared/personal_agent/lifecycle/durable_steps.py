@@ -7,10 +7,12 @@ import os
 from typing import Any
 from uuid import UUID
 
+from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, dependency_outage
 from personal_agent.lifecycle import approval_decisions as approvals
 from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers
+from personal_agent.runs import store
 from personal_agent.runtime import run_sync
 from personal_agent.settings import get_settings
 
@@ -63,6 +65,26 @@ async def _fail(run_id: UUID, org_id: UUID, error: Any) -> dict[str, Any]:
     return {"run_id": str(run_id), "org_id": str(org_id), "status": "failed"}
 
 
+def _ended_as_cancelled(run_id: UUID, org_id: UUID) -> bool:
+    """A step that failed after its run was stopped ends the run `cancelled` (with its terminal event) instead of
+    failing: the Stop stopped the execution, so no retry and no failure step would ever end it."""
+    from personal_agent.engine.runner import end_idle_run  # pydantic-ai: a ping or an approval step does without it
+
+    async def end() -> bool:
+        async with org_transaction(org_id) as conn:
+            row = await store.get_run(conn, run_id)
+        if row is None or not row["cancel_requested"] or row["status"] in store.TERMINAL:
+            return False
+        await end_idle_run(run_id, org_id, "cancelled", once=True)
+        await drivers.after_drive(org_id, run_id, resume_inline_parent=False)
+        return True
+
+    try:
+        return run_sync(end())
+    except Exception:  # the database is away too: the step's own error says what happened
+        return False
+
+
 def handle_step(event: dict[str, Any]) -> dict[str, Any]:
     """Run one step kind named by `action`. An outage of the bus or the database (after the step waited it out for
     `PA_DEPENDENCY_RETRY_SECONDS`) surfaces as `DependencyUnavailable`, which the state machine retries with a long
@@ -84,6 +106,8 @@ def handle_step(event: dict[str, Any]) -> dict[str, Any]:
         if action == "fail":
             return run_sync(_fail(run_id, org_id, event.get("error")))
     except Exception as exc:
+        if action == "advance" and _ended_as_cancelled(run_id, org_id):
+            return {"run_id": str(run_id), "org_id": str(org_id), "status": "cancelled"}
         outage = dependency_outage(exc)
         if outage is exc:
             raise
