@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import type { Message } from "../api/client";
 import { storedItems } from "../chat/transcript";
+import { isInlineImage } from "./download";
 import { formatSize } from "./upload";
 
 describe("attachments", () => {
@@ -20,5 +21,10 @@ describe("attachments", () => {
     const [withFile, plain] = storedItems(messages);
     expect(withFile).toMatchObject({ kind: "user", text: "look", attachments: [file] });
     expect(plain).not.toHaveProperty("attachments");
+  });
+
+  it("shows only the image types the server serves inline as thumbnails; anything else is a download", () => {
+    for (const type of ["image/png", "image/jpeg", "IMAGE/GIF", "image/webp; q=1"]) expect(isInlineImage(type)).toBe(true);
+    for (const type of ["image/svg+xml", "text/html", "application/pdf", "", undefined]) expect(isInlineImage(type)).toBe(false);
   });
 });
