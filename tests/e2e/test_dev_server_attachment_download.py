@@ -2,7 +2,8 @@
 sent with a message is fetched again by its owner through `GET /attachments/{id}/download`, a short-lived presigned
 GET on the local S3 (moto) that the web chat's origin may read (CORS). An image comes back inline with its own type;
 an HTML page as a download (`Content-Disposition: attachment`), so it never renders in a browser; someone else's
-file, in the same org or another, is a 404 like a missing one, also in a restricted chat."""
+file, in the same org or another, is a 404 like a missing one, also in a restricted chat; one whose knowledge
+document was deleted is a 410."""
 
 from __future__ import annotations
 
@@ -106,3 +107,11 @@ def test_the_owner_fetches_a_sent_file_and_no_one_else_can(dev_server: DevServer
             url = f"{dev_server.url}/api/v1/attachments/{attachment_id}/download"
             denied = httpx.get(url, headers=other, timeout=30)
             assert (denied.status_code, denied.json()["code"]) == (404, "attachment_not_found"), denied.text
+
+    # The page's knowledge document deleted (Knowledge → delete): its file is gone, a clear 410.
+    with httpx.Client(base_url=dev_server.url, headers=dev_server.auth, timeout=60) as http:
+        document_id = http.get(f"/api/v1/attachments/{page}").json()["document_id"]
+        assert http.delete(f"/api/v1/knowledge/documents/{document_id}").status_code == 204
+        gone = http.get(f"/api/v1/attachments/{page}/download")
+        assert (gone.status_code, gone.json()["code"]) == (410, "attachment_gone")
+        assert http.get(f"/api/v1/attachments/{image}/download").status_code == 200
