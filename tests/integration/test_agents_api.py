@@ -344,3 +344,33 @@ async def test_delegate_runs_a_listed_agent_and_usage_groups_by_agent(
     assert usage.status_code == 200, usage.text
     keys = {item["key"]: item["requests"] for item in usage.json()["items"]}
     assert keys.get("lead", 0) >= 4 and keys.get("researcher") == 1, keys
+
+
+async def test_a_draft_version_can_be_tried_without_publishing(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    agent = await create(http, headers, tools=["current_time"])
+    draft = await http.patch(
+        f"/api/v1/agents/{agent['id']}", json={"instructions": "Draft only.", "publish": False}, headers=headers
+    )
+    assert draft.json()["published_version"] == 1 and draft.json()["latest_version"] == 2
+    chat = (await http.post("/api/v1/chats", json={"agent": "contract-reviewer"}, headers=headers)).json()
+    with scripted_model(say_instructions_and_tools) as (model, _):
+        tried = await http.post(
+            f"/api/v1/chats/{chat['id']}/runs",
+            json={"message": "try", "model": model, "mode": "inline", "agent_version": 2},
+            headers=headers,
+        )
+        assert tried.status_code == 202, tried.text
+        frames = await read_events(http, tried.json()["events_url"], headers)
+        assert "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT").startswith("Draft only.|")
+        view = (await http.get(f"/api/v1/runs/{tried.json()['run_id']}", headers=headers)).json()
+        assert view["agent"]["version"] == 2
+        text, _ = await answer_of(http, headers, chat["id"], model)
+        assert text.startswith(REVIEWER["instructions"])  # the published version is still 1
+        missing = await http.post(
+            f"/api/v1/chats/{chat['id']}/runs",
+            json={"message": "try", "model": model, "mode": "inline", "agent_version": 9},
+            headers=headers,
+        )
+        assert missing.status_code == 404 and missing.json()["code"] == "agent_version_not_found"

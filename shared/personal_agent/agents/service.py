@@ -249,6 +249,7 @@ async def for_launch(
     slug: str | None = None,
     agent_id: UUID | None = None,
     with_delegates: bool = False,
+    version: int | None = None,
 ) -> LaunchAgent:
     """The agent a run launches with (its published version): by slug, by id (a chat's binding), else the org's
     built-in assistant. One the user does not see is 404 `agent_not_found`."""
@@ -262,17 +263,17 @@ async def for_launch(
         row = await ensure_builtin(conn, org_id)
     if row is None:
         raise _not_found()
-    agent = await _published(conn, row)
+    agent = await _published(conn, row, version)
     if not with_delegates:
         return agent
     delegates = [found for d in agent.config.delegates if (found := await store.by_slug(conn, d, user_id))]
     return dataclasses.replace(agent, delegates=tuple([await _published(conn, d) for d in delegates]))
 
 
-async def _published(conn: Conn, row: AgentRow) -> LaunchAgent:
-    published = await store.version(conn, row.id, row.published_version)
-    assert published is not None
-    return LaunchAgent(row.id, row.slug, row.published_version, AgentConfig.model_validate(published.config))
+async def _published(conn: Conn, row: AgentRow, number: int | None = None) -> LaunchAgent:
+    """The agent at its published version (or at `number`: a draft being tried)."""
+    found = await version_row(conn, row.id, number or row.published_version)
+    return LaunchAgent(row.id, row.slug, found.version, AgentConfig.model_validate(found.config))
 
 
 async def resolve_slug(principal: Principal, slug: str) -> LaunchAgent:

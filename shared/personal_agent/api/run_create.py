@@ -39,6 +39,12 @@ class RunCreate(BaseModel):
         " 404 `message_not_found`, 422 `invalid_parent`",
     )
     regenerate: bool = Field(False, description="answer the user message `parent_message_id` again")
+    agent: str | None = Field(
+        None, pattern=r"^[a-z0-9-]{2,64}$", description="run this agent (its slug) instead of the chat's agent"
+    )
+    agent_version: int | None = Field(
+        None, ge=1, le=1_000_000, description="run this version of the agent (a draft to try, unpublished)"
+    )
 
     @model_validator(mode="after")
     def _message_unless_regenerating(self) -> RunCreate:
@@ -61,4 +67,11 @@ class RunCreate(BaseModel):
             parent_message_id=self.parent_message_id if "parent_message_id" in self.model_fields_set else "latest",
             regenerate=self.regenerate,
             owned_chat=True,
+            agent=self._agent(),
         )
+
+    def _agent(self) -> str | None:
+        """`slug`, `slug@version` or `@version` (the chat's agent at that version): `lifecycle.agent_launch`."""
+        if self.agent_version is None:
+            return self.agent
+        return f"{self.agent or ''}@{self.agent_version}"

@@ -43,11 +43,16 @@ class _Request(Protocol):
 Request = TypeVar("Request", bound=_Request)
 
 
-async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, slug: str | None) -> LaunchAgent:
-    """The agent (published version) the run launches with; 404 `agent_not_found` for one the user cannot see."""
+async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, named: str | None) -> LaunchAgent:
+    """The agent the run launches with, at its published version; `named` is `slug`, `slug@version` or `@version`
+    (the chat's agent): a version to try before it is published. 404 `agent_not_found` for one the user cannot
+    see, `agent_version_not_found` for a version it does not have."""
+    slug, _, version = (named or "").partition("@")
     async with org_transaction(org_id) as conn:
-        bound = None if slug is not None else await chat_store.bound_agent(conn, chat_id)
-        return await agents.for_launch(conn, org_id, user_id, slug=slug, agent_id=bound, with_delegates=True)
+        bound = None if slug else await chat_store.bound_agent(conn, chat_id)
+        return await agents.for_launch(
+            conn, org_id, user_id, slug=slug or None, agent_id=bound, with_delegates=True, version=int(version or 0)
+        )
 
 
 async def with_agent(request: Request) -> tuple[Request, LaunchAgent]:
