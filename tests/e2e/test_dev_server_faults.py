@@ -106,10 +106,12 @@ def _is_resume_expired(frame: Frame) -> bool:
     return frame.type == "CUSTOM" and frame.data.get("name") == "resume_expired"
 
 
-def _pids(data_dir: Path) -> dict[str, int]:
-    """What `pa dev` says it started (`<data dir>/pids.json`, rewritten on every restart)."""
+def _pid(data_dir: Path, part: str) -> int:
+    """The process `pa dev` says serves `part` (`<data dir>/pids.json`, rewritten on every restart)."""
     path = data_dir / "pids.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    pids = json.loads(path.read_text()) if path.exists() else {}
+    assert part in pids, f"pa dev names no {part} process in {path}: {pids}"
+    return int(pids[part])
 
 
 def _alive(pid: int) -> bool:
@@ -162,7 +164,7 @@ def _kill_mid_run(tmp_path: Path, dependency: str, mode: str, kill: Callable[[in
     data_dir = tmp_path / "data"
     console: list[str] = []
     with running_pa_dev(data_dir, env_extra={"PA_DEMO_DELAY_MS": "60"}, console=console) as server:
-        first_pid = _pids(data_dir)[dependency]
+        first_pid = _pid(data_dir, dependency)
         with httpx.Client(base_url=server.url, headers=server.auth, timeout=REQUEST_TIMEOUT) as http:
             chat_id = http.post("/api/v1/chats", json={"title": f"{dependency} dies"}).json()["id"]
             started = http.post(f"/api/v1/chats/{chat_id}/runs", json={"message": MESSAGE, "mode": mode})
@@ -186,7 +188,7 @@ def _kill_mid_run(tmp_path: Path, dependency: str, mode: str, kill: Callable[[in
             )
             transcript = _transcript_text(http, chat_id)
             replay = http.get(f"/api/v1/runs/{run_id}/events", timeout=REQUEST_TIMEOUT)
-        new_pid = _pids(data_dir)[dependency]
+        new_pid = _pid(data_dir, dependency)
     statuses = follower.statuses + probed + Counter({replay.status_code: 1})
     return Outcome(restarted, first_pid, new_pid, run, transcript, follower.frames, statuses, replay)
 
