@@ -11,6 +11,7 @@ import httpx
 import psycopg
 
 from personal_agent.approvals.store import RUN_ENDED_REASON
+from tests import db_state
 from tests.auth import auth_headers
 from tests.email_tool import email_script, launch_email_run
 from tests.scripted import scripted_model
@@ -68,8 +69,7 @@ async def test_an_approval_left_pending_by_a_run_that_ended_cannot_be_approved(
     with scripted_model(email_script) as (model, _):
         spec = await launch_email_run(http, tenant, model, mode="inline")
         approval_id = (await _approval_requested(http, headers, spec.run_id)).data["value"]["approval_id"]
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute("UPDATE runs SET status = 'failed', finished_at = now() WHERE id = %s", [spec.run_id])
+        db_state.end_run_behind_its_back(admin_url, spec.run_id, "failed")
         late = await http.post(f"/api/v1/approvals/{approval_id}", json={"decision": "approve"}, headers=headers)
     assert (late.status_code, late.json()["code"]) == (409, "approval_expired")
     assert email_tool == []

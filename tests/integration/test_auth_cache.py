@@ -8,11 +8,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-import psycopg
-
 from personal_agent.bus import get_bus
 from personal_agent.bus.key_names import auth_epoch
 from personal_agent.settings import get_settings
+from tests import db_state
 from tests.auth import auth_headers, bearer, dev_issuer
 
 
@@ -37,10 +36,7 @@ async def test_an_offboarding_in_another_process_cuts_a_cached_token_on_the_next
     assert await _status(client, member) == (200, "")  # the principal is cached now
 
     # Another API process offboards the member: it commits, then bumps the shared revocation counter.
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            "UPDATE memberships SET status = 'disabled' WHERE org_id = %s AND user_id = %s", [org.org_id, member_id]
-        )
+    db_state.set_membership_elsewhere(admin_url, org.org_id, member_id, "disabled")
     await get_bus().bump(auth_epoch())
 
     assert await _status(client, member) == (403, "membership_disabled")

@@ -20,6 +20,7 @@ from pydantic_ai.models.function import AgentInfo
 from personal_agent.governance.budgets import BudgetExceeded, reserve_request
 from personal_agent.governance.pricing import request_estimate
 from personal_agent.spec.run_spec import ModelRef, RunSpec
+from tests import db_state
 from tests.auth import auth_headers
 from tests.scripted import scripted_model
 
@@ -175,8 +176,5 @@ async def test_a_dead_workers_reservation_stops_counting_when_it_expires(
     await reserve_request(dead, 0, MESSAGES)  # its worker dies before the response: never settled
     with pytest.raises(BudgetExceeded):
         await reserve_request(alive, 0, MESSAGES)
-    with psycopg.connect(admin_url, autocommit=True) as conn:  # what PA_BUDGET_RESERVATION_TTL_SECONDS later sees
-        conn.execute(
-            "UPDATE budget_reservations SET expires_at = now() - interval '1 second' WHERE run_id = %s", [dead.run_id]
-        )
+    db_state.expire_reservations(admin_url, dead.run_id)  # what PA_BUDGET_RESERVATION_TTL_SECONDS later sees
     await reserve_request(alive, 0, MESSAGES)

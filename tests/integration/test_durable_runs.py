@@ -14,14 +14,17 @@ import boto3
 import httpx
 import psycopg
 import pytest
+from psycopg.rows import dict_row
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
+from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
 from personal_agent.lifecycle.durable_steps import RetryableStepError
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.runs import store as runs_store
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
+from tests import db_state
 from tests.auth import auth_headers
 from tests.email_tool import email_script, launch_email_run
 from tests.emulators import Emulator
@@ -258,19 +261,17 @@ FOR EACH ROW WHEN (NEW.task_token IS NOT NULL) EXECUTE FUNCTION pa_test_token_st
 
 async def _stored_task_token(admin_url: str, run_id: uuid.UUID, take: bool = True, timeout: float = 30.0) -> str:
     """The token the WaitForApproval Task stored for the run, once it is stored (woken by a notification from
-    the approvals table); `take` removes it from the database as a cancel does."""
-    take_it = (
-        "UPDATE approvals a SET task_token = NULL FROM (SELECT id, task_token FROM approvals"
-        " WHERE run_id = %s AND task_token IS NOT NULL FOR UPDATE) old WHERE a.id = old.id RETURNING old.task_token"
-    )
+    the approvals table); `take` removes it from the database as a cancel does (the approvals store's own take)."""
     read_it = "SELECT task_token FROM approvals WHERE run_id = %s AND task_token IS NOT NULL"
-    async with await psycopg.AsyncConnection.connect(admin_url, autocommit=True) as conn:
+    async with await psycopg.AsyncConnection.connect(admin_url, autocommit=True, row_factory=dict_row) as conn:
         await conn.execute(TOKEN_STORED)
         await conn.execute("LISTEN pa_test_token_stored")  # before the first look: no store can fall between
 
         async def stored() -> str | None:
-            row = await (await conn.execute(take_it if take else read_it, [run_id])).fetchone()
-            return str(row[0]) if row and row[0] else None
+            if take:
+                return next(iter(await approval_store.take_task_tokens(conn, run_id)), None)
+            row = await (await conn.execute(read_it, [run_id])).fetchone()
+            return str(row["task_token"]) if row else None
 
         token = await stored()
         deadline = asyncio.get_running_loop().time() + timeout
@@ -360,10 +361,7 @@ async def test_an_expired_inline_approval_resolves_when_someone_answers_late(
     with scripted_model(email_script) as (model, _):
         spec = await launch_email_run(http, tenant, model, mode="inline")
         requested = await _wait_for_approval(http, headers, spec.run_id)
-        with psycopg.connect(admin_url, autocommit=True) as conn:  # the wait runs out
-            conn.execute(
-                "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE run_id = %s", [spec.run_id]
-            )
+        db_state.expire_approval_wait(admin_url, spec.run_id)
         late = await http.post(
             f"/api/v1/approvals/{requested.data['value']['approval_id']}", json={"decision": "approve"}, headers=headers
         )
@@ -415,9 +413,8 @@ async def test_a_retry_after_the_final_answer_is_stored_does_not_ask_again(
     with scripted_model(text_then_tool(rounds=0)) as (model, recorder):
         run = await start_run(http, headers, model)
         await read_events(http, run["events_url"], headers)
-        with psycopg.connect(admin_url, autocommit=True) as conn:  # as if the Task died before finishing
-            conn.execute("UPDATE runs SET status = 'running' WHERE id = %s", [run["run_id"]])
-            conn.execute("DELETE FROM messages WHERE run_id = %s AND kind = 'response'", [run["run_id"]])
+        db_state.mark_running_again(admin_url, run["run_id"])  # as if the Task died before finishing
+        db_state.drop_final_response(admin_url, run["run_id"])
         from personal_agent.engine.runner import advance
 
         assert (await advance(uuid.UUID(run["run_id"]), tenant.org_id)).status == "succeeded"

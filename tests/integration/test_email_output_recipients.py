@@ -10,11 +10,11 @@ from datetime import datetime
 from typing import Any
 
 import httpx
-import psycopg
 
 from personal_agent.workflows.output_delivery_store import TakenDelivery
 from personal_agent.workflows.output_store import Output
 from personal_agent.workflows.output_targets import EMAIL_NOT_ALLOWED, send_to
+from tests import db_state
 from tests.auth import auth_headers
 from tests.workflows import create_workflow
 
@@ -85,8 +85,7 @@ async def test_a_removed_member_gets_no_more_mail(http: httpx.AsyncClient, make_
     )
     ses = ses_backends[ACCOUNT_ID]["us-east-1"]
     assert (await send_to(tenant.org_id, delivery, output, None)).ok
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute("UPDATE memberships SET status = 'removed' WHERE user_id = %s", [tenant.user_id])
+    db_state.set_membership_elsewhere(admin_url, tenant.org_id, tenant.user_id, "removed")
     refused = await send_to(tenant.org_id, delivery, output, None)
     assert (refused.ok, refused.error) == (False, EMAIL_NOT_ALLOWED)
     assert len([m for m in ses.sent_messages if inbox in m.destinations["ToAddresses"]]) == 1

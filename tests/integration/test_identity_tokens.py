@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from tests import db_state
 from tests.auth import auth_headers, bearer
 
 
@@ -59,8 +60,7 @@ async def test_an_expired_token_is_refused_on_the_next_request(client: Any, make
     tenant = make_tenant()
     created = await _create(client, auth_headers(tenant), expires_in_days=1)
     assert (await client.get("/api/v1/me", headers=bearer(created["token"]))).status_code == 200
-    with psycopg.connect(admin_url, autocommit=True) as conn:  # a day passes
-        conn.execute("UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = %s", [created["id"]])
+    db_state.expire_token(admin_url, created["id"])  # a day passes
     refused = await client.get("/api/v1/me", headers=bearer(created["token"]))
     assert (refused.status_code, refused.json()["code"]) == (401, "token_expired")
 

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 
 from personal_agent.local.demo_mcp import DemoLog
+from tests import db_state
 from tests.auth import auth_headers
 from tests.live_server import LiveServer
 from tests.mcp_demo import ADMIN, SECRET, register, serve_demo
@@ -83,15 +83,13 @@ async def test_headers_of_a_row_moved_behind_the_apis_back_do_not_open(
     (first, _), (second, second_log) = demo, other
     headers = auth_headers(make_tenant(roles=ADMIN), roles=ADMIN)
     created = await register(http, headers, first.url)
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute("UPDATE mcp_servers SET url = %s WHERE id = %s", [f"{second.url}/mcp", created["id"]])
+    db_state.move_mcp_server(admin_url, created["id"], url=f"{second.url}/mcp")
     found = await _discover(http, headers, created["id"])
     assert (found["reachable"], found["error"]) == (False, "mcp_headers_refused")
     assert second_log.headers == []  # not even a connection without them
 
     # Even with the recorded origin rewritten too, the envelope itself (its KMS encryption context) refuses.
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute("UPDATE mcp_servers SET headers_origin = %s WHERE id = %s", [second.url, created["id"]])
+    db_state.move_mcp_server(admin_url, created["id"], headers_origin=second.url)
     found = await _discover(http, headers, created["id"])
     assert (found["reachable"], found["error"]) == (False, "mcp_headers_refused")
     assert second_log.headers == []

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 
 from personal_agent.settings import get_settings
+from tests import db_state
 from tests.auth import auth_headers
 from tests.fake_provider import FakeProvider, running_fake_provider
 from tests.sse import Frame, read_events
@@ -62,12 +62,7 @@ async def test_a_key_does_not_open_for_a_base_url_changed_behind_the_apis_back(
 
     # Whatever path moves the provider (a bug, a restored backup, hand-written SQL) and even if the key's recorded
     # endpoint moves with it: KMS hands out the data key only for the endpoint it was wrapped with.
-    with psycopg.connect(admin_url) as conn:
-        conn.execute("UPDATE providers SET base_url = %s WHERE org_id = %s", [chosen_later.base_url, tenant.org_id])
-        conn.execute(
-            "UPDATE provider_keys SET endpoint = %s WHERE org_id = %s",
-            [f"openai-compatible:{chosen_later.base_url}", tenant.org_id],
-        )
+    db_state.move_provider(admin_url, tenant.org_id, chosen_later.base_url)
     frames, run = await _run(http, headers, model)
     assert frames[-1].type == "RUN_ERROR" and frames[-1].data["code"] == "key_endpoint_mismatch"
     assert run["status"] == "failed" and run["error"]["code"] == "key_endpoint_mismatch"

@@ -33,7 +33,7 @@ from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.lifecycle.lease import local_owner
 from personal_agent.lifecycle.recovery import recover_unattended
 from personal_agent.settings import get_settings
-from tests import crash_worker
+from tests import crash_worker, db_state
 from tests.auth import auth_headers
 from tests.crash_worker import WorkerProcess
 from tests.lambda_context import load_event
@@ -181,11 +181,7 @@ def _invoke(function: str, payload: dict[str, Any]) -> dict[str, Any]:
 def _as_if_a_lambda_attempt_held_it(admin_url: str, run_id: str, request_id: str, *, expired: bool) -> None:
     """The lease as a run worker invocation that died leaves it: expired by the time Lambda retries (60 s
     later, more than the lease), still live when the on-failure destination runs right after the last try."""
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            "UPDATE runs SET lease_owner = %s, lease_expires_at = now() + %s * interval '1 minute' WHERE id = %s",
-            [f"lambda:{request_id}:0a1b2c3d", -1 if expired else 1, run_id],
-        )
+    db_state.hold_lease(admin_url, run_id, f"lambda:{request_id}:0a1b2c3d", minutes=-1 if expired else 1)
 
 
 async def test_a_retried_run_worker_invocation_resumes_the_run_from_its_checkpoint(
@@ -258,8 +254,7 @@ async def test_two_workers_never_drive_one_run_and_one_that_lost_its_lease_stops
             spec = await launch_run(request)
             await asking.wait()
             assert await drive(spec.run_id, spec.org_id, local_owner()) == "leased"  # a second worker refuses
-            with psycopg.connect(admin_url, autocommit=True) as conn:  # another worker took the run over
-                conn.execute("UPDATE runs SET lease_owner = 'elsewhere:1:0' WHERE id = %s", [spec.run_id])
+            db_state.take_lease_elsewhere(admin_url, spec.run_id, "elsewhere:1:0")  # another worker took it over
             await wait_for_local_runs()  # the first worker's heartbeat finds the lease gone and stops driving
     finally:
         settings.run_lease_seconds = lease_seconds

@@ -10,6 +10,7 @@ import psycopg
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from pydantic_ai.models.function import AgentInfo
 
+from tests import db_state
 from tests.auth import auth_headers
 from tests.runs import EVENT, start_run
 from tests.scripted import scripted_model, text_then_tool
@@ -77,10 +78,9 @@ async def test_three_model_responses_write_three_usage_rows_and_a_replay_writes_
             ).fetchall()
             assert [r[0] for r in rows] == [0, 1, 2]
             assert all(r[1] == "scripted" and r[2] is None for r in rows)  # unpriced: unknown, not zero
-            # Replay as a retried step would: drop the checkpoints after the first model response and
-            # run the engine again from there.
-            conn.execute("DELETE FROM run_checkpoints WHERE run_id = %s AND seq > 1", [run["run_id"]])
-            conn.execute("UPDATE runs SET status = 'running' WHERE id = %s", [run["run_id"]])
+        # Replay as a retried step would: drop the checkpoints after the first model response and
+        # run the engine again from there.
+        db_state.mark_running_again(admin_url, run["run_id"], drop_after_seq=1)
         from personal_agent.engine.runner import advance
 
         outcome = await advance(run["run_id"], tenant.org_id)

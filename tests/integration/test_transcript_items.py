@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
+from personal_agent.db import system_transaction
+from personal_agent.identity import user_store
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from tests.auth import auth_headers
 from tests.email_tool import email_script, launch_email_run
@@ -34,18 +35,19 @@ def _call(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
     return call
 
 
-def _name(admin_url: str, tenant: Any, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute("UPDATE users SET display_name = %s WHERE id = %s", [name, tenant.user_id])
+async def _name(tenant: Any, name: str) -> None:
+    """The person's display name, as their identity provider's next sign-in keeps it."""
+    async with system_transaction() as conn:
+        await user_store.update_profile(conn, tenant.user_id, None, name)
 
 
 @pytest.mark.parametrize("mode", ["inline", "durable"])
 async def test_a_denied_call_keeps_its_decision_decider_reason_and_outcome(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]], mode: str
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]], mode: str
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)
-    _name(admin_url, tenant, "Alice Example")
+    await _name(tenant, "Alice Example")
     with scripted_model(email_script) as (model, _):
         spec = await launch_email_run(http, tenant, model, mode=mode)
         approval_id = await _approval_id(http, headers, spec.run_id)
@@ -85,7 +87,7 @@ async def tree(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[A
 
 
 async def test_a_sub_agent_keeps_its_status_cost_and_the_approval_its_call_asked_for(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, email_tool: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
 ) -> None:
     tenant = make_tenant()
     headers = auth_headers(tenant)

@@ -67,3 +67,29 @@ def test_sql_that_writes_is_only_in_stores_and_db() -> None:
         for line, statement in write_sql_in(path.read_text(encoding="utf-8"))
     ]
     assert offenders == [], "move this SQL into the table's store module:\n" + "\n".join(offenders)
+
+
+TESTS = PACKAGE.parents[1] / "tests"
+# Tests whose subject is the database refusing or auditing a write (row-level security, the append-only ledger,
+# owner scoping): the raw write is the attack under test.
+WRITES_UNDER_TEST = {
+    "test_rls.py",
+    "test_ledger.py",
+    "test_owner_scoping_sql.py",
+    "test_memories.py",
+    "test_tenant_rls_function.py",
+}
+CHANGES = re.compile(r"^(UPDATE|DELETE)\b", re.IGNORECASE)
+
+
+def test_tests_change_rows_only_through_the_api_the_stores_or_db_state() -> None:
+    """A test sets state through the API or the stores; what neither does (time passing, a worker dying, a row
+    moved behind the API's back) goes through `tests/db_state.py`, named for what it simulates."""
+    offenders = [
+        f"{path.relative_to(TESTS)}:{line}: {statement}"
+        for path in sorted(TESTS.rglob("*.py"))
+        if path.name not in {"db_state.py", "test_sql_in_stores.py", *WRITES_UNDER_TEST}
+        for line, statement in write_sql_in(path.read_text(encoding="utf-8"))
+        if CHANGES.match(statement)
+    ]
+    assert offenders == [], "set this state through the API, a store or tests/db_state.py:\n" + "\n".join(offenders)
