@@ -392,9 +392,18 @@ async def _agent(world: World) -> str:
 
 
 async def _attachment(world: World) -> str:
+    """An image uploaded to its chat (the browser's form POST straight to the bucket), so its owner can fetch it."""
     chat_id = await resource(world, "chat_id")
     body = {"filename": "matrix.png", "content_type": "image/png", "size": 10}
-    return await _post(world, f"/api/v1/chats/{chat_id}/attachments", body, "id")
+    created = await world.http.post(f"/api/v1/chats/{chat_id}/attachments", json=body, headers=world.a.headers)
+    assert created.status_code == 201, created.text
+    form = created.json()["upload"]
+    async with httpx.AsyncClient() as s3:
+        posted = await s3.post(
+            form["url"], data=form["fields"], files={"file": ("m.png", b"\x89PNG\r\n\x1a\n00", "image/png")}
+        )
+    assert posted.status_code in (200, 201, 204), posted.text
+    return str(created.json()["id"])
 
 
 FACTORIES: dict[str, Factory] = {
