@@ -26,7 +26,7 @@ async def whoami(ctx: RunContext[RunDeps], label: str) -> str:
     async with ctx.deps.db() as conn:
         row = await store.get_run(conn, ctx.deps.run_id)
     assert row is not None
-    return f"{label}: run {ctx.deps.run_id} of org {ctx.deps.org_id} is {row['status']}"
+    return f"{label}: run {ctx.deps.run_id} of org {ctx.deps.org_id} is {row.status}"
 
 
 @pytest.fixture

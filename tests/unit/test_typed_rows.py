@@ -13,6 +13,7 @@ import pytest
 
 from personal_agent.approvals import store as approval_store
 from personal_agent.chats import store as chat_store
+from personal_agent.runs import store as runs_store
 from personal_agent.workflows import delivery_store, output_delivery_store, output_store, schedule_store
 from personal_agent.workflows import store as workflow_store
 
@@ -24,6 +25,7 @@ TYPED_STORES = (
     output_store,
     output_delivery_store,
     approval_store,
+    runs_store,
 )
 
 

@@ -51,7 +51,7 @@ async def stopped_while_waiting(run_id: UUID, org_id: UUID) -> bool:
     (`lifecycle.run_views.cancel`), so one of the two always ends it (a durable run's execution is stopped)."""
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
-    return row is not None and bool(row["cancel_requested"]) and row["status"] == "waiting"
+    return row is not None and bool(row.cancel_requested) and row.status == "waiting"
 
 
 def clear_local_cancel(run_id: UUID | str) -> None:

@@ -48,7 +48,7 @@ async def name_new_chat(spec: RunSpec, status: str, messages: list[ModelMessage]
         request = first_request(messages)
         async with org_transaction(spec.org_id) as conn:
             run = await store.get_run(conn, spec.run_id)
-            title = title_for(spec, request, run["routing"] if run else None)
+            title = title_for(spec, request, run.routing if run else None)
             if not title:
                 return False
             return await chat_store.set_default_title(conn, spec.chat_id, title, DEFAULT_TITLE)

@@ -56,18 +56,18 @@ def round_children(spec: RunSpec, messages: Sequence[ModelMessage], ids: Sequenc
     return tuple(child_spec(spec, calls[i].tool_call_id, calls[i].args_as_dict(), labels=labels) for i in ids)
 
 
-async def _result(conn: Conn, row: dict[str, Any]) -> Any:
+async def _result(conn: Conn, row: store.RoundChild) -> Any:
     """The child's answer (or its error) as the `delegate` call's result, carrying the child's labels: a child
     that saw untrusted or classified content taints or raises its parent through it."""
-    cp = await store.latest_checkpoint(conn, row["id"])
+    cp = await store.latest_checkpoint(conn, row.id)
     messages = cp.messages if cp else []
-    if row["status"] == "succeeded":
+    if row.status == "succeeded":
         value: Any = answer_text(messages)
     else:
-        error = row["error"] or {"code": row["status"], "message": f"the sub-agent's run was {row['status']}"}
+        error = row.error or {"code": row.status, "message": f"the sub-agent's run was {row.status}"}
         # An error the parent model can handle (retry, do it itself, tell the user), not a failure of the parent.
-        value = {"sub_agent_run_id": str(row["id"]), "status": row["status"], "error": error}
-    labels = run_labels(RunSpec.model_validate(row["spec"]), ModelMessagesTypeAdapter.validate_python(messages))
+        value = {"sub_agent_run_id": str(row.id), "status": row.status, "error": error}
+    labels = run_labels(RunSpec.model_validate(row.spec), ModelMessagesTypeAdapter.validate_python(messages))
     return ToolReturn(return_value=value, metadata=result_metadata(labels))
 
 
@@ -77,11 +77,11 @@ async def children_results(spec: RunSpec, cp: store.Checkpoint) -> DeferredToolR
     ids = [str(i) for i in cp.state.get("children", [])]
     async with org_transaction(spec.org_id) as conn:
         rows = await store.round_children(conn, spec.run_id, ids)
-        if len(rows) < len(ids) or any(row["status"] not in store.TERMINAL for row in rows):
+        if len(rows) < len(ids) or any(row.status not in store.TERMINAL for row in rows):
             return None
         for row in rows:
-            if (row["error"] or {}).get("code") == "budget_exceeded":
-                raise BudgetExceeded(f"a sub-agent reached the budget: {row['error'].get('message', '')}")
-        calls = {row["tool_call_id"]: await _result(conn, row) for row in rows}
+            if (row.error or {}).get("code") == "budget_exceeded":
+                raise BudgetExceeded(f"a sub-agent reached the budget: {(row.error or {}).get('message', '')}")
+        calls = {row.tool_call_id: await _result(conn, row) for row in rows}
         await store.mark_running(conn, spec.run_id)
     return DeferredToolResults(calls=calls)

@@ -8,7 +8,7 @@ approvals in `engine/deferred.py`, the end of a run in `engine/finish.py`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from ag_ui.core import CustomEvent, RunStartedEvent
@@ -40,7 +40,7 @@ from personal_agent.spec.run_spec import RunSpec
 
 
 async def advance(
-    run_id: UUID, org_id: UUID, *, time_budget: float | None = None, row: dict[str, Any] | None = None
+    run_id: UUID, org_id: UUID, *, time_budget: float | None = None, row: store.RunRow | None = None
 ) -> StepOutcome:
     """Advance the run from its last checkpoint until it ends, waits for a person, or the budget is spent. `row`:
     the run's row as just read under its lease (otherwise it is read here)."""
@@ -49,11 +49,11 @@ async def advance(
             row = await store.get_run(conn, run_id)
     if row is None:
         raise NotFound("run not found", code="run_not_found")
-    spec = RunSpec.model_validate(row["spec"])
-    if row["status"] in store.TERMINAL:
-        return StepOutcome(row["status"], -1, -1)
+    spec = RunSpec.model_validate(row.spec)
+    if row.status in store.TERMINAL:
+        return StepOutcome(cast(StepStatus, row.status), -1, -1)  # it ended: the drive reports how
     emitter = RunEmitter(spec)
-    if row["status"] == "queued":  # its first step: clients hear of it before the history is read
+    if row.status == "queued":  # its first step: clients hear of it before the history is read
         await emitter.emit(RunStartedEvent(**run_ids(spec)))
     checkpoint, cancel_flag = await _start(spec, emitter)
     return await _drive(spec, emitter, checkpoint, time_budget, cancel_flag)
@@ -278,9 +278,9 @@ async def end_idle_run(
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
         cp = await store.latest_checkpoint(conn, run_id)
-    if row is None or row["status"] in store.TERMINAL:
+    if row is None or row.status in store.TERMINAL:
         return False
-    spec = RunSpec.model_validate(row["spec"])
+    spec = RunSpec.model_validate(row.spec)
     messages = ModelMessagesTypeAdapter.validate_python(cp.messages) if cp else []
     history_len = int(cp.state["history_len"]) if cp else 0
     await end_run(spec, RunEmitter(spec), messages, history_len, status, cp.seq if cp else 0, 0, error=error, once=once)

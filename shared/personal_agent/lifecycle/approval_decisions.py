@@ -61,8 +61,8 @@ async def _lock_pending(
         if row.status != "pending":
             raise _decided(row.status)
         run = await run_store.get_run(conn, row.run_id)
-        if run is None or run["status"] in run_store.TERMINAL:  # a run that ended runs no tool: nothing to approve
-            ended = run["status"] if run else "deleted"
+        if run is None or run.status in run_store.TERMINAL:  # a run that ended runs no tool: nothing to approve
+            ended = run.status if run else "deleted"
             await store.expire_for_ended_run(conn, principal.org_id, row.run_id, ended)
             return row, "run_ended"
         if row.expires_at <= datetime.now(UTC):
@@ -112,10 +112,10 @@ async def resume_if_decided(org_id: UUID, run_id: UUID, seq: int) -> bool:
     async with org_transaction(org_id) as conn:
         run = await run_store.lock_run(conn, run_id)
         pending, token = await store.wait_state(conn, run_id, seq)
-        if run is None or pending or run["status"] != "waiting" or not drivers.can_resume(run["mode"], token):
+        if run is None or pending or run.status != "waiting" or not drivers.can_resume(run.mode, token):
             return False
         if token:
             await store.clear_task_token(conn, run_id, seq)
         await run_store.resume_waiting(conn, run_id)
-    await drivers.resume(RunSpec.model_validate(run["spec"]), token)
+    await drivers.resume(RunSpec.model_validate(run.spec), token)
     return True

@@ -65,14 +65,14 @@ async def child_ended(org_id: UUID, run_id: UUID, *, resume_inline: bool) -> lis
     none, the parent's own drive goes on by itself); a durable parent goes on here, through its Task's token."""
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
-    if row is None or row["parent_run_id"] is None or row["status"] not in store.TERMINAL:
+    if row is None or row.parent_run_id is None or row.status not in store.TERMINAL:
         return []
     again: list[RunSpec] = []
-    if (row["error"] or {}).get("code") == "budget_exceeded":
-        root = RunSpec.model_validate(row["spec"]).root_run_id or row["parent_run_id"]
+    if (row.error or {}).get("code") == "budget_exceeded":
+        root = RunSpec.model_validate(row.spec).root_run_id or row.parent_run_id
         again += await stop_tree(org_id, root, resume_inline=resume_inline)
-    if resume_inline or row["mode"] == "durable":
-        again += await resume_parent_if_done(org_id, row["parent_run_id"], resume_inline=resume_inline)
+    if resume_inline or row.mode == "durable":
+        again += await resume_parent_if_done(org_id, row.parent_run_id, resume_inline=resume_inline)
     return again
 
 
@@ -82,14 +82,14 @@ async def resume_parent_if_done(org_id: UUID, parent_id: UUID, *, resume_inline:
     async with org_transaction(org_id) as conn:
         parent = await store.lock_run(conn, parent_id)
         cp = await store.latest_checkpoint(conn, parent_id)
-        if parent is None or parent["status"] != "waiting" or cp is None or cp.kind != "awaiting_children":
+        if parent is None or parent.status != "waiting" or cp is None or cp.kind != "awaiting_children":
             return []
         ids = [str(c) for c in cp.state.get("children", [])]
         rows = await store.round_children(conn, parent_id, ids)
-        if len(rows) < len(ids) or any(r["status"] not in store.TERMINAL for r in rows):
+        if len(rows) < len(ids) or any(r.status not in store.TERMINAL for r in rows):
             return []
         token = None
-        if parent["mode"] == "durable":
+        if parent.mode == "durable":
             token = await store.take_children_token(conn, parent_id)
             if not token:  # its Task has not stored its token yet: it resumes the parent itself when it does
                 return []
@@ -99,13 +99,13 @@ async def resume_parent_if_done(org_id: UUID, parent_id: UUID, *, resume_inline:
     if token:
         await executions.send_task_success(token, parent_id, org_id)
         return []
-    return [RunSpec.model_validate(parent["spec"])]
+    return [RunSpec.model_validate(parent.spec)]
 
 
 async def await_children(org_id: UUID, run_id: UUID, token: str) -> None:
     """The durable parent's `WaitForChildren` Task: store its token, start the children's executions (named
     after the runs: a retried Task starts none twice), and resume at once if they all ended already."""
-    rows: list[Any] = []
+    rows: list[store.RunRow | None] = []
     async with org_transaction(org_id) as conn:
         cancelled = store.cancelled_or_ended(await store.lock_run(conn, run_id))
         if not cancelled:
@@ -117,8 +117,8 @@ async def await_children(org_id: UUID, run_id: UUID, token: str) -> None:
         await executions.release_cancelled_wait(token)
         return
     for row in rows:
-        if row is not None and row["status"] == "queued" and not row["execution_arn"]:
-            await executions.start_execution(RunSpec.model_validate(row["spec"]))
+        if row is not None and row.status == "queued" and not row.execution_arn:
+            await executions.start_execution(RunSpec.model_validate(row.spec))
     await resume_parent_if_done(org_id, run_id, resume_inline=False)
 
 
@@ -130,14 +130,14 @@ async def cancel_descendants(org_id: UUID, run_id: UUID) -> int:
     async with org_transaction(org_id) as conn:
         rows = await store.unfinished_descendants(conn, run_id)
         for row in rows:
-            await store.request_cancel(conn, row["id"])
+            await store.request_cancel(conn, row.id)
     for row in rows:
-        await signal_cancel(row["id"])  # at once here, within 0.25 s elsewhere
-        if row["mode"] == "durable" and row["execution_arn"]:
-            await executions.stop_execution(org_id, row["id"], row["execution_arn"])
+        await signal_cancel(row.id)  # at once here, within 0.25 s elsewhere
+        if row.mode == "durable" and row.execution_arn:
+            await executions.stop_execution(org_id, row.id, row.execution_arn)
     for row in rows:
-        if row["status"] in ("waiting", "queued"):
-            await end_idle_run(row["id"], org_id, "cancelled")
+        if row.status in ("waiting", "queued"):
+            await end_idle_run(row.id, org_id, "cancelled")
     return len(rows)
 
 
@@ -151,15 +151,15 @@ async def stop_tree(org_id: UUID, root_id: UUID, *, resume_inline: bool) -> list
         rows = await store.unfinished_descendants(conn, root_id)
         idle = []
         for row in rows:
-            await store.request_cancel(conn, row["id"])
-            cp = await store.latest_checkpoint(conn, row["id"]) if row["status"] == "waiting" else None
-            if row["status"] == "queued" or (cp is not None and cp.kind != "awaiting_children"):
+            await store.request_cancel(conn, row.id)
+            cp = await store.latest_checkpoint(conn, row.id) if row.status == "waiting" else None
+            if row.status == "queued" or (cp is not None and cp.kind != "awaiting_children"):
                 idle.append(row)
     for row in rows:
-        await signal_cancel(row["id"])  # at once here, within 0.25 s elsewhere
+        await signal_cancel(row.id)  # at once here, within 0.25 s elsewhere
     for row in idle:
-        await end_idle_run(row["id"], org_id, "cancelled")
+        await end_idle_run(row.id, org_id, "cancelled")
     again: list[RunSpec] = []
-    for parent_id in {row["parent_run_id"] for row in idle}:  # their parents' rounds may be over now
+    for parent_id in {row.parent_run_id for row in idle}:  # their parents' rounds may be over now
         again += await resume_parent_if_done(org_id, parent_id, resume_inline=resume_inline)
     return again

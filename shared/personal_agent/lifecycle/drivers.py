@@ -54,7 +54,7 @@ async def drive(
     (`Leased`); `under_parent`: a sub-agent driven by its parent's drive, which goes on by itself afterwards."""
     from personal_agent.engine.runner import fail_run  # pydantic-ai: not in the API's cold start
 
-    taken: dict[str, Any] = {}
+    taken: list[store.RunRow] = []  # the run's row once its lease is taken
     status = "failed"
     try:
         if leased is not None:
@@ -75,7 +75,7 @@ async def drive(
             raise
     finally:
         # A run whose row says it has no parent is nobody's child; a paused run has not ended.
-        if taken.get("parent_run_id", run_id) is not None and status != PAUSED:
+        if (not taken or taken[0].parent_run_id is not None) and status != PAUSED:
             await after_drive(org_id, run_id, resume_inline_parent=not under_parent)
     return status
 
@@ -98,7 +98,7 @@ async def _drive_children(org_id: UUID, children: list[str]) -> None:
 
 
 async def _drive_leased(
-    run_id: UUID, org_id: UUID, owner: str, taken_row: dict[str, Any], leased_row: dict[str, Any] | None
+    run_id: UUID, org_id: UUID, owner: str, taken_row: list[store.RunRow], leased_row: store.RunRow | None
 ) -> str:
     """`taken_row` gets the run's row once the lease is taken (or `leased_row`, when the run was stored leased)."""
     from personal_agent.engine.runner import advance, fail_run  # pydantic-ai: not in the API's cold start
@@ -108,8 +108,8 @@ async def _drive_leased(
     taken = leased_row if leased_row is not None else await lease.take()
     if taken is None:
         return "leased"
-    taken_row.update(taken)
-    attempts = int(taken["attempts"])
+    taken_row.append(taken)
+    attempts = taken.attempts
     paused = False
     try:
         if attempts > settings.run_max_attempts:
@@ -153,8 +153,8 @@ async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
 
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
-    if row is not None and row["status"] == "running":  # before RUN_STARTED there is nothing to resume
-        spec = RunSpec.model_validate(row["spec"])
+    if row is not None and row.status == "running":  # before RUN_STARTED there is nothing to resume
+        spec = RunSpec.model_validate(row.spec)
         await RunEmitter(spec).emit(CustomEvent(name="run_resumed", value={"run_id": str(run_id), "attempt": attempt}))
 
 

@@ -73,7 +73,7 @@ def _ended_as_cancelled(run_id: UUID, org_id: UUID) -> bool:
     async def end() -> bool:
         async with org_transaction(org_id) as conn:
             row = await store.get_run(conn, run_id)
-        if row is None or not row["cancel_requested"] or row["status"] in store.TERMINAL:
+        if row is None or not row.cancel_requested or row.status in store.TERMINAL:
             return False
         await end_idle_run(run_id, org_id, "cancelled", once=True)
         await drivers.after_drive(org_id, run_id, resume_inline_parent=False)

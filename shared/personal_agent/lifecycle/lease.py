@@ -29,7 +29,7 @@ class Leased:
     `lease_owner`): its first drive starts from `row` instead of taking the lease in a transaction of its own."""
 
     owner: str
-    row: dict[str, Any]
+    row: store.RunRow
 
 
 class LeaseLost(Exception):
@@ -72,7 +72,7 @@ class RunLease:
         self.seconds = seconds
         self.lost = False
 
-    async def take(self) -> dict[str, Any] | None:
+    async def take(self) -> store.RunRow | None:
         """Take the run if no live lease is on it: its row as taken (`attempts`: how many drives in a row it has
         had, this one included), or None."""
         async with org_transaction(self.org_id) as conn:

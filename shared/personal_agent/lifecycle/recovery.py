@@ -38,21 +38,21 @@ async def recover_unattended(limit: int = 100) -> list[UUID]:
     for row in rows:
         try:
             if await _hand_back(row):
-                handed.append(row["run_id"])
+                handed.append(row.run_id)
         except Exception:  # one run that cannot be handed back must not stop the others
-            log.exception("could not hand a run back to its driver", extra={"run_id": str(row["run_id"])})
+            log.exception("could not hand a run back to its driver", extra={"run_id": str(row.run_id)})
     return handed
 
 
-async def _hand_back(row: dict[str, Any]) -> bool:
-    gone = not row["expired"] and owner_is_gone(row["lease_owner"])
-    if not (row["expired"] or gone):
+async def _hand_back(row: store.UnattendedRun) -> bool:
+    gone = not row.expired and owner_is_gone(row.lease_owner)
+    if not (row.expired or gone):
         return False  # a live process of this host drives it
-    async with org_transaction(row["org_id"]) as conn:
-        run = await store.get_run(conn, row["run_id"])
-        if run is None or not await store.break_lease(conn, row["run_id"], row["lease_owner"], owner_gone=gone):
+    async with org_transaction(row.org_id) as conn:
+        run = await store.get_run(conn, row.run_id)
+        if run is None or not await store.break_lease(conn, row.run_id, row.lease_owner, owner_gone=gone):
             return False  # another driver took it, or it ended, meanwhile
-    spec = RunSpec.model_validate(run["spec"])
+    spec = RunSpec.model_validate(run.spec)
     await start_run(spec)
     log.info("resuming a run whose worker is gone", extra={"run_id": str(spec.run_id)})
     return True
@@ -66,9 +66,9 @@ async def fail_lost_invocation(record: dict[str, Any]) -> bool:
     context = record.get("requestContext", {})
     async with org_transaction(org_id) as conn:
         row = await store.get_run(conn, run_id)
-        if row is None or row["status"] not in ("queued", "running"):
+        if row is None or row.status not in ("queued", "running"):
             return False
-        owner = row["lease_owner"]
+        owner = row.lease_owner
         ours = owner is None or owner.startswith(f"lambda:{context.get('requestId')}:")
         if not await store.break_lease(conn, run_id, owner, owner_gone=ours):
             return False

@@ -24,11 +24,11 @@ async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:
             raise NotFound("chat not found", code="chat_not_found")
 
 
-async def visible_run(principal: Principal, run_id: UUID) -> dict[str, Any]:
+async def visible_run(principal: Principal, run_id: UUID) -> store.RunRow:
     """The run if the caller may see it: its own runs, or any run of the org for org admins; else 404."""
     async with org_transaction(principal.org_id) as conn:
         row = await store.get_run(conn, run_id)
-    if row is None or (row["user_id"] != principal.user_id and not principal.is_org_admin):
+    if row is None or (row.user_id != principal.user_id and not principal.is_org_admin):
         raise NotFound("run not found", code="run_not_found")
     return row
 
@@ -40,33 +40,33 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         cost = await store.tree_cost(conn, run_id)
         structured = await message_store.run_messages(conn, run_id) if _wants_output(row) else None
     return {
-        "id": str(row["id"]),
-        "chat_id": str(row["chat_id"]) if row["chat_id"] else None,
-        "status": row["status"],
-        "mode": row["mode"],
-        "model": row["model_name"],
-        "model_chain": row["model_chain"],
-        "answered_model": answered_model_id(stored_refs(row["spec"]), row["answered_model"]),
-        "routing": row["routing"],
-        "trigger_source": row["trigger_source"],
-        "parent_run_id": str(row["parent_run_id"]) if row["parent_run_id"] else None,
-        "error": row["error"],
-        "gated_tools": (row["spec"] or {}).get("gated_tools", []),
-        "tools": _tools_view(row["spec"] or {}),
-        "agent": _agent_view(row["spec"] or {}),
+        "id": str(row.id),
+        "chat_id": str(row.chat_id) if row.chat_id else None,
+        "status": row.status,
+        "mode": row.mode,
+        "model": row.model_name,
+        "model_chain": row.model_chain,
+        "answered_model": answered_model_id(stored_refs(row.spec), row.answered_model),
+        "routing": row.routing,
+        "trigger_source": row.trigger_source,
+        "parent_run_id": str(row.parent_run_id) if row.parent_run_id else None,
+        "error": row.error,
+        "gated_tools": (row.spec or {}).get("gated_tools", []),
+        "tools": _tools_view(row.spec or {}),
+        "agent": _agent_view(row.spec or {}),
         "output": structured_output(structured) if structured else None,
-        "created_at": row["created_at"].isoformat(),
-        "started_at": row["started_at"].isoformat() if row["started_at"] else None,
-        "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
-        "events_url": f"/api/v1/runs/{row['id']}/events",
+        "created_at": row.created_at.isoformat(),
+        "started_at": row.started_at.isoformat() if row.started_at else None,
+        "finished_at": row.finished_at.isoformat() if row.finished_at else None,
+        "events_url": f"/api/v1/runs/{row.id}/events",
         "cost_usd": float(cost),
         "children": [_child_view(child) for child in children],
     }
 
 
-def _wants_output(row: dict[str, Any]) -> bool:
-    agent = (row["spec"] or {}).get("agent") or {}
-    return row["status"] == "succeeded" and agent.get("output_schema") is not None
+def _wants_output(row: store.RunRow) -> bool:
+    agent = (row.spec or {}).get("agent") or {}
+    return row.status == "succeeded" and agent.get("output_schema") is not None
 
 
 def structured_output(messages: list[Any]) -> Any:
@@ -101,43 +101,43 @@ def _tools_view(spec: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _child_view(row: dict[str, Any]) -> dict[str, Any]:
-    delegation = row["delegation"] or {}
+def _child_view(row: store.ChildRun) -> dict[str, Any]:
+    delegation = row.delegation or {}
     return {
-        "id": str(row["id"]),
-        "status": row["status"],
-        "mode": row["mode"],
+        "id": str(row.id),
+        "status": row.status,
+        "mode": row.mode,
         "task": delegation.get("task", ""),
         "preset": delegation.get("preset"),
-        "error": row["error"],
-        "cost_usd": float(row["cost_usd"]),
-        "created_at": row["created_at"].isoformat(),
-        "finished_at": row["finished_at"].isoformat() if row["finished_at"] else None,
-        "events_url": f"/api/v1/runs/{row['id']}/events",
+        "error": row.error,
+        "cost_usd": float(row.cost_usd),
+        "created_at": row.created_at.isoformat(),
+        "finished_at": row.finished_at.isoformat() if row.finished_at else None,
+        "events_url": f"/api/v1/runs/{row.id}/events",
     }
 
 
 async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
     """Set the cancel flag (the engine stops between stream chunks) and stop a durable execution."""
     row = await visible_run(principal, run_id)
-    if row["status"] in store.TERMINAL:
-        return {"run_id": str(run_id), "status": row["status"], "cancelled": False}
+    if row.status in store.TERMINAL:
+        return {"run_id": str(run_id), "status": row.status, "cancelled": False}
     async with org_transaction(principal.org_id) as conn:
         await store.request_cancel(conn, run_id)
-    await drivers.stop(principal.org_id, run_id, row["mode"], row["execution_arn"])
-    status = row["status"]
+    await drivers.stop(principal.org_id, run_id, row.mode, row.execution_arn)
+    status = row.status
     if status == "running":
         # It may have begun waiting for a person since it was read: its engine, past its last flag check, no
         # longer ends it (it checks once more after the wait is stored: `engine.cancellation.stopped_while_waiting`).
         async with org_transaction(principal.org_id) as conn:
             now = await store.get_run(conn, run_id)
-        status = now["status"] if now is not None else status
+        status = now.status if now is not None else status
     if status in ("waiting", "queued"):
         # No engine is advancing it (it waits for a person): end it here with the cancelled outcome.
         from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
 
         await end_idle_run(run_id, principal.org_id, "cancelled", once=True)  # its engine may end it too
     await subagents.cancel_descendants(principal.org_id, run_id)  # every run below it stops too
-    if row["parent_run_id"] is not None:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
+    if row.parent_run_id is not None:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
         await drivers.after_drive(principal.org_id, run_id, resume_inline_parent=True)
     return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}

@@ -13,7 +13,7 @@ from personal_agent.spec.run_spec import RunSpec
 
 async def store_prepared(
     conn: Conn, spec: RunSpec, status: str = "queued", error: dict[str, Any] | None = None, owner: str | None = None
-) -> dict[str, Any]:
+) -> store.RunRow:
     """The one way a launched run is stored: its prepared RunSpec becomes its row (a `skipped` one with `error`;
     with `owner`, stored already leased to the driver of this process that drives it first)."""
     return await store.insert_run(conn, spec, status, error, owner)

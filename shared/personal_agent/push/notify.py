@@ -48,11 +48,11 @@ async def deliver(org_id: UUID, message: dict[str, Any]) -> int:
     run_id = UUID(message["run_id"])
     async with org_transaction(org_id) as conn:
         run = await run_store.get_run(conn, run_id)
-        if run is None or run["user_id"] is None:  # a run nobody owns has nobody to tell
+        if run is None or run.user_id is None:  # a run nobody owns has nobody to tell
             return 0
         approvals = await approval_store.pending_of(conn, run_id, list(message.get("approval_ids", [])))
-        await store.as_user(conn, run["user_id"])
-        subscriptions = await store.list_own(conn, run["user_id"])
+        await store.as_user(conn, run.user_id)
+        subscriptions = await store.list_own(conn, run.user_id)
     accepted = 0
     for approval in approvals:
         for subscription in subscriptions:
@@ -61,8 +61,8 @@ async def deliver(org_id: UUID, message: dict[str, Any]) -> int:
                 accepted += 1
             elif sent.status_code in sender.GONE:
                 async with org_transaction(org_id) as conn:
-                    await store.as_user(conn, run["user_id"])
-                    await store.delete_endpoint(conn, run["user_id"], subscription["endpoint"])
+                    await store.as_user(conn, run.user_id)
+                    await store.delete_endpoint(conn, run.user_id, subscription["endpoint"])
             else:
                 log.warning("a push notification was not accepted", extra={"error": sent.error, "run_id": str(run_id)})
     return accepted

@@ -7,15 +7,97 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, jsonb
 from personal_agent.settings import get_settings
-from personal_agent.spec.run_spec import RunSpec
+from personal_agent.spec.run_spec import RunMode, RunSpec
 
 TERMINAL = ("succeeded", "failed", "cancelled", "skipped")
+COLUMNS = (
+    "id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, execution_arn, spec, model_name,"
+    " error, cancel_requested, created_at, started_at, finished_at, model_chain, answered_model, routing,"
+    " lease_owner, lease_expires_at, attempts, children_task_token"
+)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run's whole row (`COLUMNS`)."""
+
+    id: UUID
+    org_id: UUID
+    chat_id: UUID | None
+    user_id: UUID | None
+    parent_run_id: UUID | None
+    status: str
+    mode: RunMode
+    trigger_source: str
+    execution_arn: str | None
+    spec: dict[str, Any]  # the RunSpec's JSON
+    model_name: str | None
+    error: dict[str, Any] | None
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    model_chain: list[str] | None
+    answered_model: str | None
+    routing: dict[str, Any] | None
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    attempts: int
+    children_task_token: str | None
+
+
+@dataclass(frozen=True)
+class UnattendedRun:
+    """A pointer to an unfinished inline run the recovery sweep looks at (its content stays behind RLS)."""
+
+    org_id: UUID
+    run_id: UUID
+    lease_owner: str | None
+    expired: bool
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A sub-agent run as its parent's run view lists it, with the cost of its own tree so far."""
+
+    id: UUID
+    status: str
+    mode: RunMode
+    error: dict[str, Any] | None
+    delegation: dict[str, Any] | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    cost_usd: Decimal
+
+
+@dataclass(frozen=True)
+class DescendantRun:
+    """A run below another that has not ended (what the cancel cascade stops)."""
+
+    id: UUID
+    parent_run_id: UUID  # below another run: it has a parent
+    status: str
+    mode: RunMode
+    execution_arn: str | None
+
+
+@dataclass(frozen=True)
+class RoundChild:
+    """One child of a round of `delegate` calls: its status, error and spec, and the call that started it."""
+
+    id: UUID
+    status: str
+    error: dict[str, Any] | None
+    spec: dict[str, Any]  # the RunSpec's JSON
+    tool_call_id: str  # every child of a round was started by one `delegate` call
 
 
 @dataclass(frozen=True)
@@ -32,14 +114,15 @@ async def insert_run(
     status: str = "queued",
     error: dict[str, Any] | None = None,
     lease_owner: str | None = None,
-) -> dict[str, Any]:
+) -> RunRow:
     """Store a new run and return its row; one stored in a terminal status (a `skipped` run) is finished at once,
     with `error`. With `lease_owner`, the run is stored already leased to that driver (its first drive), as
     `take_lease` would have left it."""
     cur = await conn.execute(
         "INSERT INTO runs (id, org_id, chat_id, user_id, parent_run_id, status, mode, trigger_source, spec, model_name,"
         " model_chain, lease_owner, attempts, lease_expires_at, error, finished_at) VALUES (%s, %s, %s, %s, %s, %s,"
-        " %s, %s, %s, %s, %s, %s, %s, now() + make_interval(secs => %s), %s, CASE WHEN %s THEN now() END) RETURNING *",
+        " %s, %s, %s, %s, %s, %s, %s, now() + make_interval(secs => %s), %s, CASE WHEN %s THEN now() END) RETURNING "
+        + COLUMNS,
         [
             spec.run_id,
             spec.org_id,
@@ -61,7 +144,7 @@ async def insert_run(
     )
     row = await cur.fetchone()
     assert row is not None
-    return row
+    return RunRow(**row)
 
 
 async def active_run_in_chat(conn: Conn, chat_id: UUID) -> UUID | None:
@@ -91,20 +174,22 @@ async def set_routing(conn: Conn, run_id: UUID, routing: dict[str, Any] | None, 
     )
 
 
-async def get_run(conn: Conn, run_id: UUID | str) -> dict[str, Any] | None:
-    cur = await conn.execute("SELECT * FROM runs WHERE id = %s", [str(run_id)])
-    return await cur.fetchone()
+async def get_run(conn: Conn, run_id: UUID | str) -> RunRow | None:
+    cur = await conn.execute(f"SELECT {COLUMNS} FROM runs WHERE id = %s", [str(run_id)])
+    row = await cur.fetchone()
+    return RunRow(**row) if row else None
 
 
-def cancelled_or_ended(run: dict[str, Any] | None) -> bool:
+def cancelled_or_ended(run: RunRow | None) -> bool:
     """Whether a (locked) run row is gone, ended, or has a cancel requested: nothing should wait on it."""
-    return run is None or run["status"] in TERMINAL or bool(run["cancel_requested"])
+    return run is None or run.status in TERMINAL or run.cancel_requested
 
 
-async def lock_run(conn: Conn, run_id: UUID) -> dict[str, Any] | None:
+async def lock_run(conn: Conn, run_id: UUID) -> RunRow | None:
     """The run row, locked until the transaction ends (one decision resumes a waiting run once)."""
-    cur = await conn.execute("SELECT * FROM runs WHERE id = %s FOR UPDATE", [run_id])
-    return await cur.fetchone()
+    cur = await conn.execute(f"SELECT {COLUMNS} FROM runs WHERE id = %s FOR UPDATE", [run_id])
+    row = await cur.fetchone()
+    return RunRow(**row) if row else None
 
 
 async def set_execution_arn(conn: Conn, run_id: UUID, arn: str) -> None:
@@ -132,16 +217,17 @@ async def finish_run(conn: Conn, run_id: UUID, status: str, error: dict[str, Any
     return await cur.fetchone() is not None
 
 
-async def take_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> dict[str, Any] | None:
+async def take_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> RunRow | None:
     """Become the run's one driver if nobody holds a live lease on it: the run's row as taken (`attempts`: the
     drives in a row so far, this one included), or None."""
     cur = await conn.execute(
         "UPDATE runs SET lease_owner = %s, lease_expires_at = now() + make_interval(secs => %s),"
         " attempts = attempts + 1 WHERE id = %s AND status IN ('queued', 'running')"
-        " AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now()) RETURNING *",
+        " AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < now()) RETURNING " + COLUMNS,
         [owner, seconds, run_id],
     )
-    return await cur.fetchone()
+    row = await cur.fetchone()
+    return RunRow(**row) if row else None
 
 
 async def renew_lease(conn: Conn, run_id: UUID, owner: str, seconds: float) -> bool:
@@ -177,12 +263,12 @@ async def break_lease(conn: Conn, run_id: UUID, owner: str | None, *, owner_gone
     return await cur.fetchone() is not None
 
 
-async def unattended_runs(conn: Conn, host_prefix: str, limit: int) -> list[dict[str, Any]]:
+async def unattended_runs(conn: Conn, host_prefix: str, limit: int) -> list[UnattendedRun]:
     """Unfinished inline runs of every org whose lease expired or is held on this host (pointers only)."""
     cur = await conn.execute(
         "SELECT org_id, run_id, lease_owner, expired FROM pa_unattended_runs(%s, %s)", [host_prefix, limit]
     )
-    return list(await cur.fetchall())
+    return [UnattendedRun(**row) for row in await cur.fetchall()]
 
 
 async def mark_waiting(conn: Conn, run_id: UUID) -> None:
@@ -302,17 +388,14 @@ _TREE = (
 )
 
 
-async def children(conn: Conn, run_id: UUID) -> list[dict[str, Any]]:
+async def children(conn: Conn, run_id: UUID) -> list[ChildRun]:
     """The run's children, oldest first, each with the cost of its own tree (NULL cost counts as 0)."""
     cur = await conn.execute(
         "SELECT id, status, mode, error, spec->'delegation' AS delegation, created_at, started_at, finished_at"
         " FROM runs WHERE parent_run_id = %s ORDER BY created_at, spec->'delegation'->>'tool_call_id', id",
         [run_id],
     )
-    rows = list(await cur.fetchall())
-    for row in rows:
-        row["cost_usd"] = await tree_cost(conn, row["id"])
-    return rows
+    return [ChildRun(**row, cost_usd=await tree_cost(conn, row["id"])) for row in await cur.fetchall()]
 
 
 async def count_children(conn: Conn, run_id: UUID) -> int:
@@ -332,24 +415,24 @@ async def tree_cost(conn: Conn, run_id: UUID) -> Decimal:
     return Decimal(row["cost"]) if row else Decimal(0)
 
 
-async def unfinished_descendants(conn: Conn, run_id: UUID) -> list[dict[str, Any]]:
+async def unfinished_descendants(conn: Conn, run_id: UUID) -> list[DescendantRun]:
     """Every run below `run_id` that has not ended, deepest first (the cancel cascade stops leaves first)."""
     cur = await conn.execute(
         f"{_TREE} SELECT id, parent_run_id, status, mode, execution_arn FROM tree WHERE depth > 0"
         " AND status NOT IN ('succeeded', 'failed', 'cancelled', 'skipped') ORDER BY depth DESC",
         [run_id],
     )
-    return list(await cur.fetchall())
+    return [DescendantRun(**row) for row in await cur.fetchall()]
 
 
-async def round_children(conn: Conn, run_id: UUID, ids: list[str]) -> list[dict[str, Any]]:
+async def round_children(conn: Conn, run_id: UUID, ids: list[str]) -> list[RoundChild]:
     """The children `ids` of the run (one round of `delegate` calls) with their status, error and spec."""
     cur = await conn.execute(
         "SELECT id, status, error, spec, spec->'delegation'->>'tool_call_id' AS tool_call_id FROM runs"
         " WHERE parent_run_id = %s AND id = ANY(%s::uuid[])",
         [run_id, ids],
     )
-    return list(await cur.fetchall())
+    return [RoundChild(**row) for row in await cur.fetchall()]
 
 
 async def set_children_token(conn: Conn, run_id: UUID, token: str | None) -> None:

@@ -72,12 +72,12 @@ async def run_events(
     settings = get_settings()
 
     async def is_gone() -> bool:
-        return row["status"] in store.TERMINAL
+        return row.status in store.TERMINAL
 
     return await _response(
         principal,
         relay(
-            run_stream(row["org_id"], run_id),
+            run_stream(row.org_id, run_id),
             resume,
             heartbeat=settings.sse_heartbeat_seconds,
             max_lifetime=settings.sse_max_lifetime_seconds,

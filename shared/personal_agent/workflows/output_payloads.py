@@ -39,16 +39,16 @@ async def _name(conn: Conn, workflow_id: UUID) -> str:
 async def run_payload(conn: Conn, workflow_id: UUID, run_id: UUID) -> dict[str, Any]:
     run = await run_store.get_run(conn, run_id)
     assert run is not None, "a finished run is in the database"
-    output = _answer(await message_store.run_messages(conn, run_id)) if run["status"] == "succeeded" else ""
+    output = _answer(await message_store.run_messages(conn, run_id)) if run.status == "succeeded" else ""
     data = {
         "workflow_id": str(workflow_id),
         "workflow_name": await _name(conn, workflow_id),
         "run_id": str(run_id),
-        "chat_id": str(run["chat_id"]),
-        "status": run["status"],
-        "error": run["error"],
+        "chat_id": str(run.chat_id),
+        "status": run.status,
+        "error": run.error,
         "output": output[:MAX_OUTPUT_CHARS],
-        "run_url": _link(f"/chats/{run['chat_id']}"),
+        "run_url": _link(f"/chats/{run.chat_id}"),
     }
     return {"type": "run.finished", "timestamp": datetime.now(UTC).isoformat(), "data": data}
 
