@@ -69,7 +69,9 @@ def test_an_inline_run_survives_a_killed_dev_server(tmp_path: Path) -> None:
         with httpx.Client(base_url=url, timeout=60) as http:
             chat = http.post("/api/v1/chats", json={"title": "killed"}, headers=headers).json()
             started = http.post(
-                f"/api/v1/chats/{chat['id']}/runs", json={"message": "what time is it?", "mode": "inline"}, headers=headers
+                f"/api/v1/chats/{chat['id']}/runs",
+                json={"message": "what time is it?", "mode": "inline"},
+                headers=headers,
             )
             assert started.status_code == 202, started.text
             run_id = started.json()["run_id"]

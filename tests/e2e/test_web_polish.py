@@ -181,7 +181,7 @@ def test_copy_buttons_highlighted_code_and_each_answers_model_time_and_cost(brow
         # A real run's answer says which model answered, how long it took and what it cost (from the run).
         send(page, "Hello, which model are you?")
         details = answered(page)
-        expect(details).to_have_text(re.compile(r"^(offline:)?demo · \d+(\.\d)? s · \$0\.00$"))
+        expect(details).to_have_text(re.compile(r"^(Assistant v\d+ · )?(offline:)?demo · \d+(\.\d)? s · \$0\.00$"))
 
         found = serious_violations(page)
         assert not found, describe_violations(found)
