@@ -31,7 +31,7 @@ from personal_agent.engine.runner import fail_run
 from personal_agent.lifecycle.drivers import drive, stop_local_runs, wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.lifecycle.lease import local_owner
-from personal_agent.lifecycle.recovery import recover_unattended
+from personal_agent.lifecycle.recovery import fail_lost_invocation, recover_unattended
 from personal_agent.settings import get_settings
 from tests import crash_worker, db_state
 from tests.auth import auth_headers
@@ -224,6 +224,27 @@ async def test_the_run_worker_on_failure_destination_ends_the_run_worker_lost(
     assert model_calls == []
     frames = await read_events(http, f"/api/v1/runs/{config['run_id']}/events", auth_headers(tenant))
     assert frames[-1].type == "RUN_ERROR" and frames[-1].data["code"] == "worker_lost"
+
+
+async def test_an_invocation_whose_attempts_met_an_outage_hands_the_run_back_instead_of_failing_it(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, model_calls: list[int], tmp_path: Path
+) -> None:
+    """The run worker's every attempt raised DependencyUnavailable (the database stayed down past the bound): the
+    on-failure record names that class, and the run, paused at its checkpoint, goes back to its driver."""
+    tenant = make_tenant()
+    config = await _new_run(http, tenant, "request:1")
+    await _kill_at(2, config, admin_url, tmp_path / "worker.log")
+    record = load_event("run_worker_on_failure.json")
+    record["requestPayload"] = {"run_id": config["run_id"], "org_id": config["org_id"]}
+    record["responsePayload"] = {"errorType": "DependencyUnavailable", "errorMessage": "the database stayed down"}
+    _as_if_a_lambda_attempt_held_it(admin_url, config["run_id"], record["requestContext"]["requestId"], expired=False)
+
+    assert await fail_lost_invocation(record) is False
+    await wait_for_local_runs()
+
+    run = _run(admin_url, config["run_id"])
+    assert (run["status"], run["code"], run["usage"]) == ("succeeded", None, [0, 1, 2])
+    assert model_calls == [1, 2]  # resumed from its checkpoint: the stored first response is not asked again
 
 
 async def test_two_workers_never_drive_one_run_and_one_that_lost_its_lease_stops(

@@ -58,9 +58,23 @@ async def _hand_back(row: store.UnattendedRun) -> bool:
     return True
 
 
+# What the run worker raises when the bus or the database stayed down past PA_DEPENDENCY_RETRY_SECONDS (the Lambda
+# runtime names the class in the on-failure record's `responsePayload.errorType`).
+OUTAGE_ERRORS = frozenset({"DependencyUnavailable", "BusUnavailable", "UpstashUnavailable"})
+
+
+def outage_record(record: dict[str, Any]) -> bool:
+    """Whether the invocation's last attempt ended on a dependency outage, not a crash or a timeout."""
+    response = record.get("responsePayload")
+    return isinstance(response, dict) and response.get("errorType") in OUTAGE_ERRORS
+
+
 async def fail_lost_invocation(record: dict[str, Any]) -> bool:
     """The run worker's on-failure destination: every attempt of the invocation died (or it never ran before its
-    event expired). End the run failed `worker_lost` unless another worker holds a live lease on it now."""
+    event expired). End the run failed `worker_lost` unless another worker holds a live lease on it now. An
+    invocation whose attempts all met an outage is not lost: the run, paused at its checkpoint, goes back to its
+    driver (a new invocation, with its own retries); while the database is still down this function's own retries
+    and then its dead-letter queue keep the record."""
     payload = record["requestPayload"]
     run_id, org_id = UUID(payload["run_id"]), UUID(payload["org_id"])
     context = record.get("requestContext", {})
@@ -72,6 +86,10 @@ async def fail_lost_invocation(record: dict[str, Any]) -> bool:
         ours = owner is None or owner.startswith(f"lambda:{context.get('requestId')}:")
         if not await store.break_lease(conn, run_id, owner, owner_gone=ours):
             return False
+    if outage_record(record):
+        await start_run(RunSpec.model_validate(row.spec))
+        log.info("resuming a run paused by an outage", extra={"run_id": str(run_id)})
+        return False
     tries = context.get("approximateInvokeCount", 0)
     await fail_run(
         run_id,
