@@ -62,17 +62,17 @@ importlint:
 typecheck:
 	$(VENV)/bin/mypy
 
-# Two shards at once (one per core): the end-to-end suite (`pa dev` subprocesses, browsers) beside the rest. Each
-# has its own temp dir (short, under /tmp: Postgres' socket paths), embedded Postgres, Valkey and emulators on free
-# ports; the e2e log is printed when both end.
+# Two shards at once (one per core): the browser tests (tests/e2e/test_web_*.py) beside the rest (the `pa dev`
+# end-to-end tests, integration and unit), about even. Each has its own temp dir (short, under /tmp: Postgres' socket
+# paths), embedded Postgres, Valkey and emulators on free ports; the browser shard's log is printed when both end.
 SHARDS := test-artifacts/shards
 pytest:
 	@rm -rf $(SHARDS) && mkdir -p $(SHARDS); tmp=$$(mktemp -d /tmp/pa-test.XXXXXX); \
-	$(VENV)/bin/pytest -q -p no:cacheprovider --basetemp=$$tmp/e2e tests/e2e >$(SHARDS)/e2e.log 2>&1 & e2e=$$!; \
-	$(VENV)/bin/pytest -q --basetemp=$$tmp/rest tests --ignore=tests/e2e; rest=$$?; \
-	wait $$e2e; e2e_status=$$?; \
-	echo "---- tests/e2e (run beside the rest) ----"; cat $(SHARDS)/e2e.log; \
-	[ $$rest -eq 0 ] && [ $$e2e_status -eq 0 ]
+	$(VENV)/bin/pytest -q -p no:cacheprovider --basetemp=$$tmp/web tests/e2e/test_web_*.py >$(SHARDS)/web.log 2>&1 & web=$$!; \
+	$(VENV)/bin/pytest -q --basetemp=$$tmp/rest tests --ignore-glob='tests/e2e/test_web_*.py'; rest=$$?; \
+	wait $$web; web_status=$$?; \
+	echo "---- the browser tests, run beside the rest (tests/e2e/test_web_*.py) ----"; cat $(SHARDS)/web.log; \
+	[ $$rest -eq 0 ] && [ $$web_status -eq 0 ]
 
 # The API's OpenAPI document (checked in) and the web chat's types generated from it; run after changing a route.
 # tests/unit/test_openapi_drift.py fails while either is stale.
