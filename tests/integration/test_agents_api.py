@@ -374,3 +374,39 @@ async def test_a_draft_version_can_be_tried_without_publishing(http: httpx.Async
             headers=headers,
         )
         assert missing.status_code == 404 and missing.json()["code"] == "agent_version_not_found"
+
+
+HANDBOOK = "# Travel\n\nTrain tickets over two hundred euros need the manager's approval.\n"
+DIARY = "Personal note: the train to the quarterly review leaves on a Thursday.\n"
+
+
+async def search_then_name_documents(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    """Searches the knowledge base once, then answers with the documents its passages came from."""
+    if tool_rounds(messages) == 0:
+        args = json.dumps({"query": "train tickets quarterly review Thursday approval"})
+        yield {0: DeltaToolCall(name="search_knowledge", json_args=args, tool_call_id="k1")}
+        return
+    (found,) = [
+        p.content for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
+    ]
+    yield ",".join(sorted({item["document"] for item in found if "document" in item}))
+
+
+async def test_an_agents_knowledge_names_the_one_collection_it_searches(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    from tests.knowledge import upload_and_wait
+
+    alice = make_tenant()
+    headers = auth_headers(alice)
+    await upload_and_wait(http, headers, alice, "handbook.md", "text/markdown", HANDBOOK.encode())
+    await upload_and_wait(http, headers, alice, "diary.txt", "text/plain", DIARY.encode(), collection="personal")
+    await create(http, headers, slug="own-notes", name="Own notes", tools=["search_knowledge"], knowledge=["personal"])
+    await create(http, headers, slug="handbook", name="Handbook", tools=["search_knowledge"], knowledge=["org"])
+    await create(http, headers, slug="everything", name="All", tools=["search_knowledge"], knowledge=[])
+    with scripted_model(search_then_name_documents) as (model, _):
+        seen = {}
+        for slug in ("own-notes", "handbook", "everything"):
+            chat = (await http.post("/api/v1/chats", json={"agent": slug}, headers=headers)).json()
+            seen[slug], _ = await answer_of(http, headers, chat["id"], model)
+    assert seen == {"own-notes": "diary.txt", "handbook": "handbook.md", "everything": "diary.txt,handbook.md"}
