@@ -63,7 +63,7 @@ typecheck:
 	$(VENV)/bin/mypy
 
 # Two shards at once (one per core): the browser tests (tests/e2e/test_web_*.py) beside the rest (the `pa dev`
-# end-to-end tests, integration and unit), about even. Each has its own temp dir (short, under /tmp: Postgres' socket
+# end-to-end tests, integration and unit): 11 and 16 minutes on 2 cores, 17 in all. Each has its own temp dir (short, under /tmp: Postgres' socket
 # paths), embedded Postgres, Valkey and emulators on free ports; the browser shard's log is printed when both end.
 SHARDS := test-artifacts/shards
 pytest:
