@@ -104,12 +104,13 @@ async def _model(org_id: UUID, classification: str) -> Any:
 
 
 async def _fail(doc: dict[str, Any], version: str, error: tuple[str, str], *, delete_object: bool = False) -> str:
-    """`failed` with the reason, and no chunks (an earlier version's are removed too: they no longer match)."""
+    """`failed` with the reason, and no chunks (an earlier version's are removed too: they no longer match). A file
+    the policy should have refused is deleted first, so whoever sees `failed` no longer finds it."""
+    if delete_object:
+        await asyncio.to_thread(objects.delete_object, doc["object_key"])
     async with worker_transaction(doc["org_id"]) as conn:
         await chunk_store.delete_chunks(conn, doc["id"])
         failed = await store.set_status(conn, doc["id"], "failed", error, version=version)
     if failed is not None:
         await announce_status(failed)
-    if delete_object:  # a file the policy should have refused is not kept
-        await asyncio.to_thread(objects.delete_object, doc["object_key"])
     return "failed"
