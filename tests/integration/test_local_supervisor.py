@@ -4,7 +4,7 @@ on its port, with what it held, and the console line says so; `pids.json` names 
 from __future__ import annotations
 
 import json
-import time
+import threading
 from pathlib import Path
 
 from moto.server import ThreadedMotoServer
@@ -25,15 +25,19 @@ def test_a_moto_that_stops_serving_starts_again_on_its_port_with_its_state(stack
     sqs = aws_client_at("sqs", aws.endpoint_url, "us-east-1")
     queue = sqs.create_queue(QueueName=f"supervised-{port}")["QueueUrl"]
     said: list[str] = []
+    spoke = threading.Event()
+
+    def say(line: str) -> None:
+        said.append(line)
+        spoke.set()
+
     pids = tmp_path / "pids.json"
-    supervisor = Supervisor([Part("moto", aws.exited, aws.restart)], pids, extra_pids={"pa_dev": 1}, say=said.append)
+    supervisor = Supervisor([Part("moto", aws.exited, aws.restart)], pids, extra_pids={"pa_dev": 1}, say=say)
     supervisor.start()
     try:
         assert json.loads(pids.read_text()) == {"pa_dev": 1}  # an in-process part has no pid of its own
         server.stop()  # its serving thread ends, as when it crashes
-        deadline = time.monotonic() + 30
-        while not said and time.monotonic() < deadline:
-            time.sleep(0.05)
+        assert spoke.wait(30), "the supervisor never said it restarted moto"
         assert said and said[0].startswith("moto stopped serving; restarted in "), said
         assert aws.server is not server
         assert queue in sqs.list_queues(QueueNamePrefix="supervised-")["QueueUrls"]
