@@ -116,11 +116,12 @@ LAYER_EXPORT := $(UV) export --frozen --no-dev --no-emit-project --no-hashes --n
 # layer); the API asks it to embed a search query. pgvector's Python package (numpy) is not used: vectors go as text.
 # uvicorn with the event loop and HTTP parser in C (uvloop, httptools) serves only the SSE relay: they go in its
 # own small stream layer, beside the API layer. hiredis (redis-py's optional parser) is left to the workers.
-API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx uvicorn uvloop httptools hiredis
+API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx uvicorn uvloop httptools hiredis \
+	a2a-sdk openpyxl python-pptx rapidocr-onnxruntime
 STREAM_LAYER_ONLY := uvicorn|click|uvloop|httptools
 # wordllama (the offline embedder) has no Linux arm64 wheel, and on AWS embeddings go through Bedrock or OpenAI;
 # uvicorn and its C loop and parser serve only the relay.
-WORKER_LAYER_PRUNE := wordllama uvicorn uvloop httptools
+WORKER_LAYER_PRUNE := wordllama uvicorn uvloop httptools a2a-sdk rapidocr-onnxruntime
 WORKER_LAYER_EXTRA := aws-xray-sdk|wrapt
 DEPLOY_ARGS ?= --guided
 
