@@ -1,12 +1,15 @@
 """Build the pydantic-ai agent for one engine step of a RunSpec: its model chain (through the classification
 gate) and its snapshotted toolset, with `RunDeps` as the agent's deps type. An agent with an `output_schema`
-answers with validated structured output (a `final_result` call whose arguments match the schema)."""
+answers with validated structured output (a `final_result` call whose arguments match the schema), as does a run
+whose caller asked for a schema (`/v1` `response_format`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, StructuredDict, ToolOutput
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ExternalToolset
 
 from personal_agent.agents.structured import output_problem
 from personal_agent.engine.context_fit import ContextFit
@@ -22,7 +25,7 @@ from personal_agent.tools.toolset import run_toolset
 async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent[RunDeps, Any]:
     """A fresh agent for one engine step (the model is resolved, and the classification gate runs, every step);
     its MCP toolsets connect when the step's agent run starts and close when it ends."""
-    schema = spec.agent.output_schema if spec.agent else None
+    schema = spec.answer_schema
     output: list[Any] = [str, DeferredToolRequests]
     if schema is not None:
         structured = StructuredDict(schema, name="output", description="the answer as the agent's output schema")
@@ -32,7 +35,7 @@ async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent
         deps_type=RunDeps,
         instructions=run_instructions(spec),
         capabilities=[ContextFit(spec, emitter), *run_capabilities()],  # the history is cut to the window first
-        toolsets=[run_toolset(spec), *mcp_toolsets(spec)],
+        toolsets=[run_toolset(spec), *mcp_toolsets(spec), *client_toolsets(spec)],
         output_type=output,
     )
     if schema is not None:
@@ -44,3 +47,15 @@ async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent
             return value
 
     return agent
+
+
+def client_toolsets(spec: RunSpec) -> list[AbstractToolset[RunDeps]]:
+    """The caller's own tools (`/v1` `tools`): the model may call them; such a call ends the run (a deferred
+    `external` call the caller answers in its next request), and nothing of it runs here."""
+    if not spec.client_tools:
+        return []
+    definitions = [
+        ToolDefinition(name=t.name, description=t.description, parameters_json_schema=t.parameters, kind="external")
+        for t in spec.client_tools
+    ]
+    return [ExternalToolset(definitions, id="client")]

@@ -66,7 +66,7 @@ def run_error(exc: BaseException, spec: RunSpec | None = None) -> dict[str, Any]
         return {"code": exc.code, "message": exc.message[:500]}
     if isinstance(exc, RunLimitExceeded | UsageLimitExceeded):
         return {"code": "limit_exceeded", "message": str(exc)[:500]}
-    if spec is not None and spec.agent is not None and spec.agent.output_schema is not None:
+    if spec is not None and spec.answer_schema is not None:
         if isinstance(exc, UnexpectedModelBehavior) and "output" in exc.message and "retries" in exc.message:
             message = "the model did not produce an answer that matches the agent's output schema"
             return {"code": "output_invalid", "message": message}

@@ -15,6 +15,7 @@ from ag_ui.core import CustomEvent, RunStartedEvent
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart
 from pydantic_ai.usage import UsageLimits
+from pydantic_ai.settings import ModelSettings
 
 from personal_agent import observability
 from personal_agent.chats import message_store
@@ -192,6 +193,8 @@ async def _drive(
     if isinstance(output, DeferredToolRequests):
         if delegations(output):
             return await start_children(drive, output)
+        if output.calls and not output.approvals:  # the caller's own tools (`/v1`): the caller runs them
+            return await _end(drive, "succeeded")
         return await _pause(drive, output, time_budget)
     return await _end(drive, "succeeded")
 
@@ -206,6 +209,7 @@ async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToo
         None,
         message_history=history,
         deferred_tool_results=deferred,
+        model_settings=cast(ModelSettings, spec.model_settings.as_dict()) or None,
         usage_limits=UsageLimits(request_limit=None),
         deps=RunDeps.for_run(spec, routing),
     ) as run:

@@ -34,9 +34,11 @@ from personal_agent.settings import get_settings
 from personal_agent.spec.labels import Labels, launch_labels
 from personal_agent.spec.run_spec import (
     MAX_MESSAGE_CHARS,
+    ClientTool,
     GatedTool,
     McpServerRef,
     ModelRef,
+    ModelSettings,
     RequestedMode,
     RunMode,
     RunSpec,
@@ -76,6 +78,16 @@ class LaunchRequest:
     recall_memories: bool = True
     """The run recalls its user's memories (triggered runs only when their workflow's owner opted in)."""
     agent: str | None = None  # the agent's slug (`lifecycle.agent_launch`); None: the chat's, else the built-in one
+    turns: tuple[dict[str, Any], ...] = ()
+    """The run's own messages as a protocol adapter was given them (`/v1`: the request's conversation, pydantic-ai
+    JSON), stored in place of a user turn made from `message`; the last is a request (a user turn or tool results)."""
+    entered: Labels = Labels()
+    """The labels of what the caller's messages bring (a client's tool results are untrusted)."""
+    vision: bool = False
+    """The turns carry images: only models that see."""
+    client_tools: tuple[ClientTool, ...] = ()
+    model_settings: ModelSettings = ModelSettings()
+    output_schema: dict[str, Any] | None = None
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -185,6 +197,7 @@ async def _labels(conn: Conn, request: LaunchRequest, chat: chat_store.LockedCha
     if request.user_id is not None and request.recall_memories:
         floor = min(m.tier for m in (plan.primary, *plan.fallbacks))
         entered.append(Labels(content_tier=await memory_recall.launch_tier(conn, request.user_id, floor)))
+    entered.append(request.entered)
     return launch_labels(chat.labels, classification_tier(chat.classification), request.trigger_source, entered)
 
 
@@ -205,7 +218,7 @@ async def _plan(
     requested = request.model or await _user_default_model(conn, request) or org["default_model"]
     requested = requested or get_settings().default_model
     candidates = merge_candidates(await read_org_models(conn))
-    if any(a["kind"] == "image" for a in attached):  # plan_for_images narrows to vision models, then plan_models
+    if request.vision or any(a["kind"] == "image" for a in attached):  # plan_for_images narrows to vision models, then plan_models
         return plan_for_images(candidates, requested, tier, org["routing_model"]), attached
     return plan_models(candidates, requested, tier, org["routing_model"]), attached
 
@@ -215,7 +228,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     over budget, or when no model may receive the chat's data."""
     if request.regenerate and (request.message.strip() or request.attachments):
         raise InvalidInput("a regenerate sends no message of its own", code="regenerate_with_message")
-    message = request.message if request.regenerate else validate_message(request.message)
+    message = request.message if request.regenerate or request.turns else validate_message(request.message)
     request, agent = await agent_launch.with_agent(request)  # its instructions, model, tools unless the request's own
     remote = tuple(n for n in request.tools or () if get_tool(n) is None)  # not first-party: an MCP tool
     local = tuple(n for n in request.tools if n not in remote) if request.tools is not None else None
@@ -263,6 +276,9 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             history=request.history,
             recall_memories=request.recall_memories,
             agent=agent_launch.ref(agent),
+            client_tools=request.client_tools,
+            model_settings=request.model_settings,
+            output_schema=request.output_schema,
         )
         spec, leased = await _store_turn(conn, request, spec, attached, message)
     await _start_or_fail(spec, leased)
@@ -278,7 +294,9 @@ async def _store_turn(
     owner = drives_here(spec)
     row = await store_prepared(conn, spec, owner=owner)
     leased = Leased(owner, row) if owner else None
-    if not request.regenerate:
+    if request.turns:
+        await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, list(request.turns), parent)
+    elif not request.regenerate:
         turn = await attachments.bind(conn, attached, spec.run_id, user_request_json(message))
         await message_store.append_messages(conn, spec.org_id, spec.chat_id, spec.run_id, [turn], parent)
     return spec, leased

@@ -65,8 +65,9 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
 
 
 def _wants_output(row: store.RunRow) -> bool:
-    agent = (row.spec or {}).get("agent") or {}
-    return row.status == "succeeded" and agent.get("output_schema") is not None
+    spec = row.spec or {}
+    agent = spec.get("agent") or {}
+    return row.status == "succeeded" and (spec.get("output_schema") or agent.get("output_schema")) is not None
 
 
 def structured_output(messages: list[Any]) -> Any:

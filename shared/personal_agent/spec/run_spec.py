@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
-TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent"]
+TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent", "openai_api", "a2a"]
 ApprovalPolicy = Literal["never", "gate", "always"]
 """Who decides whether a call of an MCP tool runs: nobody, the confidence gate (with `acts`), or a person."""
 
@@ -192,6 +192,36 @@ class AgentRef(BaseModel):
     """A JSON Schema of an object: the run's final answer is validated structured output."""
 
 
+class ClientTool(BaseModel):
+    """A function tool the caller defines and runs itself (`/v1` `tools`): the model may call it, and the run ends
+    there with the call for the caller to answer in its next request. It never runs on the platform."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(pattern=r"^[a-zA-Z0-9_-]{1,64}$")
+    description: str = Field("", max_length=4000)
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class ModelSettings(BaseModel):
+    """Sampling settings the caller chose (`/v1` `temperature`, `max_tokens`, `stop`), passed on to every request of
+    the run where the model takes them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, ge=0, le=1)
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    stop_sequences: tuple[str, ...] = Field((), max_length=4)
+
+    def as_dict(self) -> dict[str, Any]:
+        """pydantic-ai's `ModelSettings` (a TypedDict): only what was set."""
+        chosen = self.model_dump(exclude_none=True, exclude_defaults=True)
+        if "stop_sequences" in chosen:
+            chosen["stop_sequences"] = list(chosen["stop_sequences"])
+        return chosen
+
+
 OUTPUT_TOOL = "final_result"
 """The tool a run with an agent's `output_schema` answers through (its arguments are the structured output)."""
 
@@ -236,6 +266,18 @@ class RunSpec(BaseModel):
     """The user's memories go into the run's instructions (a workflow's triggered runs: only if its owner opted in)."""
     agent: AgentRef | None = None
     """The agent the run launched with (None: a run from before agents, or one built outside the launch)."""
+    client_tools: tuple[ClientTool, ...] = ()
+    """Tools the caller runs itself (`/v1`): a call of one ends the run with the call (`finish_reason: tool_calls`)."""
+    model_settings: ModelSettings = ModelSettings()
+    output_schema: dict[str, Any] | None = None
+    """A JSON Schema the caller asked the answer to match (`/v1` `response_format`); else the agent's."""
     labels: Labels = Labels()
     """The run's governance labels at launch (`spec/labels.py`): the chat's, its classification's, an untrusted
     trigger's and those of what entered with the message. The engine raises them from the run's messages."""
+
+    @property
+    def answer_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema the run's final answer must match (the caller's, else its agent's), or None for text."""
+        if self.output_schema is not None:
+            return self.output_schema
+        return self.agent.output_schema if self.agent is not None else None
