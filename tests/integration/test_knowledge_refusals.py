@@ -85,7 +85,7 @@ async def test_the_presigned_policy_names_type_and_size_and_the_ingest_enforces_
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
-        ({"filename": "cat.png", "content_type": "image/png", "size": 10}, 415, "unsupported_type"),
+        ({"filename": "cat.gif", "content_type": "image/gif", "size": 10}, 415, "unsupported_type"),
         ({"filename": "big.pdf", "content_type": PDF, "size": 25 * 1024 * 1024 + 1}, 413, "too_large"),
         ({"filename": "a.pdf", "content_type": PDF, "size": 10, "collection": "team"}, 422, "invalid_collection"),
         ({"filename": "a.pdf", "content_type": PDF, "size": 10, "classification": "secret"}, 422, None),

@@ -27,7 +27,7 @@ def kind_of(content_type: str, size: int) -> Kind:
     else:
         raise AppError(
             f"{media or 'this type'} cannot be attached: images (PNG, JPEG, GIF, WebP) or documents "
-            "(PDF, DOCX, HTML, Markdown, plain text)",
+            "(PDF, DOCX, XLSX, PPTX, CSV, HTML, Markdown, plain text, e-mail)",
             code="unsupported_attachment",
             status=415,
         )

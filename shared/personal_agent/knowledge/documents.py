@@ -25,7 +25,8 @@ def _validate(filename: str, content_type: str, size: int, classification: str) 
         raise InvalidInput("filename has 1 to 255 characters", code="invalid_filename")
     if format_of(content_type) is None:
         raise InvalidInput(
-            "only PDF, DOCX, HTML, Markdown and plain text documents are accepted",
+            "only PDF, DOCX, XLSX, PPTX, CSV, HTML, Markdown, plain text, e-mail (.eml), PNG and JPEG documents "
+            "are accepted",
             code="unsupported_type",
             status=415,
         )

@@ -17,20 +17,20 @@ RATIO_FROM_BYTES = 1024 * 1024  # a small part cannot hurt, whatever its ratio
 MAX_PARTS = 5000
 
 
-def check_archive(data: bytes) -> None:
+def check_archive(data: bytes, kind: str = "DOCX") -> None:
     """Refuse from the central directory alone. zipfile never inflates a part past the size the directory declares
-    (and then fails its CRC), so the declared sizes bound what python-docx can unpack."""
+    (and then fails its CRC), so the declared sizes bound what python-docx (openpyxl, python-pptx) can unpack."""
     try:
         parts = zipfile.ZipFile(io.BytesIO(data)).infolist()
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        raise UnreadableDocument("corrupt", f"the DOCX could not be read ({type(exc).__name__})") from None
+        raise UnreadableDocument("corrupt", f"the {kind} could not be read ({type(exc).__name__})") from None
     if len(parts) > MAX_PARTS:
-        raise too_large(f"the DOCX has more than {MAX_PARTS} parts")
+        raise too_large(f"the {kind} has more than {MAX_PARTS} parts")
     if sum(p.file_size for p in parts) > MAX_UNPACKED_BYTES:
-        raise too_large(f"the DOCX unpacks to more than {MAX_UNPACKED_BYTES // (1024 * 1024)} MB")
+        raise too_large(f"the {kind} unpacks to more than {MAX_UNPACKED_BYTES // (1024 * 1024)} MB")
     for part in parts:
         if part.file_size > RATIO_FROM_BYTES and part.file_size > MAX_RATIO * max(part.compress_size, 1):
-            raise too_large(f"the DOCX part {part.filename[:100]!r} is compressed more than {MAX_RATIO} times")
+            raise too_large(f"the {kind} part {part.filename[:100]!r} is compressed more than {MAX_RATIO} times")
 
 
 def parse_docx(data: bytes, budget: TextBudget) -> list[Section]:

@@ -22,6 +22,8 @@ from personal_agent.knowledge.parsing.budget import too_large
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
 
 log = logging.getLogger("personal_agent.knowledge.parsing")
+OCR_EXTRA_MB = 1024
+"""Address space a child may add once it runs OCR (`ocr.py`)."""
 
 
 def parse_isolated(fmt: str, data: bytes, *, max_chars: int, memory_mb: int, seconds: float) -> list[Section]:
@@ -75,7 +77,10 @@ def main() -> None:
     import resource
 
     fmt, max_chars, memory_mb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024, memory_mb * 1024 * 1024))
+    # The hard limit leaves OCR room: onnxruntime's threads reserve address space (not memory) that a 1 GB limit
+    # refuses, so `parsing/ocr.py` raises the soft limit to it when a page needs recognising, and only then.
+    hard = (memory_mb + OCR_EXTRA_MB) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 1024 * 1024, hard))
     result = _child(fmt, max_chars, memory_mb, sys.stdin.buffer.read())
     sys.stdout.write(json.dumps(result))
 

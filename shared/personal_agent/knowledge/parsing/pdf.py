@@ -1,6 +1,7 @@
 """PDF with pypdf (pure Python, ~2 MB installed, no native code): one section per page; an encrypted or corrupt
-file is refused as a whole. A content stream is extracted once: pages that draw the same stream (a small file can
-point every page at one large compressed stream) add nothing after the first."""
+file is refused as a whole. A page without a text layer (a scan) is read from its images by OCR (`ocr.py`).
+A content stream is extracted once: pages that draw the same stream (a small file can point every page at one
+large compressed stream) add nothing after the first."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from personal_agent.knowledge.parsing.budget import TextBudget, too_large
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
 
 MAX_PAGES = 2000
+MIN_TEXT_CHARS = 20
+"""A page with fewer characters of text than this is taken for a scan (its images go through OCR)."""
+MAX_OCR_IMAGES = 8
+"""Images read per scanned page (a scan is one; the largest are read first)."""
 
 
 def _contents_key(page: Any) -> tuple[Any, ...] | None:
@@ -43,8 +48,20 @@ def _pages(reader: Any, budget: TextBudget) -> list[Section]:
             if key in seen:
                 continue
             seen.add(key)
-        sections.append(Section(budget.spend(page.extract_text() or ""), page=number))
+        text = page.extract_text() or ""
+        if len("".join(text.split())) < MIN_TEXT_CHARS:
+            text = _recognised(page) or text
+        sections.append(Section(budget.spend(text), page=number))
     return sections
+
+
+def _recognised(page: Any) -> str:
+    """The text OCR reads in the page's images (the largest first), or "" when it has none."""
+    from personal_agent.knowledge.parsing.ocr import recognise
+
+    images = sorted(page.images, key=lambda image: -len(image.data))[:MAX_OCR_IMAGES]
+    texts = [recognise(image.data) for image in images]
+    return "\n".join(t for t in texts if t)
 
 
 def parse_pdf(data: bytes, budget: TextBudget) -> list[Section]:

@@ -1,0 +1,104 @@
+"""Text recognition for scans and photos with RapidOCR (PP-OCRv4 on onnxruntime; its models ship inside the
+`rapidocr-onnxruntime` wheel, nothing is downloaded). Each image gets at most `PAGE_SECONDS` (a SIGALRM timer: the
+parser runs in its own child process's main thread); a page past it is left out, and the document's own deadline
+(`PA_INGEST_PARSE_SECONDS`) bounds the whole. Images are sized from their header before they are decoded.
+
+Where the package is not installed (the Lambda layers leave it out: docs/knowledge.md), a document that needs OCR
+ends `failed: ocr_unavailable` instead of `no_text`."""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from personal_agent.knowledge.parsing.budget import TextBudget, too_large
+from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
+
+log = logging.getLogger("personal_agent.knowledge.ocr")
+PAGE_SECONDS = 20.0
+"""The most one page (or image) may take; about 1 s for a typical scanned page on one core."""
+MAX_PIXELS = 40_000_000
+"""An A4 page scanned at 600 dpi is 35 Mpx; larger is refused before it is decoded."""
+MIN_SCORE = 0.5
+"""Recognised lines below this confidence are dropped (noise, stamps)."""
+
+
+class _PageTimeout(Exception):
+    pass
+
+
+def available() -> bool:
+    try:
+        import rapidocr_onnxruntime  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@functools.cache
+def _engine() -> Any:
+    import resource
+
+    from rapidocr_onnxruntime import RapidOCR
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)  # the parse child's OCR headroom (`isolated.py`)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    return RapidOCR()
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise `_PageTimeout` in this thread after `seconds` (only on the main thread: elsewhere, no page limit)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _PageTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _check_size(data: bytes) -> None:
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise UnreadableDocument("corrupt", f"the image could not be read ({type(exc).__name__})") from None
+    if width * height > MAX_PIXELS:
+        raise too_large(f"the image has {width}x{height} pixels, more than {MAX_PIXELS // 1_000_000} million")
+
+
+def recognise(data: bytes, seconds: float = PAGE_SECONDS) -> str | None:
+    """The text of one image (PNG, JPEG, or any image a PDF page holds), line by line; None past `seconds`."""
+    if not available():
+        raise UnreadableDocument("ocr_unavailable", "text recognition (OCR) is not installed in this deployment")
+    _check_size(data)
+    try:
+        with _deadline(seconds):
+            lines, _ = _engine()(data)
+    except _PageTimeout:
+        log.warning("OCR of one image took more than %s s: left out", seconds)
+        return None
+    return "\n".join(str(text) for _, text, score in lines or () if float(score) >= MIN_SCORE)
+
+
+def parse_image(data: bytes, budget: TextBudget) -> list[Section]:
+    text = recognise(data)
+    if text is None:
+        raise too_large(f"the image took more than {PAGE_SECONDS:g} s to read")
+    return [Section(budget.spend(text), page=1)]
