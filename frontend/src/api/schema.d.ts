@@ -789,6 +789,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/knowledge/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Collections
+         * @description The collections you are a member of (org admins: every one).
+         */
+        get: operations["list_collections"];
+        put?: never;
+        /**
+         * Create Collection
+         * @description A named collection; you are its owner unless you name others.
+         */
+        post: operations["create_collection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/collections/{collection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Collection */
+        get: operations["get_collection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Collection
+         * @description Delete the collection with its documents, their passages and files, and its sources (owners, org admins).
+         */
+        delete: operations["delete_collection"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Collection
+         * @description Rename, describe or replace the members (owners and org admins).
+         */
+        patch: operations["update_collection"];
+        trace?: never;
+    };
     "/api/v1/knowledge/documents": {
         parameters: {
             query?: never;
@@ -896,6 +945,74 @@ export interface paths {
          */
         put: operations["update_knowledge_settings"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Sources
+         * @description The sources of the collections you are a member of (or of one).
+         */
+        get: operations["list_sources"];
+        put?: never;
+        /**
+         * Create Source
+         * @description Feed a collection you write to from an S3 prefix, a sitemap or a page; the first sync starts at once.
+         */
+        post: operations["create_source"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/sources/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Source
+         * @description A source with its last sync (when; documents added, updated, removed, failed).
+         */
+        get: operations["get_source"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Source
+         * @description Stop syncing and remove the documents the source brought in.
+         */
+        delete: operations["delete_source"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/knowledge/sources/{source_id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync Source
+         * @description Sync now, in the background (`last_sync` changes when it is done).
+         */
+        post: operations["sync_source"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1219,6 +1336,66 @@ export interface paths {
         post?: never;
         /** Delete Push Subscription */
         delete: operations["delete_push_subscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Questions
+         * @description Questions runs acting for the caller asked them, newest first (`status`: pending by default).
+         */
+        get: operations["list_questions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/questions/{question_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer Question
+         * @description Answer a pending question; the run goes on with the answer.
+         */
+        post: operations["answer_question"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Runs
+         * @description The caller's runs (not sub-agents), newest first, whatever started them; `before` pages back.
+         */
+        get: operations["list_runs"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1707,7 +1884,7 @@ export interface components {
             /** Instructions */
             instructions: string;
             /** Knowledge */
-            knowledge?: ("org" | "personal")[];
+            knowledge?: string[];
             /** Latest Version */
             latest_version: number;
             /**
@@ -1808,7 +1985,7 @@ export interface components {
             /** Instructions */
             instructions: string;
             /** Knowledge */
-            knowledge?: ("org" | "personal")[];
+            knowledge?: string[];
             /**
              * Memory
              * @description recall the user's memories and offer `remember`
@@ -1896,7 +2073,7 @@ export interface components {
             /** Instructions */
             instructions: string;
             /** Knowledge */
-            knowledge?: ("org" | "personal")[];
+            knowledge?: string[];
             /**
              * Memory
              * @description recall the user's memories and offer `remember`
@@ -1959,7 +2136,7 @@ export interface components {
             /** Instructions */
             instructions: string;
             /** Knowledge */
-            knowledge?: ("org" | "personal")[];
+            knowledge?: string[];
             /**
              * Memory
              * @description recall the user's memories and offer `remember`
@@ -2023,7 +2200,7 @@ export interface components {
             /** Instructions */
             instructions?: string | null;
             /** Knowledge */
-            knowledge?: ("org" | "personal")[] | null;
+            knowledge?: string[] | null;
             /** Memory */
             memory?: boolean | null;
             /** Model */
@@ -2082,6 +2259,25 @@ export interface components {
         AgentVersionList: {
             /** Items */
             items: components["schemas"]["AgentVersion"][];
+        };
+        /**
+         * AnswerIn
+         * @example {
+         *       "answer": "blue"
+         *     }
+         * @example {
+         *       "answer": {
+         *         "amount": 250,
+         *         "currency": "EUR"
+         *       }
+         *     }
+         */
+        AnswerIn: {
+            /**
+             * Answer
+             * @description the answer: one of the choices, a value of the schema, or text
+             */
+            answer: unknown;
         };
         /** Approval */
         Approval: {
@@ -2665,6 +2861,85 @@ export interface components {
             environment: "local" | "aws" | "test";
             oidc: components["schemas"]["OidcClientConfig"] | null;
         };
+        /** CollectionIn */
+        CollectionIn: {
+            /**
+             * Description
+             * @default
+             */
+            description?: string;
+            /** Name */
+            name: string;
+            /**
+             * Owners
+             * @description members of the org, by user id or e-mail; none: you
+             */
+            owners?: string[];
+            /**
+             * Readers
+             * @description members of the org, by user id or e-mail: may search it
+             */
+            readers?: string[];
+            /**
+             * Writers
+             * @description members of the org, by user id or e-mail: may add documents
+             */
+            writers?: string[];
+        };
+        /** CollectionList */
+        CollectionList: {
+            /** Items */
+            items: components["schemas"]["CollectionOut"][];
+        };
+        /** CollectionOut */
+        CollectionOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Description */
+            description: string;
+            /**
+             * Id
+             * Format: uuid
+             * @description use it as a document's `collection`, a search's `collection`, an agent's knowledge
+             */
+            id: string;
+            /** Members */
+            members: components["schemas"]["personal_agent__api__knowledge_collections__MemberOut"][];
+            /** Name */
+            name: string;
+            /** Owners */
+            owners: string[];
+            /** Readers */
+            readers: string[];
+            /**
+             * Role
+             * @description yours (null: an org admin who is not a member)
+             */
+            role: ("owner" | "writer" | "reader") | null;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Writers */
+            writers: string[];
+        };
+        /** CollectionPatch */
+        CollectionPatch: {
+            /** Description */
+            description?: string | null;
+            /** Name */
+            name?: string | null;
+            /** Owners */
+            owners?: string[] | null;
+            /** Readers */
+            readers?: string[] | null;
+            /** Writers */
+            writers?: string[] | null;
+        };
         /** ConnectionTestOut */
         ConnectionTestOut: {
             /** Elapsed Ms */
@@ -3057,6 +3332,13 @@ export interface components {
             value: components["schemas"]["FeedOutputDelivery"];
         } | {
             /** @constant */
+            name: "question_asked";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["FeedQuestionAsked"];
+        } | {
+            /** @constant */
             name: "run_finished";
             timestamp?: number;
             /** @constant */
@@ -3114,6 +3396,20 @@ export interface components {
             status: "succeeded" | "failed" | "retrying";
             /** Workflow Id */
             workflow_id: string;
+        };
+        /**
+         * FeedQuestionAsked
+         * @description A run of the user's chat asks them a question.
+         */
+        FeedQuestionAsked: {
+            /** Chat Id */
+            chat_id: string;
+            /** Question */
+            question: string;
+            /** Question Id */
+            question_id: string;
+            /** Run Id */
+            run_id: string;
         };
         /**
          * FeedRun
@@ -3475,41 +3771,7 @@ export interface components {
         /** MemberList */
         MemberList: {
             /** Items */
-            items: components["schemas"]["MemberOut"][];
-        };
-        /** MemberOut */
-        MemberOut: {
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /** Display Name */
-            display_name: string | null;
-            /** Email */
-            email: string | null;
-            /** Roles */
-            roles: string[];
-            /**
-             * Status
-             * @description `disabled` and `removed` members are refused in this org on their next request
-             * @enum {string}
-             */
-            status: "active" | "disabled" | "removed";
-            /** Status Changed At */
-            status_changed_at: string | null;
-            /** Subject */
-            subject: string;
-            /**
-             * User Disabled
-             * @description a platform admin disabled this account everywhere
-             */
-            user_disabled: boolean;
-            /**
-             * User Id
-             * Format: uuid
-             */
-            user_id: string;
+            items: components["schemas"]["personal_agent__api__org__MemberOut"][];
         };
         /** Memory */
         Memory: {
@@ -3660,6 +3922,11 @@ export interface components {
         };
         /** OrgSettings */
         OrgSettings: {
+            /**
+             * Code Execution
+             * @description whether runs are offered `run_python` (null: the deployment's default)
+             */
+            code_execution?: boolean | null;
             /** Confidence Threshold */
             confidence_threshold: number;
             /** Default Model */
@@ -3676,6 +3943,11 @@ export interface components {
         };
         /** OrgSettingsIn */
         OrgSettingsIn: {
+            /**
+             * Code Execution
+             * @description offer `run_python` to the org's runs; left out: unchanged
+             */
+            code_execution?: boolean | null;
             /**
              * Confidence Threshold
              * @default 0.8
@@ -4087,6 +4359,107 @@ export interface components {
              */
             public_key: string | null;
         };
+        /** Question */
+        Question: {
+            /** Answer */
+            answer?: unknown;
+            /** Answered At */
+            answered_at: string | null;
+            /** Chat Id */
+            chat_id: string | null;
+            /** Choices */
+            choices?: string[] | null;
+            /** Created At */
+            created_at: string;
+            /** Default */
+            default?: unknown;
+            /** Expires At */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /** Question */
+            question: string;
+            /** Reason */
+            reason: string | null;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Schema
+             * @description the JSON Schema the answer fits
+             */
+            schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "answered" | "expired";
+            /** Tool Call Id */
+            tool_call_id: string;
+        };
+        /**
+         * QuestionAnswered
+         * @description The run goes on with the answer to its question (`answered`: a person's, or the default at the timeout;
+         *     `expired`: none, the call failed).
+         */
+        QuestionAnswered: {
+            /**
+             * Answer
+             * @default null
+             */
+            answer?: unknown;
+            /** Question Id */
+            question_id: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "answered" | "expired";
+            /** Tool Call Id */
+            tool_call_id: string;
+        };
+        /**
+         * QuestionAsked
+         * @description The run asks its person a question (`ask_user`) and waits for the answer: free text, one of `choices`, or a
+         *     value of `schema`; `default` is taken when nobody answers by `expires_at`.
+         */
+        QuestionAsked: {
+            /**
+             * Choices
+             * @default null
+             */
+            choices?: string[] | null;
+            /**
+             * Default
+             * @default null
+             */
+            default?: unknown;
+            /** Expires At */
+            expires_at: string;
+            /** Question */
+            question: string;
+            /** Question Id */
+            question_id: string;
+            /** Run Id */
+            run_id: string;
+            /**
+             * Schema
+             * @default null
+             */
+            schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** Tool Call Id */
+            tool_call_id: string;
+        };
+        /** QuestionList */
+        QuestionList: {
+            /** Items */
+            items: components["schemas"]["Question"][];
+        };
         /** Readiness */
         Readiness: {
             /** Checks */
@@ -4340,6 +4713,20 @@ export interface components {
             value: components["schemas"]["HistorySummarised"];
         } | {
             /** @constant */
+            name: "question_answered";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["QuestionAnswered"];
+        } | {
+            /** @constant */
+            name: "question_asked";
+            timestamp?: number;
+            /** @constant */
+            type: "CUSTOM";
+            value: components["schemas"]["QuestionAsked"];
+        } | {
+            /** @constant */
             name: "resume_expired";
             timestamp?: number;
             /** @constant */
@@ -4395,6 +4782,16 @@ export interface components {
             type: "CUSTOM";
             value: components["schemas"]["ToolsUnavailable"];
         };
+        /** RunList */
+        RunList: {
+            /** Items */
+            items: components["schemas"]["RunSummaryOut"][];
+            /**
+             * Next Before
+             * @description pass as `before` for the next page; null on the last one
+             */
+            next_before: string | null;
+        };
         /**
          * RunResumed
          * @description Recovery took the run over from a worker that stopped; it goes on from its last checkpoint.
@@ -4404,6 +4801,40 @@ export interface components {
             attempt: number;
             /** Run Id */
             run_id: string;
+        };
+        /** RunSummaryOut */
+        RunSummaryOut: {
+            agent: components["schemas"]["RunAgentOut"] | null;
+            /** Chat Id */
+            chat_id: string | null;
+            /**
+             * Cost Usd
+             * @description USD of the run and its sub-agents (unpriced counts 0)
+             */
+            cost_usd: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Mode */
+            mode: string;
+            /** Model */
+            model: string | null;
+            /** Status */
+            status: string;
+            /**
+             * Trigger Source
+             * @description chat, agui, webhook, schedule, openai_api, a2a, ...
+             */
+            trigger_source: string;
         };
         /** RunToolOut */
         RunToolOut: {
@@ -4562,6 +4993,105 @@ export interface components {
              */
             signing_secret: string;
         };
+        /** SourceIn */
+        SourceIn: {
+            /**
+             * Allow Hosts
+             * @description web: hosts the crawl may fetch (default: the URL's)
+             */
+            allow_hosts?: string[];
+            /**
+             * Bucket
+             * @description s3: the bucket
+             */
+            bucket?: string | null;
+            /**
+             * Classification
+             * @default standard
+             * @enum {string}
+             */
+            classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Collection
+             * @description a named collection's id or name (you write to it)
+             */
+            collection: string;
+            /**
+             * Every
+             * @description re-sync on this schedule: `rate(1 day)`, `cron(0 6 * * ? *)`
+             */
+            every?: string | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "s3" | "sitemap" | "url";
+            /**
+             * Prefix
+             * @description s3: the key prefix
+             * @default
+             */
+            prefix?: string;
+            /**
+             * Url
+             * @description sitemap: the sitemap's URL; url: the page's
+             */
+            url?: string | null;
+        };
+        /** SourceList */
+        SourceList: {
+            /** Items */
+            items: components["schemas"]["SourceOut"][];
+        };
+        /** SourceOut */
+        SourceOut: {
+            /** Allow Hosts */
+            allow_hosts: string[];
+            /** Bucket */
+            bucket: string | null;
+            /** Classification */
+            classification: string;
+            /**
+             * Collection
+             * Format: uuid
+             */
+            collection: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Created By
+             * Format: uuid
+             */
+            created_by: string;
+            /**
+             * Events Queue Arn
+             * @description s3: send the bucket's ObjectCreated/ObjectRemoved notifications here to sync as they happen
+             */
+            events_queue_arn: string | null;
+            /** Every */
+            every: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "s3" | "sitemap" | "url";
+            /** @description what the last sync did (null: none finished yet) */
+            last_sync: components["schemas"]["SyncReport"] | null;
+            /** Next Sync At */
+            next_sync_at: string | null;
+            /** Prefix */
+            prefix: string;
+            /** Url */
+            url: string | null;
+        };
         /** SubagentError */
         SubagentError: {
             /** Code */
@@ -4675,6 +5205,38 @@ export interface components {
              * @description oldest first; at most 20 per person (the oldest goes past it)
              */
             items: components["schemas"]["Subscription"][];
+        };
+        /** SyncError */
+        SyncError: {
+            /** Item */
+            item: string;
+            /** Message */
+            message: string;
+        };
+        /** SyncReport */
+        SyncReport: {
+            /** Added */
+            added: number;
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Errors */
+            errors: components["schemas"]["SyncError"][];
+            /** Failed */
+            failed: number;
+            /**
+             * Listed
+             * @description the source could be listed (false: nothing else was tried)
+             */
+            listed: boolean;
+            /** Removed */
+            removed: number;
+            /** Unchanged */
+            unchanged: number;
+            /** Updated */
+            updated: number;
         };
         /**
          * SystemMessage
@@ -5082,6 +5644,41 @@ export interface components {
              */
             truncated?: boolean | null;
         };
+        /** TranscriptQuestion */
+        TranscriptQuestion: {
+            /**
+             * Answer
+             * @description the answer the run went on with (null: none yet, or none at all)
+             */
+            answer: unknown;
+            /** Answered At */
+            answered_at: string | null;
+            /** Choices */
+            choices: string[] | null;
+            /**
+             * Default
+             * @description the answer taken when nobody answered in time
+             */
+            default: unknown;
+            /** Expires At */
+            expires_at: string;
+            /** Id */
+            id: string;
+            /** Question */
+            question: string;
+            /**
+             * Schema
+             * @description the JSON Schema the answer fits
+             */
+            schema: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "answered" | "expired";
+        };
         /** TranscriptRun */
         TranscriptRun: {
             /** @description why it failed */
@@ -5137,6 +5734,8 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+            /** @description an `ask_user` call's question and its answer */
+            question?: components["schemas"]["TranscriptQuestion"] | null;
             /** @description the sub-agent a `delegate` call started */
             subagent?: components["schemas"]["TranscriptSubagent"] | null;
         };
@@ -5603,6 +6202,55 @@ export interface components {
             tools?: string[] | null;
             /** Webhook Enabled */
             webhook_enabled?: boolean | null;
+        };
+        /** MemberOut */
+        personal_agent__api__knowledge_collections__MemberOut: {
+            /** Email */
+            email: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "owner" | "writer" | "reader";
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+        };
+        /** MemberOut */
+        personal_agent__api__org__MemberOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Display Name */
+            display_name: string | null;
+            /** Email */
+            email: string | null;
+            /** Roles */
+            roles: string[];
+            /**
+             * Status
+             * @description `disabled` and `removed` members are refused in this org on their next request
+             * @enum {string}
+             */
+            status: "active" | "disabled" | "removed";
+            /** Status Changed At */
+            status_changed_at: string | null;
+            /** Subject */
+            subject: string;
+            /**
+             * User Disabled
+             * @description a platform admin disabled this account everywhere
+             */
+            user_disabled: boolean;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
         };
     };
     responses: never;
@@ -7909,6 +8557,199 @@ export interface operations {
             };
         };
     };
+    list_collections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_collection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_collection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                collection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_collection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                collection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_collection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                collection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_documents: {
         parameters: {
             query?: {
@@ -8157,9 +8998,17 @@ export interface operations {
         parameters: {
             query: {
                 q: string;
-                /** @description `org`, `personal` or `chat:<chat id>`; default both first */
+                /** @description `org`, `personal`, `chat:<chat id>` or a collection's id; default every one you may read */
                 collection?: string | null;
                 k?: number;
+                /** @description only this document's passages */
+                document_id?: string | null;
+                /** @description only documents changed at or after this time */
+                since?: string | null;
+                /** @description only documents changed at or before this time */
+                until?: string | null;
+                /** @description only these formats (`pdf`, `html`, …) or content types */
+                type?: string[] | null;
             };
             header?: never;
             path?: never;
@@ -8245,6 +9094,206 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EmbeddingSettingsOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_sources: {
+        parameters: {
+            query?: {
+                collection?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_source: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SourceIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_source: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_source: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    sync_source: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceOut"];
                 };
             };
             /** @description Validation Error */
@@ -8772,7 +9821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemberOut"];
+                    "application/json": components["schemas"]["personal_agent__api__org__MemberOut"];
                 };
             };
             /** @description no such member in this org (`member_not_found`) */
@@ -8830,7 +9879,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemberOut"];
+                    "application/json": components["schemas"]["personal_agent__api__org__MemberOut"];
                 };
             };
             /** @description no such member in this org (`member_not_found`) */
@@ -9086,6 +10135,133 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_questions: {
+        parameters: {
+            query?: {
+                status?: ("pending" | "answered" | "expired") | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuestionList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    answer_question: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                question_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnswerIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Question"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_runs: {
+        parameters: {
+            query?: {
+                trigger_source?: string | null;
+                status?: string | null;
+                before?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunList"];
+                };
             };
             /** @description Validation Error */
             422: {

@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from personal_agent.errors import AppError, DependencyUnavailable, dependency_outage
+from personal_agent.openai_api import error_shape
 
 log = logging.getLogger("personal_agent.api")
 
@@ -37,6 +38,7 @@ def request_id(request: Request) -> str:
 
 
 def error_body(request: Request, status: int, code: str, message: str, **details: Any) -> JSONResponse:
+    """The error as JSON: `{code, message, request_id, details}`, or OpenAI's shape under `/v1/`."""
     body: dict[str, Any] = {"code": code, "message": message, "request_id": request_id(request)}
     if details:
         body["details"] = details
@@ -44,6 +46,8 @@ def error_body(request: Request, status: int, code: str, message: str, **details
     retry_after = details.get("retry_after")
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
+    if error_shape.is_v1(request.url.path):
+        body, status = error_shape.openai_error(status, code, message, details), error_shape.openai_status(status)
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -11,6 +11,7 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("usage", ("/api/v1/usage",)),
     RouterGroup("models", ("/api/v1/models",)),
     RouterGroup("approvals", ("/api/v1/approvals",)),
+    RouterGroup("questions", ("/api/v1/questions",)),
     RouterGroup("governance", ("/api/v1/admin", "/api/v1/keys"), ("router", "keys_router")),
     RouterGroup("me_settings", ("/api/v1/me/settings",)),
     RouterGroup("workflows", ("/api/v1/workflows",)),
@@ -23,5 +24,8 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("push", ("/api/v1/push",)),
     RouterGroup("attachments", ("/api/v1/attachments", "/api/v1/chats")),
     RouterGroup("knowledge", ("/api/v1/knowledge",)),
+    RouterGroup("knowledge_collections", ("/api/v1/knowledge/collections", "/api/v1/knowledge/sources")),
     RouterGroup("agents", ("/api/v1/agents",)),
+    # `/v1`, the OpenAI-compatible API: whole answers here; the stream function streams them (Mangum buffers).
+    RouterGroup("routes", ("/v1",), package="personal_agent.openai_api"),
 )

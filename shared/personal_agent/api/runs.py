@@ -3,10 +3,11 @@ in the same response is the stream app's: `stream/run_stream.py`.)"""
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
@@ -83,7 +84,26 @@ class RunView(BaseModel):
     finished_at: str | None
     events_url: str
     cost_usd: float = Field(description="USD so far of the run and every sub-agent below it (unpriced counts 0)")
+    sandbox_seconds: float = Field(0.0, description="wall-clock seconds the run's `run_python` calls held a sandbox")
     children: list[ChildRunOut] = Field(description="the sub-agents this run started, oldest first")
+
+
+class RunSummaryOut(BaseModel):
+    id: UUID
+    chat_id: UUID | None
+    status: str
+    mode: str
+    trigger_source: str = Field(description="chat, agui, webhook, schedule, openai_api, a2a, ...")
+    model: str | None
+    agent: RunAgentOut | None
+    created_at: datetime
+    finished_at: datetime | None
+    cost_usd: float = Field(description="USD of the run and its sub-agents (unpriced counts 0)")
+
+
+class RunList(BaseModel):
+    items: list[RunSummaryOut]
+    next_before: datetime | None = Field(description="pass as `before` for the next page; null on the last one")
 
 
 class CancelOut(BaseModel):
@@ -103,6 +123,18 @@ async def start_run(chat_id: UUID, body: RunCreate, principal: CurrentPrincipal)
         "status_url": f"/api/v1/runs/{spec.run_id}",
     }
     return JSONResponse(body_out, status_code=202, headers={"Location": body_out["status_url"]})
+
+
+@router.get("/runs", operation_id="list_runs", response_model=RunList)
+async def list_runs(
+    principal: CurrentPrincipal,
+    trigger_source: Annotated[str | None, Query(max_length=32)] = None,
+    status: Annotated[str | None, Query(max_length=32)] = None,
+    before: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+) -> dict[str, Any]:
+    """The caller's runs (not sub-agents), newest first, whatever started them; `before` pages back."""
+    return await service.list_runs(principal, trigger_source=trigger_source, status=status, before=before, limit=limit)
 
 
 @router.get("/runs/{run_id}", operation_id="get_run", response_model=RunView)

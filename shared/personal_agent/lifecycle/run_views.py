@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -15,6 +16,7 @@ from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers
 from personal_agent.models.answered import answered_model_id, stored_refs
 from personal_agent.runs import store
+from personal_agent.sandbox import usage_store as sandbox_usage
 from personal_agent.spec.run_spec import OUTPUT_TOOL
 
 
@@ -33,11 +35,33 @@ async def visible_run(principal: Principal, run_id: UUID) -> store.RunRow:
     return row
 
 
+async def list_runs(
+    principal: Principal, *, trigger_source: str | None, status: str | None, before: datetime | None, limit: int
+) -> dict[str, Any]:
+    """A page of the caller's runs, newest first."""
+    async with org_transaction(principal.org_id) as conn:
+        rows = await store.list_runs(
+            conn, principal.user_id, trigger_source=trigger_source, status=status, before=before, limit=limit
+        )
+    items = [
+        {
+            **{k: getattr(row, k) for k in ("id", "chat_id", "status", "mode", "trigger_source", "created_at")},
+            "finished_at": row.finished_at,
+            "model": row.model_name,
+            "agent": {k: row.agent[k] for k in ("id", "slug", "version")} if row.agent else None,
+            "cost_usd": float(row.cost_usd),
+        }
+        for row in rows
+    ]
+    return {"items": items, "next_before": rows[-1].created_at if len(rows) == limit else None}
+
+
 async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
     row = await visible_run(principal, run_id)
     async with org_transaction(principal.org_id) as conn:
         children = await store.children(conn, run_id)
         cost = await store.tree_cost(conn, run_id)
+        sandbox_seconds = await sandbox_usage.run_seconds(conn, run_id)
         structured = await message_store.run_messages(conn, run_id) if _wants_output(row) else None
     return {
         "id": str(row.id),
@@ -60,6 +84,7 @@ async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
         "finished_at": row.finished_at.isoformat() if row.finished_at else None,
         "events_url": f"/api/v1/runs/{row.id}/events",
         "cost_usd": float(cost),
+        "sandbox_seconds": sandbox_seconds,
         "children": [_child_view(child) for child in children],
     }
 

@@ -24,9 +24,13 @@ def create_dev_app(
     MCP server at that URL is registered for the demo org at startup; a `worker` (one of `pa dev`'s extra
     processes, `local.dev_processes`) stops the inline runs it drives when it stops; with `access_log`, every
     request gets its line (`local.access_log`)."""
+    from personal_agent.a2a import routes as a2a_routes
+    from personal_agent.openai_api import routes as openai_routes
     from personal_agent.stream import agui_endpoint, routes, run_stream
 
-    app = create_app(stream_routers=(routes.router, agui_endpoint.router, run_stream.router))
+    app = create_app(
+        stream_routers=(routes.router, agui_endpoint.router, run_stream.router, openai_routes.router, a2a_routes.router)
+    )
     mount_web_chat(app)
     app.add_middleware(HostGuard)  # a request for another Host name reaches nothing (DNS rebinding)
     if access_log:
@@ -87,16 +91,20 @@ def _run_local_scheduler(app: FastAPI) -> None:
         from personal_agent.lifecycle.drivers import stop_local_runs
         from personal_agent.lifecycle.recovery import RecoveryLoop
         from personal_agent.local.scheduler import LocalScheduler
+        from personal_agent.local.source_scheduler import SourceScheduler
 
         async with inner(application):
             scheduler = LocalScheduler()
             scheduler.start()
+            sources = SourceScheduler()  # knowledge sources' `every` (EventBridge schedules on AWS)
+            sources.start()
             recovery = RecoveryLoop()
             recovery.start()
             try:
                 yield
             finally:
                 await recovery.stop()
+                await sources.stop()
                 await scheduler.stop()
                 await stop_local_runs()
 

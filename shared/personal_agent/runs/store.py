@@ -404,6 +404,49 @@ async def count_children(conn: Conn, run_id: UUID) -> int:
     return int(row["n"]) if row else 0
 
 
+@dataclass(frozen=True)
+class RunSummary:
+    """One line of a user's run list."""
+
+    id: UUID
+    chat_id: UUID | None
+    status: str
+    mode: str
+    trigger_source: str
+    model_name: str | None
+    agent: dict[str, Any] | None
+    created_at: datetime
+    finished_at: datetime | None
+    cost_usd: Decimal
+
+
+async def list_runs(
+    conn: Conn, user_id: UUID, *, trigger_source: str | None, status: str | None, before: datetime | None, limit: int
+) -> list[RunSummary]:
+    """The user's runs (not sub-agents), newest first, with what each cost (its sub-agents included)."""
+    cur = await conn.execute(
+        "SELECT r.id, r.chat_id, r.status, r.mode, r.trigger_source, r.model_name, r.spec -> 'agent' AS agent,"
+        " r.created_at, r.finished_at, (SELECT coalesce(sum(u.cost_usd), 0) FROM usage_records u"
+        " WHERE u.run_id = r.id OR u.root_run_id = r.id) AS cost_usd"
+        " FROM runs r WHERE r.user_id = %s AND r.parent_run_id IS NULL"
+        " AND (%s::text IS NULL OR r.trigger_source = %s) AND (%s::text IS NULL OR r.status = %s)"
+        " AND (%s::timestamptz IS NULL OR r.created_at < %s) ORDER BY r.created_at DESC, r.id DESC LIMIT %s",
+        [user_id, trigger_source, trigger_source, status, status, before, before, limit],
+    )
+    return [RunSummary(**row) for row in await cur.fetchall()]
+
+
+async def tree_tokens(conn: Conn, run_id: UUID) -> tuple[int, int]:
+    """Input and output tokens of the run and every run below it (the ledger: the router's request included)."""
+    cur = await conn.execute(
+        f"{_TREE} SELECT coalesce(sum(u.input_tokens), 0) AS i, coalesce(sum(u.output_tokens), 0) AS o"
+        " FROM usage_records u WHERE u.run_id IN (SELECT id FROM tree)",
+        [run_id],
+    )
+    row = await cur.fetchone()
+    return (int(row["i"]), int(row["o"])) if row else (0, 0)
+
+
 async def tree_cost(conn: Conn, run_id: UUID) -> Decimal:
     """What the run and every run below it cost so far (the ledger; unpriced rows count as 0)."""
     cur = await conn.execute(

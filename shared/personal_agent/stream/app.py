@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from personal_agent.a2a import routes as a2a_routes
 from personal_agent.api import health
 from personal_agent.api.errors import install_error_handlers
+from personal_agent.openai_api import routes as openai_routes
 from personal_agent.stream import agui_endpoint, routes, run_stream
 
 
@@ -17,4 +19,6 @@ def create_stream_app() -> FastAPI:
     app.include_router(routes.router)
     app.include_router(agui_endpoint.router)
     app.include_router(run_stream.router)
+    app.include_router(a2a_routes.router)
+    app.include_router(openai_routes.router)
     return app

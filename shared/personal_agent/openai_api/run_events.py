@@ -1,0 +1,101 @@
+"""Start a `/v1` run through the one chokepoint and read its AG-UI events back (the adapters translate them; none
+has a run loop of its own). The run lands in a chat like any other: the caller's conversation is its history,
+`trigger_source` is `openai_api`, and it is in `GET /api/v1/runs` with its usage and cost."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from uuid import UUID
+
+from personal_agent.bus.key_names import run_stream
+from personal_agent.chats import store as chat_store
+from personal_agent.db import org_transaction
+from personal_agent.identity.principal import Principal
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.openai_api.conversation import Conversation
+from personal_agent.openai_api.targets import Target
+from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import ClientTool, ModelSettings, RequestedMode, RunSpec
+from personal_agent.stream.relay import relay
+
+TITLE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class V1Run:
+    """What a `/v1` request asks to run."""
+
+    target: Target
+    conversation: Conversation
+    client_tools: tuple[ClientTool, ...] = ()
+    settings: ModelSettings = ModelSettings()
+    schema: dict[str, Any] | None = None
+    instructions: str | None = None
+    mode: RequestedMode = "inline"
+    approval_policy: Literal["wait", "deny"] = "deny"
+    chat_id: UUID | None = None
+    """Continue this chat (`previous_response_id`); None: a new chat titled after the first user turn."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+async def launch(principal: Principal, run: V1Run) -> RunSpec:
+    """Store and start the run (a new chat unless it continues one): the launch's checks all apply."""
+    chat_id = run.chat_id or await _new_chat(principal, run.conversation.text)
+    request = LaunchRequest(
+        org_id=principal.org_id,
+        user_id=principal.user_id,
+        chat_id=chat_id,
+        message=run.conversation.text,
+        model=run.target.model,
+        mode=run.mode,
+        trigger_source="openai_api",
+        instructions=run.instructions,
+        approval_policy=run.approval_policy,
+        owned_chat=True,
+        agent=run.target.agent,
+        turns=tuple(run.conversation.turns),
+        entered=run.conversation.labels,
+        vision=run.conversation.vision,
+        client_tools=run.client_tools,
+        model_settings=run.settings,
+        output_schema=run.schema,
+    )
+    return await launch_run(request)
+
+
+async def _new_chat(principal: Principal, text: str) -> UUID:
+    title = " ".join(text.split())[:TITLE_CHARS] or "API conversation"
+    async with org_transaction(principal.org_id) as conn:
+        return (await chat_store.insert_chat(conn, principal.org_id, principal.user_id, title)).id
+
+
+def follow(spec: RunSpec) -> AsyncIterator[str]:
+    """The run's SSE frames from its first event, until the terminal one (or the relay's lifetime)."""
+    settings = get_settings()
+
+    async def not_gone() -> bool:
+        return False
+
+    return relay(
+        run_stream(spec.org_id, spec.run_id),
+        None,
+        heartbeat=settings.sse_heartbeat_seconds,
+        max_lifetime=settings.sse_max_lifetime_seconds,
+        is_gone=not_gone,
+    )
+
+
+async def events(frames: AsyncIterator[str]) -> AsyncIterator[dict[str, Any] | None]:
+    """The AG-UI events in relayed SSE frames, in order; None for a keep-alive (a chance to send one too)."""
+    async for chunk in frames:
+        found = False
+        for frame in chunk.split("\n\n"):
+            for line in frame.split("\n"):
+                if line.startswith("data: "):
+                    found = True
+                    yield json.loads(line[6:])
+        if not found:
+            yield None

@@ -1,0 +1,231 @@
+"""`/v1` Chat Completions on `pa dev` as a user runs it, with the official `openai` SDK (issue 32): the models list,
+a streamed and a whole completion with the agent's own tool, a client-side tool round trip, structured output,
+a denied approval in a synchronous request, OpenAI's error shapes, budgets and tiers.
+
+The org's model is an OpenAI-compatible server on loopback (`tests/fake_provider.py`) that records every request."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider, tool_results
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "celsius": {"type": "integer"}},
+    "required": ["city", "celsius"],
+}
+
+
+def script(messages: list[dict[str, Any]]) -> Reply:
+    asked, results = last_user_text(messages), tool_results(messages)
+    if results:
+        return {"content": f"Result: {results[-1]}"}
+    if "calc" in asked:
+        return {"tool_calls": [{"name": "calculate", "arguments": {"expression": "6*7"}}]}
+    if "weather" in asked:
+        return {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    if "structured" in asked:
+        return {"tool_calls": [{"name": "final_result", "arguments": {"city": "Paris", "celsius": 21}}]}
+    return {"content": "Hello from the fake model."}
+
+
+class World:
+    def __init__(self, server: DevServer, fake: FakeProvider, cheap: FakeProvider) -> None:
+        self.server, self.fake, self.cheap = server, fake, cheap
+        self.http = httpx.Client(base_url=server.url, timeout=60)
+        self.admin = server.auth_for("ada", "org-admin")
+        self.member = server.auth_for("max", "user")
+        self._provider("fake", fake, 2)
+        self._provider("cheap", cheap, 0)
+
+    def _provider(self, name: str, fake: FakeProvider, tier: int) -> None:
+        body = {"name": name, "kind": "openai-compatible", "base_url": fake.base_url, "trust_tier": tier}
+        provider = self.http.post("/api/v1/admin/providers", headers=self.admin, json=body)
+        assert provider.status_code == 201, provider.text
+        model = self.http.post(
+            f"/api/v1/admin/providers/{provider.json()['id']}/models", headers=self.admin, json={"name": "m"}
+        )
+        assert model.status_code == 201, model.text
+
+    def agent(self, **fields: Any) -> dict[str, Any]:
+        body = {
+            "name": fields.get("slug", "Agent"),
+            "instructions": "Be helpful.",
+            "model": "fake:m",
+            "visibility": "org",
+            **fields,
+        }
+        created = self.http.post("/api/v1/agents", json=body, headers=self.admin)
+        assert created.status_code == 201, created.text
+        return dict(created.json())
+
+    def client(self, auth: dict[str, str] | None = None) -> openai.OpenAI:
+        token = (auth or self.member)["Authorization"].removeprefix("Bearer ")
+        return openai.OpenAI(base_url=f"{self.server.url}/v1", api_key=token, max_retries=0, timeout=60)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        found = self.http.get(f"/api/v1/runs/{run_id}", headers=self.member)
+        assert found.status_code == 200, found.text
+        return dict(found.json())
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    with (
+        running_fake_provider(script) as fake,
+        running_fake_provider(script) as cheap,
+        running_pa_dev(tmp_path_factory.mktemp("pa-dev-openai")) as server,
+    ):
+        world = World(server, fake, cheap)
+        world.agent(slug="calculator", tools=["calculate"])
+        world.agent(slug="careful", tools=["calculate"], approval={"calculate": "always"})
+        yield world
+        world.http.close()
+
+
+def test_models_lists_the_callers_agents_and_the_models_that_pass_the_floor(world: World) -> None:
+    ids = [m.id for m in world.client().models.list()]
+    assert {"assistant", "calculator", "careful", "auto", "fake:m", "cheap:m"} <= set(ids)
+    assert ids.index("calculator") < ids.index("fake:m")  # agents first
+    settings = world.http.get("/api/v1/admin/settings", headers=world.admin).json()
+    floor = world.http.put("/api/v1/admin/settings", headers=world.admin, json={**settings, "tier_floor": 1})
+    assert floor.status_code == 200, floor.text
+    try:
+        assert "cheap:m" not in [m.id for m in world.client().models.list()]
+    finally:
+        world.http.put("/api/v1/admin/settings", headers=world.admin, json=settings)
+
+
+def test_a_whole_completion_runs_the_agents_own_tool_inside_and_is_a_run_in_the_ledger(world: World) -> None:
+    before = len(world.fake.requests)
+    completion = world.client().chat.completions.with_raw_response.create(
+        model="calculator", messages=[{"role": "user", "content": "calc please"}]
+    )
+    answer = completion.parse()
+    assert answer.choices[0].message.content == "Result: 42"
+    assert answer.choices[0].finish_reason == "stop" and not answer.choices[0].message.tool_calls
+    assert answer.usage is not None and answer.usage.total_tokens == 50  # two model requests of 25 tokens
+    offered = {t["function"]["name"] for t in world.fake.requests[before]["tools"]}
+    assert offered == {"calculate"}
+    run = world.run(completion.headers["x-run-id"])
+    assert run["trigger_source"] == "openai_api" and run["status"] == "succeeded"
+    assert run["agent"]["slug"] == "calculator" and run["cost_usd"] >= 0
+    listed = world.http.get("/api/v1/runs", headers=world.member).json()["items"]
+    assert any(r["id"] == completion.headers["x-run-id"] for r in listed)
+
+
+def test_a_streamed_completion_sends_the_text_as_it_comes_and_the_usage_last(world: World) -> None:
+    stream = world.client().chat.completions.create(
+        model="calculator",
+        messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "calc again"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Result: 42"
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
+    assert not chunks[-1].choices and chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 50
+    assert len({c.id for c in chunks}) == 1
+    sent = world.fake.requests[-1]["messages"]
+    assert any(m["role"] == "system" and "Be brief." in str(m["content"]) for m in sent)
+
+
+def test_a_client_tool_call_goes_back_to_the_caller_and_its_result_continues_the_answer(world: World) -> None:
+    client = world.client()
+    messages: list[Any] = [{"role": "user", "content": "what is the weather?"}]
+    first = client.chat.completions.create(model="fake:m", messages=messages, tools=[WEATHER_TOOL])
+    choice = first.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.tool_calls is not None
+    call = choice.message.tool_calls[0]
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Paris"}
+    messages += [
+        choice.message.model_dump(exclude_none=True),
+        {"role": "tool", "tool_call_id": call.id, "content": "sunny, 21 C"},
+    ]
+    second = client.chat.completions.create(model="fake:m", messages=messages, tools=[WEATHER_TOOL], stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in second if c.choices) == "Result: sunny, 21 C"
+    sent = world.fake.requests[-1]["messages"]
+    assert [m["role"] for m in sent if m["role"] != "system"] == ["user", "assistant", "tool"]
+
+
+def test_structured_output_answers_json_that_matches_the_schema(world: World) -> None:
+    answer = world.client().chat.completions.create(
+        model="fake:m",
+        messages=[{"role": "user", "content": "structured, please"}],
+        response_format={"type": "json_schema", "json_schema": {"name": "weather", "schema": SCHEMA}},
+    )
+    assert json.loads(answer.choices[0].message.content or "") == {"city": "Paris", "celsius": 21}
+
+
+def test_an_approval_a_synchronous_request_cannot_wait_for_is_denied_and_the_answer_says_so(world: World) -> None:
+    answer = world.client().chat.completions.create(
+        model="careful", messages=[{"role": "user", "content": "calc carefully"}]
+    )
+    content = answer.choices[0].message.content or ""
+    assert content.startswith("Result: The tool call was not approved")
+    assert "`calculate` needs a person's approval" in content and "background" in content
+
+
+def test_errors_come_in_openais_shape_with_the_statuses_its_sdk_expects(world: World) -> None:
+    messages: list[Any] = [{"role": "user", "content": "hi"}]
+    with pytest.raises(openai.AuthenticationError) as bad_key:
+        openai.OpenAI(base_url=f"{world.server.url}/v1", api_key="pa_pat_nope", max_retries=0).models.list()
+    assert bad_key.value.code == "invalid_api_key" and bad_key.value.type == "authentication_error"
+    with pytest.raises(openai.NotFoundError) as unknown:
+        world.client().chat.completions.create(model="no-such-agent", messages=messages)
+    assert unknown.value.code == "model_not_found" and unknown.value.param is None
+    with pytest.raises(openai.BadRequestError) as two:
+        world.client().chat.completions.create(model="fake:m", messages=messages, n=2)
+    assert two.value.param == "n" and two.value.type == "invalid_request_error"
+    with pytest.raises(openai.BadRequestError) as orphan:
+        world.client().chat.completions.create(
+            model="fake:m", messages=[*messages, {"role": "tool", "tool_call_id": "nope", "content": "x"}]
+        )
+    assert orphan.value.param == "messages[1].tool_call_id" and orphan.value.code == "unknown_tool_call"
+    raw = world.http.post("/v1/chat/completions", headers=world.member, content=b"{not json")
+    assert raw.status_code == 400 and raw.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_over_budget_is_429_insufficient_quota_and_nothing_reaches_the_provider(world: World) -> None:
+    poor = world.server.auth_for("pat", "user")
+    me = world.http.get("/api/v1/me", headers=poor).json()
+    cap = world.http.put(
+        "/api/v1/admin/budgets", headers=world.admin, json={"scope": "user", "user_id": me["user_id"], "monthly_usd": 0}
+    )
+    assert cap.status_code == 200, cap.text
+    before = len(world.fake.requests)
+    with pytest.raises(openai.RateLimitError) as refused:
+        world.client(poor).chat.completions.create(model="fake:m", messages=[{"role": "user", "content": "hi"}])
+    assert refused.value.code == "insufficient_quota" and refused.value.type == "insufficient_quota"
+    assert len(world.fake.requests) == before
+
+
+def test_a_restricted_agent_never_reaches_a_tier_0_model(world: World) -> None:
+    world.agent(slug="secretive", model="cheap:m", classification="restricted")
+    before = len(world.cheap.requests)
+    with pytest.raises(openai.APIStatusError) as refused:
+        world.client().chat.completions.create(model="secretive", messages=[{"role": "user", "content": "hi"}])
+    assert 400 <= refused.value.status_code < 500
+    assert len(world.cheap.requests) == before
+    with pytest.raises(openai.APIStatusError):
+        world.client().chat.completions.create(
+            model="secretive", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+    assert len(world.cheap.requests) == before
