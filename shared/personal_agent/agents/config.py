@@ -3,9 +3,9 @@ tools and delegates, are checked by `agents.service` against what the caller pas
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from personal_agent.errors import InvalidInput
 
@@ -18,7 +18,9 @@ Use tools when they help; never invent tool results."
 """The built-in `assistant`'s first instructions (today's generic assistant, editable per org)."""
 
 Classification = Literal["standard", "confidential", "restricted"]
-KnowledgeScope = Literal["org", "personal"]
+KnowledgeScope = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+"""`org`, `personal`, or a named collection (its id or its name; issue 36): searched only where the run's user
+is one of its members."""
 ApprovalOverride = Literal["gate", "always"]
 """Stricter than a tool's own policy only: `gate` (the confidence gate decides) or `always` (a person decides)."""
 
@@ -40,7 +42,11 @@ class AgentConfig(BaseModel):
     tools: list[str] | None = Field(
         None, max_length=100, description="first-party and MCP tool names; null: the run's defaults (or its caller's)"
     )
-    knowledge: list[KnowledgeScope] = Field(default_factory=list, max_length=2, description="collections it searches")
+    knowledge: list[KnowledgeScope] = Field(
+        default_factory=list,
+        max_length=20,
+        description="collections it searches (`org`, `personal`, a collection's id or name); none: every one",
+    )
     memory: bool = Field(True, description="recall the user's memories and offer `remember`")
     delegates: list[str] = Field(default_factory=list, max_length=20, description="slugs of agents it may hand work to")
     starter_prompts: list[str] = Field(default_factory=list, max_length=MAX_STARTERS)

@@ -4,7 +4,7 @@ re-index, search, and the org's embedding model. Logic in `personal_agent.knowle
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Query, Response
@@ -188,13 +188,23 @@ async def update_document(document_id: UUID, body: DocumentPatch, principal: Org
 async def search_knowledge(
     principal: CurrentPrincipal,
     q: str = Query(min_length=1, max_length=1000),
-    collection: str | None = Query(None, description="`org`, `personal` or `chat:<chat id>`; default both first"),
+    collection: str | None = Query(
+        None, description="`org`, `personal`, `chat:<chat id>` or a collection's id; default every one you may read"
+    ),
     k: int = Query(8, ge=1, le=50),
+    document_id: Annotated[UUID | None, Query(description="only this document's passages")] = None,
+    since: Annotated[datetime | None, Query(description="only documents changed at or after this time")] = None,
+    until: Annotated[datetime | None, Query(description="only documents changed at or before this time")] = None,
+    type: Annotated[
+        list[str] | None, Query(description="only these formats (`pdf`, `html`, …) or content types")
+    ] = None,
 ) -> dict[str, Any]:
     """Hybrid search (vector + full text, reciprocal rank fusion) over what you may see."""
     from personal_agent.knowledge.search import search
+    from personal_agent.knowledge.search_filters import SearchFilters
 
-    result = await search(principal.org_id, principal.user_id, q, collection=collection, k=k)
+    filters = SearchFilters(document_id, since, until, tuple((type or [])[:20]))
+    result = await search(principal.org_id, principal.user_id, q, collection=collection, k=k, filters=filters)
     return {"items": [p.as_dict() for p in result.passages], "embedding_model": result.embedding_model}
 
 

@@ -107,10 +107,13 @@ async def hybrid_search(
     k: int,
     candidates: int = 40,
     exact: bool = False,
+    filters: tuple[str, dict[str, Any]] = ("", {}),
 ) -> list[dict[str, Any]]:
     """The best `k` chunks by reciprocal rank fusion of the `candidates` nearest (cosine, HNSW unless `exact`)
-    and the `candidates` best full-text matches (`websearch_to_tsquery`: quoted phrases, OR, -word)."""
+    and the `candidates` best full-text matches (`websearch_to_tsquery`: quoted phrases, OR, -word); `filters`: an
+    ` AND …` condition on the chunk's document and its parameters (`search_filters.SearchFilters.sql`)."""
     d = _dim_sql(dim)
+    narrow, narrow_params = filters
     # Iterative scans keep the HNSW walk going until enough rows pass the collection filter (pgvector >= 0.8).
     await conn.execute(f"SET LOCAL hnsw.ef_search = {int(EF_SEARCH)}")
     await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -122,7 +125,7 @@ async def hybrid_search(
             SELECT id, row_number() OVER (ORDER BY distance) AS rank FROM (
                 SELECT id, embedding::vector({d}) <=> %(vector)s::vector({d}) AS distance
                 FROM knowledge_chunks
-                WHERE embedding_dim = {d} AND embedding_model = %(model)s AND collection = ANY(%(collections)s)
+                WHERE embedding_dim = {d} AND embedding_model = %(model)s AND collection = ANY(%(collections)s){narrow}
                 ORDER BY embedding::vector({d}) <=> %(vector)s::vector({d})
                 LIMIT %(candidates)s
             ) nearest
@@ -130,7 +133,7 @@ async def hybrid_search(
             SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
                 SELECT id, ts_rank_cd(tsv, q) AS score
                 FROM knowledge_chunks, websearch_to_tsquery('english', %(query)s) q
-                WHERE tsv @@ q AND collection = ANY(%(collections)s)
+                WHERE tsv @@ q AND collection = ANY(%(collections)s){narrow}
                 ORDER BY score DESC
                 LIMIT %(candidates)s
             ) matches
@@ -140,7 +143,7 @@ async def hybrid_search(
             GROUP BY id
         )
         SELECT c.id AS chunk_id, c.document_id, d.filename, c.collection, c.classification, c.page, c.section,
-               c.text, c.embedding_model, f.score, d.created_by AS author_id, d.trusted,
+               c.text, c.embedding_model, f.score, d.created_by AS author_id, d.trusted, d.web,
                (SELECT rank FROM vec WHERE vec.id = c.id) AS vector_rank,
                (SELECT rank FROM txt WHERE txt.id = c.id) AS text_rank
         FROM fused f JOIN knowledge_chunks c ON c.id = f.id JOIN knowledge_documents d ON d.id = c.document_id
@@ -153,6 +156,7 @@ async def hybrid_search(
         "candidates": candidates,
         "query": query,
         "k": k,
+        **narrow_params,
     }
     cur = await conn.execute(sql, params)
     return [dict(r) for r in await cur.fetchall()]

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from personal_agent.knowledge.jobs import JobKind
 from personal_agent.knowledge.objects import parse_key
+from personal_agent.settings import get_settings
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ Work = Uploaded | Job
 def _uploaded(record: dict[str, Any]) -> Uploaded | None:
     if not str(record.get("eventName", "")).startswith("ObjectCreated:"):
         return None
+    bucket = str(record.get("s3", {}).get("bucket", {}).get("name", ""))
+    if bucket and bucket != get_settings().documents_bucket:
+        return None  # a watched bucket's object (`source_events.py`), never one of our documents
     obj = record.get("s3", {}).get("object", {})
     key = unquote_plus(str(obj.get("key", "")))  # S3 URL-encodes keys in notifications
     ids = parse_key(key)

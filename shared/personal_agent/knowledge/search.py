@@ -9,9 +9,10 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.errors import InvalidInput
-from personal_agent.knowledge import chunk_store, metered_embedding, scopes
+from personal_agent.knowledge import chunk_store, metered_embedding
 from personal_agent.knowledge.model_choice import org_model
 from personal_agent.knowledge.query_embedding import MAX_QUERY_CHARS, query_vector
+from personal_agent.knowledge.search_filters import SearchFilters, search_scope
 from personal_agent.knowledge.transaction import knowledge_transaction
 
 MAX_K = 50
@@ -31,6 +32,8 @@ class Passage:
     author_id: UUID | None = None
     trusted: bool = False
     """An org admin vouched for the document's text (migration 0024)."""
+    web: bool = False
+    """The document's text was fetched from the web by a source (migration 0030): untrusted for every reader."""
 
     @property
     def citation(self) -> str:
@@ -66,21 +69,32 @@ async def search(
     collection: str | None = None,
     chat_id: UUID | None = None,
     k: int = 8,
+    agent_collections: tuple[str, ...] | None = None,
+    filters: SearchFilters | None = None,
 ) -> SearchResult:
-    """The `k` best passages the caller may see (`chat_id`: a run's chat, whose files are searched too)."""
+    """The `k` best passages the caller may see (`chat_id`: a run's chat, whose files are searched too;
+    `agent_collections`: an agent's collections, searched instead of every one; `filters`: document, date, type)."""
     query = " ".join(query.split())
     if not query or len(query) > MAX_QUERY_CHARS:
         raise InvalidInput(f"q has 1 to {MAX_QUERY_CHARS} characters", code="invalid_query")
     if not 1 <= k <= MAX_K:
         raise InvalidInput(f"k is between 1 and {MAX_K}", code="invalid_k")
-    collections = scopes.search_collections(collection, chat_id)
+    narrow = (filters or SearchFilters()).sql()
     async with knowledge_transaction(org_id, user_id) as conn:
+        collections = await search_scope(conn, user_id, collection, agent_collections, chat_id)
         model = await org_model(conn)
     vector, tokens = await query_vector(model, query)
     await metered_embedding.record(org_id, user_id, model, tokens, "query", chat_id=chat_id)
     async with knowledge_transaction(org_id, user_id) as conn:
         rows = await chunk_store.hybrid_search(
-            conn, query=query, vector=vector, model=model.id, dim=model.dim, collections=collections, k=k
+            conn,
+            query=query,
+            vector=vector,
+            model=model.id,
+            dim=model.dim,
+            collections=collections,
+            k=k,
+            filters=narrow,
         )
     passages = [
         Passage(
@@ -95,6 +109,7 @@ async def search(
             float(r["score"]),
             r["author_id"],
             r["trusted"],
+            r["web"],
         )
         for r in rows
     ]

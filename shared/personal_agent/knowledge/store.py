@@ -98,3 +98,23 @@ async def classifications(conn: Conn) -> set[str]:
     """The classifications of the org's documents (a worker transaction sees every owner's)."""
     cur = await conn.execute("SELECT DISTINCT classification FROM knowledge_documents")
     return {r["classification"] for r in await cur.fetchall()}
+
+
+async def insert_source_document(conn: Conn, values: dict[str, Any], source_id: UUID, web: bool) -> dict[str, Any]:
+    """A document a source brought in (`web`: fetched from the web, untrusted for every reader; migration 0030)."""
+    row = await insert_document(conn, values)
+    await conn.execute(
+        "UPDATE knowledge_documents SET source_id = %s, web = %s WHERE id = %s", [source_id, web, row["id"]]
+    )
+    return row
+
+
+async def replace_source_file(conn: Conn, document_id: UUID, size: int, content_type: str) -> dict[str, Any] | None:
+    """A source's object or page changed: the size and type its next version is checked against at ingest."""
+    cur = await conn.execute(
+        f"""UPDATE knowledge_documents SET size = %s, content_type = %s, updated_at = now()
+            WHERE id = %s RETURNING {COLUMNS}""",
+        [size, content_type, document_id],
+    )
+    row = await cur.fetchone()
+    return dict(row) if row else None

@@ -1,0 +1,162 @@
+"""Named collections (issue 36, item 5) over the API and in SQL: an owner names readers and writers; a writer
+uploads, a reader searches and cannot upload, a colleague who is not a member gets 404 and no passage (through the
+API and as the app role in SQL), another org's member likewise; only owners change the members; an agent's
+collections (by name or id) are searched for a member and give nothing to anyone else; search filters by
+document, date and type."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import psycopg
+
+from personal_agent.agents.config import AgentConfig
+from personal_agent.knowledge.search import search
+from tests.auth import auth_headers
+from tests.knowledge import register, upload_and_wait
+
+POLICY = "Parental leave policy: every parent gets twenty weeks of paid leave, the pelican clause."
+OTHER = "Canteen menu: lentil soup on Mondays."
+
+
+def _member(admin_url: str, tenant: Any) -> Any:
+    """Another member of `tenant`'s org, with an e-mail."""
+    from personal_agent.settings import get_settings
+    from tests.conftest import Tenant
+
+    subject = f"user-{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "INSERT INTO users (issuer, subject, email) VALUES (%s, %s, %s) RETURNING id",
+            [get_settings().dev_issuer, subject, f"{subject}@example.test"],
+        ).fetchone()
+        assert row
+        conn.execute("INSERT INTO memberships (org_id, user_id) VALUES (%s, %s)", [tenant.org_id, row[0]])
+    return Tenant(tenant.org_id, tenant.slug, row[0], subject)
+
+
+def _chunks_seen(app_url: str, org_id: Any, user_id: Any) -> list[str]:
+    with psycopg.connect(app_url) as conn:
+        conn.execute("SELECT set_config('app.current_org', %s, false)", [str(org_id)])
+        conn.execute("SELECT set_config('app.current_user', %s, false)", [str(user_id)])
+        return [r[0] for r in conn.execute("SELECT text FROM knowledge_chunks")]
+
+
+async def _search(http: httpx.AsyncClient, headers: dict[str, str], **params: Any) -> httpx.Response:
+    return await http.get("/api/v1/knowledge/search", headers=headers, params={"q": "parental leave weeks", **params})
+
+
+async def test_readers_search_writers_upload_and_nobody_else_sees_a_thing(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, app_url: str
+) -> None:
+    alice = make_tenant()
+    bob, carol, dave = _member(admin_url, alice), _member(admin_url, alice), _member(admin_url, alice)
+    eve = make_tenant()
+    ha, hb, hc, hd, he = (auth_headers(t) for t in (alice, bob, carol, dave, eve))
+
+    body = {"name": "HR policies", "readers": [f"{bob.subject}@example.test"], "writers": [str(carol.user_id)]}
+    created = await http.post("/api/v1/knowledge/collections", headers=ha, json=body)
+    assert created.status_code == 201, created.text
+    hr = created.json()
+    assert (hr["owners"], hr["writers"], hr["readers"]) == ([str(alice.user_id)], [str(carol.user_id)], [str(bob.user_id)])
+    again = await http.post("/api/v1/knowledge/collections", headers=hb, json={"name": "hr POLICIES"})
+    assert (again.status_code, again.json()["code"]) == (409, "collection_exists")
+    stranger = await http.post("/api/v1/knowledge/collections", headers=ha, json={"name": "x", "readers": ["nobody@x"]})
+    assert (stranger.status_code, stranger.json()["code"]) == (422, "unknown_member")
+    foreign = await http.post("/api/v1/knowledge/collections", headers=ha, json={"name": "y", "readers": [str(eve.user_id)]})
+    assert (foreign.status_code, foreign.json()["code"]) == (422, "unknown_member")
+
+    doc = await upload_and_wait(http, hc, carol, "leave.md", "text/markdown", POLICY.encode(), collection=hr["id"])
+    assert (doc["status"], doc["collection"]) == ("ready", hr["id"])
+    await upload_and_wait(http, ha, alice, "canteen.txt", "text/plain", OTHER.encode())
+
+    by_reader = await http.post(
+        "/api/v1/knowledge/documents",
+        headers=hb,
+        json={"filename": "x.md", "content_type": "text/markdown", "size": 3, "collection": hr["id"]},
+    )
+    assert (by_reader.status_code, by_reader.json()["code"]) == (403, "not_collection_writer")
+    for headers in (hd, he):
+        refused = await http.post(
+            "/api/v1/knowledge/documents",
+            headers=headers,
+            json={"filename": "x.md", "content_type": "text/markdown", "size": 3, "collection": hr["id"]},
+        )
+        assert (refused.status_code, refused.json()["code"]) == (404, "collection_not_found")
+
+    for headers in (hb, hc):  # a reader and a writer find it, in the collection and in a search of everything
+        found = (await _search(http, headers, collection=hr["id"])).json()["items"]
+        assert [p["document_id"] for p in found] == [doc["id"]]
+        everything = (await _search(http, headers)).json()["items"]
+        assert doc["id"] in {p["document_id"] for p in everything}
+
+    for headers in (hd, he):  # a colleague who is not a member, another org's member: 404, and nothing anywhere
+        missing = await _search(http, headers, collection=hr["id"])
+        assert (missing.status_code, missing.json()["code"]) == (404, "collection_not_found")
+        assert (await http.get(f"/api/v1/knowledge/collections/{hr['id']}", headers=headers)).status_code == 404
+        assert (await http.get(f"/api/v1/knowledge/documents/{doc['id']}", headers=headers)).status_code == 404
+        listed = (await http.get("/api/v1/knowledge/collections", headers=headers)).json()["items"]
+        assert hr["id"] not in {c["id"] for c in listed}
+        everything = (await _search(http, headers)).json()["items"]
+        assert doc["id"] not in {p["document_id"] for p in everything}
+    assert not [t for t in _chunks_seen(app_url, alice.org_id, dave.user_id) if "pelican" in t]
+    assert [t for t in _chunks_seen(app_url, alice.org_id, bob.user_id) if "pelican" in t]
+
+    # Only an owner changes the members; a removed reader loses the collection at once.
+    patched = await http.patch(f"/api/v1/knowledge/collections/{hr['id']}", headers=hb, json={"readers": []})
+    assert (patched.status_code, patched.json()["code"]) == (403, "not_collection_owner")
+    patched = await http.patch(
+        f"/api/v1/knowledge/collections/{hr['id']}", headers=ha, json={"readers": [str(dave.user_id)], "writers": []}
+    )
+    assert patched.status_code == 200, patched.text
+    assert (patched.json()["readers"], patched.json()["writers"], patched.json()["owners"]) == (
+        [str(dave.user_id)],
+        [],
+        [str(alice.user_id)],
+    )
+    assert (await _search(http, hb, collection=hr["id"])).status_code == 404
+    assert [p["document_id"] for p in (await _search(http, hd, collection=hr["id"])).json()["items"]] == [doc["id"]]
+
+
+async def test_an_agents_collections_by_name_or_id_are_searched_only_for_their_members(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    owner = make_tenant()
+    outsider = _member(admin_url, owner)
+    ho = auth_headers(owner)
+    hr = (await http.post("/api/v1/knowledge/collections", headers=ho, json={"name": "Contract templates"})).json()
+    doc = await upload_and_wait(http, ho, owner, "nda.md", "text/markdown", POLICY.encode(), collection=hr["id"])
+    await upload_and_wait(http, ho, owner, "org.md", "text/markdown", ("Parental leave weeks. " + OTHER).encode())
+
+    config = AgentConfig(name="Contracts", knowledge=["Contract templates"])
+    for entries in (tuple(config.knowledge), (hr["id"],)):
+        mine = await search(owner.org_id, owner.user_id, "parental leave weeks", agent_collections=entries)
+        assert {p.document_id for p in mine.passages} == {uuid.UUID(doc["id"])}  # exactly its collection
+        theirs = await search(owner.org_id, outsider.user_id, "parental leave weeks", agent_collections=entries)
+        assert theirs.passages == []
+    both = await search(owner.org_id, owner.user_id, "parental leave weeks", agent_collections=("org", hr["id"]))
+    assert len({p.document_id for p in both.passages}) == 2
+
+
+async def test_search_filters_by_document_date_and_type(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    md = await upload_and_wait(http, headers, tenant, "a.md", "text/markdown", POLICY.encode(), collection="personal")
+    txt = await upload_and_wait(
+        http, headers, tenant, "b.txt", "text/plain", ("Parental leave weeks, again. " + OTHER).encode(), collection="personal"
+    )
+    ids = lambda response: {p["document_id"] for p in response.json()["items"]}  # noqa: E731
+    assert ids(await _search(http, headers, collection="personal")) == {md["id"], txt["id"]}
+    assert ids(await _search(http, headers, collection="personal", document_id=txt["id"])) == {txt["id"]}
+    assert ids(await _search(http, headers, collection="personal", type="markdown")) == {md["id"]}
+    assert ids(await _search(http, headers, collection="personal", type="text/plain")) == {txt["id"]}
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    assert ids(await _search(http, headers, collection="personal", since=later)) == set()
+    assert ids(await _search(http, headers, collection="personal", until=later)) == {md["id"], txt["id"]}
+    bad = await _search(http, headers, type="gif")
+    assert (bad.status_code, bad.json()["code"]) == (422, "invalid_type")
+    registered = await register(http, headers, "c.md", "text/markdown", 3, collection="personal")
+    assert registered["document"]["collection"] == "personal"
