@@ -61,12 +61,18 @@ async def test_readers_search_writers_upload_and_nobody_else_sees_a_thing(
     created = await http.post("/api/v1/knowledge/collections", headers=ha, json=body)
     assert created.status_code == 201, created.text
     hr = created.json()
-    assert (hr["owners"], hr["writers"], hr["readers"]) == ([str(alice.user_id)], [str(carol.user_id)], [str(bob.user_id)])
+    assert (hr["owners"], hr["writers"], hr["readers"]) == (
+        [str(alice.user_id)],
+        [str(carol.user_id)],
+        [str(bob.user_id)],
+    )
     again = await http.post("/api/v1/knowledge/collections", headers=hb, json={"name": "hr POLICIES"})
     assert (again.status_code, again.json()["code"]) == (409, "collection_exists")
     stranger = await http.post("/api/v1/knowledge/collections", headers=ha, json={"name": "x", "readers": ["nobody@x"]})
     assert (stranger.status_code, stranger.json()["code"]) == (422, "unknown_member")
-    foreign = await http.post("/api/v1/knowledge/collections", headers=ha, json={"name": "y", "readers": [str(eve.user_id)]})
+    foreign = await http.post(
+        "/api/v1/knowledge/collections", headers=ha, json={"name": "y", "readers": [str(eve.user_id)]}
+    )
     assert (foreign.status_code, foreign.json()["code"]) == (422, "unknown_member")
 
     doc = await upload_and_wait(http, hc, carol, "leave.md", "text/markdown", POLICY.encode(), collection=hr["id"])
@@ -146,7 +152,13 @@ async def test_search_filters_by_document_date_and_type(http: httpx.AsyncClient,
     headers = auth_headers(tenant)
     md = await upload_and_wait(http, headers, tenant, "a.md", "text/markdown", POLICY.encode(), collection="personal")
     txt = await upload_and_wait(
-        http, headers, tenant, "b.txt", "text/plain", ("Parental leave weeks, again. " + OTHER).encode(), collection="personal"
+        http,
+        headers,
+        tenant,
+        "b.txt",
+        "text/plain",
+        ("Parental leave weeks, again. " + OTHER).encode(),
+        collection="personal",
     )
     ids = lambda response: {p["document_id"] for p in response.json()["items"]}  # noqa: E731
     assert ids(await _search(http, headers, collection="personal")) == {md["id"], txt["id"]}
