@@ -197,7 +197,10 @@ def test_a_sitemap_is_crawled_recrawled_with_etags_and_its_pages_are_untrusted(s
     base = f"http://127.0.0.1:{site.port}"
     site.pages.update(
         {
-            "/guide/install.html": "<html><head><title>Install</title></head><body><p>Install with the pelican installer.</p></body></html>",
+            "/guide/install.html": (
+                "<html><head><title>Install</title></head>"
+                "<body><p>Install with the pelican installer.</p></body></html>"
+            ),
             "/guide/upgrade.html": "<html><body><p>Upgrades keep your settings.</p></body></html>",
             "/guide/old.html": "<html><body><p>The legacy walrus API is deprecated.</p></body></html>",
             "/elsewhere.html": "<html><body><p>Never fetched.</p></body></html>",
