@@ -118,7 +118,9 @@ LAYER_EXPORT := $(UV) export --frozen --no-dev --no-emit-project --no-hashes --n
 # own small stream layer, beside the API layer. hiredis (redis-py's optional parser) is left to the workers.
 API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx uvicorn uvloop httptools hiredis \
 	a2a-sdk openpyxl python-pptx rapidocr-onnxruntime
-STREAM_LAYER_ONLY := uvicorn|click|uvloop|httptools
+# A2A (a2a-sdk's JSON-RPC server, served by the stream function) and what it imports that the API layer lacks;
+# google-api-core (with google-auth and requests) is its gRPC side's, never imported by the JSON-RPC server.
+STREAM_LAYER_ONLY := uvicorn|click|uvloop|httptools|a2a-sdk|aiologic|culsans|googleapis-common-protos|json-rpc|packaging|protobuf|sniffio|sse-starlette|wrapt
 # wordllama (the offline embedder) has no Linux arm64 wheel, and on AWS embeddings go through Bedrock or OpenAI;
 # uvicorn and its C loop and parser serve only the relay.
 WORKER_LAYER_PRUNE := wordllama uvicorn uvloop httptools a2a-sdk rapidocr-onnxruntime
