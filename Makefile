@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: localstack dev test bootstrap browser lint typecheck pytest frontend validate build deploy bench clean openapi importlint
+.PHONY: localstack dev test bootstrap browser sandbox lint typecheck pytest frontend validate build deploy bench clean openapi importlint
 
 bootstrap: $(VENV)/.installed frontend
 
@@ -30,10 +30,10 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
 	cd frontend && npm run build
 
-dev: bootstrap
+dev: bootstrap sandbox
 	$(VENV)/bin/pa dev
 
-test: bootstrap browser lint importlint typecheck validate localstack pytest
+test: bootstrap browser sandbox lint importlint typecheck validate localstack pytest
 
 # The browser tests drive Debian's Chromium (never a downloaded one). As root it is installed here; otherwise
 # make stops at once with the one command to run.
@@ -47,6 +47,21 @@ browser:
 	else \
 		echo "make test: the browser tests need Chromium at $(CHROMIUM); run: sudo apt-get install -y chromium" >&2; \
 		exit 1; \
+	fi
+
+# `run_python`'s local sandbox runs code under bubblewrap (Debian's bwrap: user, PID, network and mount namespaces).
+# As root it is installed here; otherwise make says how, and `pa dev` runs without the tool (never unconfined:
+# /health/deps says why). The sandbox attack tests need it.
+BWRAP := /usr/bin/bwrap
+sandbox:
+	@if [ -x $(BWRAP) ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing bubblewrap for the code sandbox (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap \
+			>/dev/null; \
+	else \
+		echo "make: the code sandbox (run_python) needs bubblewrap; run: sudo apt-get install -y bubblewrap" >&2; \
+		if [ "$(MAKECMDGOALS)" != dev ]; then exit 1; fi; \
 	fi
 
 # ruff for the Python, ESLint (Vue and TypeScript presets, frontend/eslint.config.mjs) for the web chat.

@@ -145,7 +145,7 @@ async def test_anonymous_health_reveals_no_hosts_arns_users_or_errors(
         assert (body["failed"], body["message"]) == (["redis"], "unreachable: redis")
         assert {c["name"]: c["ok"] for c in body["checks"]} == {"postgres": True, "redis": False}
         deps = await client.get("/health/deps", headers=headers)
-        assert {c["name"] for c in deps.json()["checks"]} == {"state_machine", "model_providers"}
+        assert {c["name"] for c in deps.json()["checks"]} == {"state_machine", "model_providers", "code_sandbox"}
         for response in (ready, deps):
             assert all(set(c) == {"name", "ok", "latency_ms"} for c in response.json()["checks"])
             leaked = [v for v in (*leaky_deps.values(), "Error", "arn:", "offline demo") if v in response.text]

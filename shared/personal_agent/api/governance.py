@@ -28,6 +28,9 @@ class OrgSettings(BaseModel):
     output_email_domains: list[str] = Field(
         description="domains workflow e-mail outputs may go to besides the org's members' own addresses"
     )
+    code_execution: bool | None = Field(
+        None, description="whether runs are offered `run_python` (null: the deployment's default)"
+    )
 
 
 class ProviderModelOut(BaseModel):
@@ -93,6 +96,7 @@ class OrgSettingsIn(BaseModel):
     output_email_domains: list[Annotated[str, Field(pattern=EMAIL_DOMAIN, max_length=253)]] | None = Field(
         None, max_length=50, description="e-mail output domains besides members' addresses; left out: unchanged"
     )
+    code_execution: bool | None = Field(None, description="offer `run_python` to the org's runs; left out: unchanged")
 
 
 class ProviderIn(BaseModel):

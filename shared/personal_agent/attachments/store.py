@@ -60,6 +60,17 @@ async def owned_in_chat(conn: Conn, ids: list[UUID], user_id: UUID, chat_id: UUI
     return list(await cur.fetchall())
 
 
+async def sent_in_chat(conn: Conn, chat_id: UUID, user_id: UUID) -> list[dict[str, Any]]:
+    """The user's files sent in this chat, newest first (what `run_python` may read by name)."""
+    await as_user(conn, user_id)
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM attachments WHERE chat_id = %s AND user_id = %s AND run_id IS NOT NULL"
+        " ORDER BY created_at DESC LIMIT 200",
+        [chat_id, user_id],
+    )
+    return list(await cur.fetchall())
+
+
 async def mark_sent(conn: Conn, ids: list[UUID], run_id: UUID) -> int:
     """Bind the not-yet-sent attachments among `ids` to the run; how many were bound (as the transaction's user,
     whom `owned_in_chat` named when the launch checked them)."""

@@ -29,6 +29,7 @@ from personal_agent.engine.drive import StepOutcome, StepStatus
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store
+from personal_agent.sandbox import sessions as sandbox_sessions
 from personal_agent.spec.labels import run_labels
 from personal_agent.spec.run_spec import RunSpec
 
@@ -76,6 +77,7 @@ async def end_run(
         return StepOutcome(status, seq, ri)  # another path ended it, and tells the stream
     await name_new_chat(spec, status, messages)  # before the terminal event: the web chat reloads on it
     clear_local_cancel(spec.run_id)
+    await sandbox_sessions.close_run(spec.run_id)  # its kernel and scratch files end with it
     if status == "failed" and error:
         observability.record_run_failed(error["code"])
     elif status == "succeeded":

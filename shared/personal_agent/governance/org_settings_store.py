@@ -7,7 +7,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import Conn
 
-COLUMNS = "tier_floor, confidence_threshold, routing_model, default_model, output_email_domains"
+COLUMNS = "tier_floor, confidence_threshold, routing_model, default_model, output_email_domains, code_execution"
 
 
 async def get(conn: Conn, org_id: UUID) -> dict[str, Any] | None:
@@ -16,15 +16,17 @@ async def get(conn: Conn, org_id: UUID) -> dict[str, Any] | None:
 
 
 async def put(conn: Conn, org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
-    """Replace the settings sent; `output_email_domains` left out (None) keeps the org's list."""
+    """Replace the settings sent; `output_email_domains` or `code_execution` left out (None) keeps the org's."""
     domains = values.get("output_email_domains")
+    code_execution = values.get("code_execution")
     cur = await conn.execute(
         "INSERT INTO org_settings (org_id, tier_floor, confidence_threshold, routing_model, default_model,"
-        " output_email_domains) VALUES (%s, %s, %s, %s, %s, COALESCE(%s::text[], '{}'))"
+        " output_email_domains, code_execution) VALUES (%s, %s, %s, %s, %s, COALESCE(%s::text[], '{}'), %s)"
         " ON CONFLICT (org_id) DO UPDATE SET tier_floor = EXCLUDED.tier_floor,"
         " confidence_threshold = EXCLUDED.confidence_threshold, routing_model = EXCLUDED.routing_model,"
         " default_model = EXCLUDED.default_model,"
-        " output_email_domains = COALESCE(%s::text[], org_settings.output_email_domains), updated_at = now()"
+        " output_email_domains = COALESCE(%s::text[], org_settings.output_email_domains),"
+        " code_execution = COALESCE(%s::boolean, org_settings.code_execution), updated_at = now()"
         f" RETURNING {COLUMNS}",
         [
             org_id,
@@ -33,7 +35,9 @@ async def put(conn: Conn, org_id: UUID, values: dict[str, Any]) -> dict[str, Any
             values.get("routing_model"),
             values.get("default_model"),
             domains,
+            code_execution,
             domains,
+            code_execution,
         ],
     )
     row = await cur.fetchone()

@@ -89,6 +89,22 @@ async def _models() -> str:
     raise RuntimeError("no model provider configured")
 
 
+async def _code_sandbox() -> str:
+    """What isolates `run_python` here; when nothing can, why (the tool is then not offered)."""
+    from personal_agent.sandbox.sessions import availability
+
+    found = await asyncio.to_thread(availability)
+    if not found.ok:
+        raise RuntimeError(found.detail)
+    return found.detail
+
+
 async def soft_dependencies() -> list[CheckResult]:
     """Soft dependencies: reported on /health/deps, never a reason to be unready."""
-    return list(await asyncio.gather(_timed("state_machine", _state_machine), _timed("model_providers", _models)))
+    return list(
+        await asyncio.gather(
+            _timed("state_machine", _state_machine),
+            _timed("model_providers", _models),
+            _timed("code_sandbox", _code_sandbox, timeout=25.0),
+        )
+    )

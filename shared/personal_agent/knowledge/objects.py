@@ -99,6 +99,11 @@ def read_object(key: str, max_bytes: int) -> StoredObject | None:
     return StoredObject(data, size, str(head.get("ContentType", "")), str(found))
 
 
+def put_object(key: str, data: bytes, content_type: str) -> None:
+    """Store bytes the platform made itself (a sandbox's output file), never a caller's upload."""
+    _client().put_object(Bucket=bucket(), Key=key, Body=data, ContentType=content_type)
+
+
 def delete_object(key: str) -> None:
     """Delete the object (every version on a versioned bucket is left to the lifecycle rule)."""
     _client().delete_object(Bucket=bucket(), Key=key)

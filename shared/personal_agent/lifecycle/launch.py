@@ -30,6 +30,7 @@ from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.memories import recall as memory_recall
 from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
+from personal_agent.sandbox import policy as sandbox_policy
 from personal_agent.settings import get_settings
 from personal_agent.spec.labels import Labels, launch_labels
 from personal_agent.spec.run_spec import (
@@ -245,6 +246,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             await check_member_active(conn, request.user_id)  # an offboarded owner's workflows stop too
         chat = await _lock_chat(conn, request)
         await check_launch_budget(conn, request.user_id)
+        tools = await sandbox_policy.offered_tools(conn, request.org_id, tools, asked=bool(local) and agent is None)
         org = await read_org_settings(conn, request.org_id)
         tiers = [chat.labels.content_tier, agent_launch.floor(agent), *(t.required_tier for t in tools)]
         tier = routing_tier(chat.classification, org["tier_floor"], tiers)

@@ -32,6 +32,8 @@ class ToolDef:
     every acting tool needs a person's approval (`governance/tool_gates.py`)."""
     offered_when: str | None = None
     """A settings field that must be set for the tool to be offered at all (`web_search`: `web_search_url`)."""
+    offered_if: Callable[[], bool] | None = None
+    """A check that must pass for the tool to be offered at all (`run_python`: a sandbox is available here)."""
 
     def implementation(self) -> Callable[..., Any]:
         """The tool's function (a first-party tool's module is imported now)."""
@@ -58,6 +60,8 @@ def get_tool(name: str) -> ToolDef | None:
     tool = _TOOLS.get(name)
     if tool is not None and tool.offered_when is not None and not getattr(get_settings(), tool.offered_when):
         return None
+    if tool is not None and tool.offered_if is not None and not tool.offered_if():
+        return None
     return tool
 
 
@@ -73,6 +77,8 @@ def default_tool_names() -> list[str]:
         names.append("web_search")
     names.append("delegate")
     names.append("search_knowledge")
+    if get_tool("run_python") is not None:  # the org's choice is applied at launch (`sandbox/policy.py`)
+        names.append("run_python")
     if get_settings().is_local:
         names.append("send_demo_message")
     return names
@@ -121,5 +127,22 @@ register_tool(
         "Search the web: titles, URLs and snippets (untrusted).",
         untrusted=True,
         offered_when="web_search_url",
+    )
+)
+
+
+def _sandbox_available() -> bool:
+    from personal_agent.sandbox.sessions import availability
+
+    return availability().ok
+
+
+register_tool(
+    ToolDef(
+        "run_python",
+        "personal_agent.tools.code_execution",
+        "Run Python (pandas, numpy, matplotlib) in an isolated sandbox without network: data questions, exact "
+        "arithmetic, charts and file conversions. `files`: this chat's files by name, or knowledge document ids.",
+        offered_if=_sandbox_available,
     )
 )
