@@ -33,7 +33,9 @@ SCHEMA = {
 
 
 def script(messages: list[dict[str, Any]]) -> Reply:
-    asked, results = last_user_text(messages), tool_results(messages)
+    """Keyed on the last user message; a tool result after it is quoted back."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    asked, results = last_user_text(messages), tool_results(messages[last_user + 1 :])
     if results:
         return {"content": f"Result: {results[-1]}"}
     if "calc" in asked:

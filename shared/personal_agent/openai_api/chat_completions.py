@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from personal_agent.agents.config import check_output_schema
@@ -13,9 +13,10 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import AppError, InvalidInput
 from personal_agent.identity.principal import Principal
 from personal_agent.openai_api import conversation as conversations
-from personal_agent.openai_api.chat_schema import ChatCompletionRequest, ResponseFormat
+from personal_agent.openai_api.chat_schema import ChatCompletionRequest, FunctionDef, ResponseFormat
 from personal_agent.openai_api.completion_builder import CompletionBuilder, RunFailed
 from personal_agent.openai_api.error_shape import openai_error
+from personal_agent.openai_api.response_schema import FunctionTool
 from personal_agent.openai_api.run_events import V1Run, events, launch
 from personal_agent.openai_api.targets import resolve
 from personal_agent.runs import store
@@ -46,18 +47,21 @@ async def v1_run(principal: Principal, body: ChatCompletionRequest) -> V1Run:
 
 
 def client_tools(body: ChatCompletionRequest) -> tuple[ClientTool, ...]:
+    return client_tools_of([tool.function for tool in body.tools or []], param="tools")
+
+
+def client_tools_of(functions: Sequence[FunctionDef | FunctionTool], *, param: str) -> tuple[ClientTool, ...]:
+    """The caller's function tools; 400 for a name the platform's own tools use."""
     tools = []
-    for index, tool in enumerate(body.tools or []):
-        if get_tool(tool.function.name) is not None:
+    for index, function in enumerate(functions):
+        if get_tool(function.name) is not None:
             raise InvalidInput(
-                f"the tool name {tool.function.name!r} is taken by a tool of the platform",
+                f"the tool name {function.name!r} is taken by a tool of the platform",
                 code="tool_name_taken",
-                param=f"tools[{index}].function.name",
+                param=f"{param}[{index}].name",
             )
-        parameters = tool.function.parameters or {"type": "object", "properties": {}}
-        tools.append(
-            ClientTool(name=tool.function.name, description=tool.function.description or "", parameters=parameters)
-        )
+        parameters = function.parameters or {"type": "object", "properties": {}}
+        tools.append(ClientTool(name=function.name, description=function.description or "", parameters=parameters))
     return tuple(tools)
 
 

@@ -22,7 +22,7 @@ class ImageUrl(_Open):
 
 
 class ContentPart(_Open):
-    type: Literal["text", "image_url", "input_text", "input_image"]
+    type: Literal["text", "image_url", "input_text", "input_image", "output_text"]
     text: str | None = None
     image_url: ImageUrl | str | None = None
 

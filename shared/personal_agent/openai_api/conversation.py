@@ -23,6 +23,7 @@ from personal_agent.spec.labels import UNTRUSTED_METADATA
 from personal_agent.spec.run_spec import MAX_MESSAGE_CHARS, Labels
 
 _DATA_URL = re.compile(r"^data:(image/(?:png|jpeg|gif|webp));base64,(.+)$", re.DOTALL)
+TEXT_PARTS = ("text", "input_text", "output_text")
 MAX_CONVERSATION_BYTES = 25_000_000
 """The largest conversation a request may carry (images as data URLs included)."""
 
@@ -72,13 +73,13 @@ def from_chat(messages: list[ChatMessage]) -> Conversation:
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
         if message.role in ("system", "developer"):
-            conversation.request_part({"part_kind": "system-prompt", "content": _text(message.content, where)})
+            conversation.request_part({"part_kind": "system-prompt", "content": text_of(message.content, where)})
         elif message.role == "user":
             add_user(conversation, message.content, where)
         elif message.role == "assistant":
-            add_assistant(conversation, _text(message.content, where), _assistant_calls(message))
+            add_assistant(conversation, text_of(message.content, where), _assistant_calls(message))
         else:
-            add_tool_result(conversation, message.tool_call_id, _text(message.content, where), where)
+            add_tool_result(conversation, message.tool_call_id, text_of(message.content, where), where)
     return conversation.finish()
 
 
@@ -133,16 +134,16 @@ def _assistant_calls(message: ChatMessage) -> list[tuple[str, str, str]]:
     return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
 
 
-def _text(content: str | list[ContentPart] | None, where: str) -> str:
+def text_of(content: str | list[ContentPart] | None, where: str) -> str:
     if content is None or isinstance(content, str):
         return content or ""
-    if any(part.type not in ("text", "input_text") for part in content):
+    if any(part.type not in TEXT_PARTS for part in content):
         raise InvalidInput("only a user message may carry images", code="invalid_content", param=f"{where}.content")
     return "".join(part.text or "" for part in content)
 
 
 def _user_part(conversation: Conversation, part: ContentPart, where: str) -> Any:
-    if part.type in ("text", "input_text"):
+    if part.type in TEXT_PARTS:
         return part.text or ""
     url = part.image_url.url if part.image_url is not None and not isinstance(part.image_url, str) else part.image_url
     if not url:

@@ -4,16 +4,21 @@ Left out of the OpenAPI document: OpenAI's own specification describes these sha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from personal_agent.api.deps import CurrentPrincipal
-from personal_agent.openai_api import chat_completions, targets
+from personal_agent.identity.principal import Principal
+from personal_agent.openai_api import chat_completions, responses, targets
 from personal_agent.openai_api.chat_schema import ChatCompletionRequest
-from personal_agent.openai_api.run_events import follow
-from personal_agent.stream.connection_limit import holding_slot
+from personal_agent.openai_api.response_schema import ResponseRequest
+from personal_agent.openai_api.run_events import follow, replay
+from personal_agent.runs.store import RunRow
+from personal_agent.settings import get_settings
+from personal_agent.stream.access import while_permitted
+from personal_agent.stream.connection_limit import holding_slot, take_stream_slot
 from personal_agent.stream.routes import SSE_HEADERS
 from personal_agent.stream.run_stream import launch_streaming
 
@@ -37,3 +42,52 @@ async def chat_completion(body: ChatCompletionRequest, principal: CurrentPrincip
     chunks = chat_completions.chunks(spec, body, frames)
     headers = {**SSE_HEADERS, "X-Run-Id": str(spec.run_id)}
     return StreamingResponse(holding_slot(slot, chunks), media_type="text/event-stream", headers=headers)
+
+
+@router.post("/responses", operation_id="openai_create_response", response_model=None)
+async def create_response(body: ResponseRequest, principal: CurrentPrincipal) -> JSONResponse | StreamingResponse:
+    """A run per request: answered whole, streamed as semantic events, or (`background`) returned at once and
+    followed with `GET /v1/responses/{id}`."""
+    if not body.stream:
+        spec = await responses.create(principal, body)
+        row = await responses.row_of(spec)
+        if body.background:
+            return JSONResponse(await responses.current(row))
+        return JSONResponse(await responses.finished(row, follow(spec)))
+    spec, slot, frames = await launch_streaming(principal, lambda: responses.create(principal, body))
+    row = await responses.row_of(spec)
+    return _semantic(slot, responses.semantic_frames(row, frames))
+
+
+@router.get("/responses/{response_id}", operation_id="openai_get_response", response_model=None)
+async def get_response(
+    response_id: str,
+    principal: CurrentPrincipal,
+    stream: bool = False,
+    starting_after: Annotated[int, Query(ge=-1)] = -1,
+) -> JSONResponse | StreamingResponse:
+    """The response now; with `stream=true` its events again, after `starting_after` (a resume: each once)."""
+    if not stream:
+        return JSONResponse(await responses.retrieve(principal, response_id))
+    row = await responses.run_row(principal, response_id)
+    return await _resumed(principal, row, starting_after)
+
+
+async def _resumed(principal: Principal, row: RunRow, after: int) -> StreamingResponse:
+    slot = await take_stream_slot(principal)
+    frames = while_permitted(principal, replay(row), get_settings().sse_heartbeat_seconds)
+    return _semantic(slot, responses.semantic_frames(row, frames, after))
+
+
+def _semantic(slot: Any, frames: Any) -> StreamingResponse:
+    return StreamingResponse(holding_slot(slot, frames), media_type="text/event-stream", headers=SSE_HEADERS)
+
+
+@router.post("/responses/{response_id}/cancel", operation_id="openai_cancel_response")
+async def cancel_response(response_id: str, principal: CurrentPrincipal) -> dict[str, Any]:
+    return await responses.cancel(principal, response_id)
+
+
+@router.get("/responses/{response_id}/input_items", operation_id="openai_response_input_items")
+async def response_input_items(response_id: str, principal: CurrentPrincipal) -> dict[str, Any]:
+    return await responses.input_items(principal, response_id)

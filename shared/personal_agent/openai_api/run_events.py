@@ -5,7 +5,7 @@ has a run loop of its own). The run lands in a chat like any other: the caller's
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
@@ -17,6 +17,7 @@ from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.openai_api.conversation import Conversation
 from personal_agent.openai_api.targets import Target
+from personal_agent.runs.store import TERMINAL, RunRow
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import ClientTool, ModelSettings, RequestedMode, RunSpec
 from personal_agent.stream.relay import relay
@@ -73,18 +74,32 @@ async def _new_chat(principal: Principal, text: str) -> UUID:
 
 
 def follow(spec: RunSpec) -> AsyncIterator[str]:
-    """The run's SSE frames from its first event, until the terminal one (or the relay's lifetime)."""
-    settings = get_settings()
+    """The SSE frames of a run just launched, from its first event until the terminal one (or the relay's
+    lifetime)."""
 
     async def not_gone() -> bool:
         return False
 
+    return _relayed(spec.org_id, spec.run_id, not_gone)
+
+
+def replay(row: RunRow) -> AsyncIterator[str]:
+    """A run's SSE frames from its first event again (a resume): `resume_expired` once they are no longer kept."""
+
+    async def gone() -> bool:
+        return row.status in TERMINAL
+
+    return _relayed(row.org_id, row.id, gone)
+
+
+def _relayed(org_id: UUID, run_id: UUID, is_gone: Callable[[], Awaitable[bool]]) -> AsyncIterator[str]:
+    settings = get_settings()
     return relay(
-        run_stream(spec.org_id, spec.run_id),
+        run_stream(org_id, run_id),
         None,
         heartbeat=settings.sse_heartbeat_seconds,
         max_lifetime=settings.sse_max_lifetime_seconds,
-        is_gone=not_gone,
+        is_gone=is_gone,
     )
 
 

@@ -7,6 +7,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from personal_agent.spec.tool_policy import ToolPolicy
+
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
 TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent", "openai_api", "a2a"]
@@ -266,6 +268,9 @@ class RunSpec(BaseModel):
     """The user's memories go into the run's instructions (a workflow's triggered runs: only if its owner opted in)."""
     agent: AgentRef | None = None
     """The agent the run launched with (None: a run from before agents, or one built outside the launch)."""
+    input_messages: int = 1
+    """How many of the run's own stored messages it was given (a user turn; a `/v1` conversation's messages): its
+    answer is what follows them."""
     client_tools: tuple[ClientTool, ...] = ()
     """Tools the caller runs itself (`/v1`): a call of one ends the run with the call (`finish_reason: tool_calls`)."""
     model_settings: ModelSettings = ModelSettings()
@@ -274,6 +279,8 @@ class RunSpec(BaseModel):
     labels: Labels = Labels()
     """The run's governance labels at launch (`spec/labels.py`): the chat's, its classification's, an untrusted
     trigger's and those of what entered with the message. The engine raises them from the run's messages."""
+    tool_policy: ToolPolicy = ToolPolicy()
+    """The org's tool rules and the run's review mode at launch (a sub-agent inherits its parent's)."""
 
     @property
     def answer_schema(self) -> dict[str, Any] | None:
