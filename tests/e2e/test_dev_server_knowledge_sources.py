@@ -11,13 +11,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -25,54 +21,10 @@ import httpx
 import pytest
 
 from tests.e2e.feed_listener import FeedListener
+from tests.e2e.loopback_site import Site
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 
 DEMO = "offline:demo"
-
-
-@dataclass
-class Site:
-    """A small website on loopback: path -> HTML, with ETags; every request is logged (path, If-None-Match)."""
-
-    pages: dict[str, str]
-    sitemap: list[str] = field(default_factory=list)
-    requests: list[tuple[str, str | None, int]] = field(default_factory=list)
-    port: int = 0
-
-    def serve(self) -> ThreadingHTTPServer:
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.path == "/sitemap.xml":
-                    urls = "".join(f"<url><loc>{u}</loc></url>" for u in site.sitemap)
-                    body = f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
-                    return self._answer(200, body.encode(), "application/xml", None)
-                if self.path not in site.pages:
-                    return self._answer(404, b"not found", "text/plain", None)
-                data = site.pages[self.path].encode()
-                etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
-                if self.headers.get("If-None-Match") == etag:
-                    return self._answer(304, b"", "text/html", etag)
-                return self._answer(200, data, "text/html; charset=utf-8", etag)
-
-            def _answer(self, status: int, body: bytes, kind: str, etag: str | None) -> None:
-                site.requests.append((self.path, self.headers.get("If-None-Match"), status))
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                if etag:
-                    self.send_header("ETag", etag)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = server.server_address[1]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        return server
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,8 @@ export const MAX_STARTERS = 6;
 export const SLUG_PATTERN = /^[a-z0-9-]{2,64}$/;
 
 export type Classification = "standard" | "confidential" | "restricted";
-export type Knowledge = "org" | "personal";
+/** `org`, `personal`, or a named collection (its id or name). */
+export type Knowledge = string;
 export type ApprovalOverride = "gate" | "always";
 export type Visibility = "private" | "org";
 

@@ -64,7 +64,8 @@ export function useDocuments() {
     clearInterval(timer);
   });
 
-  async function upload(file: File, collection: "org" | "personal", classification: Classification) {
+  /** `collection`: `org`, `personal` or a named collection's id. */
+  async function upload(file: File, collection: string, classification: Classification) {
     const entry: Uploading = { key: `${Date.now()}-${file.name}`, name: file.name, progress: 0 };
     uploads.value = [...uploads.value, entry];
     error.value = null;
