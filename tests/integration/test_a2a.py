@@ -5,6 +5,7 @@ errors with our stable code and store nothing; a context id (chat) or task of so
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -84,6 +85,16 @@ async def test_the_0_3_method_names_and_bad_messages(
     assert task["status"]["state"] == "completed", sent
     got = (await http.post(url, json=_rpc("tasks/get", {"id": task["id"]}), headers=headers)).json()["result"]
     assert got["artifacts"][0]["parts"][0]["text"] == "It is noon."
+    streamed = _rpc("message/stream", _v03_message("and now?", contextId=task["contextId"]))
+    async with http.stream("POST", url, json=streamed, headers=headers) as response:
+        lines = [json.loads(line[5:]) async for line in response.aiter_lines() if line.startswith("data:")]
+    results = [line["result"] for line in lines]
+    assert [r["kind"] for r in results[:1]] == ["task"] and results[0]["contextId"] == task["contextId"]
+    assert (results[-1]["kind"], results[-1]["status"]["state"], results[-1]["final"]) == (
+        "status-update",
+        "completed",
+        True,
+    )
     before = await _runs(http, headers)
 
     other = auth_headers(make_tenant())
