@@ -276,6 +276,7 @@ def test_http_api_checks_jwts_except_on_health_config_and_webhook_routes() -> No
     assert authorizer == {"issuer": {"Ref": "OidcIssuer"}, "audience": [{"Ref": "OidcAudience"}]}
     assert _routes("HttpApi") == {
         ("ANY", "/api/{proxy+}"): ("ApiFunction", False),
+        ("ANY", "/v1/{proxy+}"): ("ApiFunction", False),
         ("GET", "/healthz"): ("ApiFunction", True),
         ("GET", "/readyz"): ("ApiFunction", True),
         ("GET", "/health/deps"): ("ApiFunction", True),
@@ -289,6 +290,7 @@ def test_personal_access_tokens_have_an_api_without_the_jwt_authorizer() -> None
     assert "Auth" not in _props("TokenApi")
     assert _routes("TokenApi") == {
         ("ANY", "/api/{proxy+}"): ("ApiFunction", False),
+        ("ANY", "/v1/{proxy+}"): ("ApiFunction", False),
         **{(method, "/mcp"): ("PlatformMcpFunction", False) for method in ("GET", "POST", "DELETE")},
     }
 
