@@ -83,6 +83,8 @@ class Settings(BaseSettings):
     step_timeout_seconds: float = Field(300.0, gt=0, validation_alias=_env("PA_STEP_TIMEOUT_SECONDS"))
     activity_worker_threads: int = Field(4, ge=1, le=32, validation_alias=_env("PA_ACTIVITY_WORKER_THREADS"))
     approval_timeout_seconds: int = Field(86_400, validation_alias=_env("PA_APPROVAL_TIMEOUT_SECONDS"))
+    # An approval nobody decided this long also goes to the org's admins (issue 33); 0: never escalated.
+    approval_escalation_seconds: int = Field(3600, ge=0, validation_alias=_env("PA_APPROVAL_ESCALATION_SECONDS"))
     # Sub-agents of an inline run run as tasks in its worker, at most this many at once (docs/subagents.md).
     subagent_concurrency: int = Field(4, ge=1, le=64, validation_alias=_env("PA_SUBAGENT_CONCURRENCY"))
     run_worker_function: str = Field("pa-run-worker", validation_alias=_env("PA_RUN_WORKER_FUNCTION"))

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from personal_agent.errors import InvalidInput
+from personal_agent.spec.tool_policy import ReviewMode
 
 SLUG_PATTERN = r"^[a-z0-9-]{2,64}$"
 BUILTIN_SLUG = "assistant"
@@ -54,6 +55,11 @@ class AgentConfig(BaseModel):
         default_factory=dict, max_length=100, description="per tool: a policy stricter than the tool's own"
     )
     classification: Classification = Field("standard", description="the floor of its chats' classification")
+    review_mode: ReviewMode = Field(
+        "autonomous",
+        description="who reviews its acting calls: `autonomous` (the gates), `approve_each` (a person, each call) or"
+        " `judge` (a cheap model: approve, ask a person, or deny); a chat may make it stricter",
+    )
     output_schema: dict[str, Any] | None = Field(
         None, description="a JSON Schema (an object): the run's final answer is validated structured output"
     )

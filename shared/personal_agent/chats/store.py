@@ -139,6 +139,22 @@ async def bound_agent(conn: Conn, chat_id: UUID) -> UUID | None:
     return row["agent_id"] if row else None
 
 
+async def review_mode(conn: Conn, chat_id: UUID) -> str | None:
+    """The chat's review mode (None: its agent's; also for no such chat)."""
+    cur = await conn.execute("SELECT review_mode FROM chats WHERE id = %s", [chat_id])
+    row = await cur.fetchone()
+    return row["review_mode"] if row else None
+
+
+async def set_review_mode(conn: Conn, chat_id: UUID, user_id: UUID, mode: str | None) -> bool:
+    """Set the review mode of the user's chat (None: its agent's); False when the user has no such chat."""
+    cur = await conn.execute(
+        "UPDATE chats SET review_mode = %s, updated_at = now() WHERE id = %s AND user_id = %s RETURNING id",
+        [mode, chat_id, user_id],
+    )
+    return await cur.fetchone() is not None
+
+
 async def set_default_title(conn: Conn, chat_id: UUID, title: str, default: str) -> bool:
     """Name a chat still called `default` (one a person named keeps its name); whether it was renamed."""
     cur = await conn.execute(

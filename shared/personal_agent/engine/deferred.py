@@ -14,7 +14,7 @@ from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved,
 
 from personal_agent.approvals import store as approval_store
 from personal_agent.db import org_transaction
-from personal_agent.engine import subagent_events
+from personal_agent.engine import subagent_events, tool_review
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store
@@ -50,6 +50,7 @@ async def pause_for_approval(
             )
             for call in requests.approvals
         ]
+        await tool_review.store_requirements(conn, spec, requests.metadata, rows)  # quorum, escalation
         await store.mark_waiting(conn, spec.run_id)
     await _announce(spec, emitter, rows)
     ids = [str(row.id) for row in rows]

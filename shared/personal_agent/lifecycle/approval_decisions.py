@@ -11,7 +11,7 @@ from personal_agent.approvals import store
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle import drivers
+from personal_agent.lifecycle import approval_quorum, drivers
 from personal_agent.observability import record_approval_wait
 from personal_agent.runs import store as run_store
 from personal_agent.spec.run_spec import RunSpec
@@ -38,6 +38,8 @@ async def decide(
         raise _decided("expired")
     status = "approved" if decision == "approve" else "denied"
     async with org_transaction(principal.org_id) as conn:
+        if decision == "approve" and await approval_quorum.needs_more(conn, principal, row, reason, arguments):
+            return row  # one of two approvals: it stays pending, and the run keeps waiting
         updated = await store.record_decision(conn, approval_id, status, reason, arguments, principal.user_id)
         if updated is None:  # another decision, the wait's timeout or the run's end won the race
             current = await store.lock(conn, approval_id)

@@ -21,7 +21,7 @@ from personal_agent.governance.candidates import merge_candidates, read_org_mode
 from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
 from personal_agent.identity.members import check_member_active
-from personal_agent.lifecycle import agent_launch
+from personal_agent.lifecycle import agent_launch, run_policies
 from personal_agent.lifecycle.bus_gate import require_bus
 from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.lifecycle.lease import Leased
@@ -278,6 +278,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             history=request.history,
             recall_memories=request.recall_memories,
             agent=agent_launch.ref(agent),
+            tool_policy=await run_policies.launch_policy(conn, request.org_id, request.user_id, request.chat_id, agent),
             client_tools=request.client_tools,
             model_settings=request.model_settings,
             output_schema=request.output_schema,

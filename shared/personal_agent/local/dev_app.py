@@ -88,6 +88,7 @@ def _run_local_scheduler(app: FastAPI) -> None:
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        from personal_agent.lifecycle.approval_escalation import EscalationLoop
         from personal_agent.lifecycle.drivers import stop_local_runs
         from personal_agent.lifecycle.recovery import RecoveryLoop
         from personal_agent.local.scheduler import LocalScheduler
@@ -100,9 +101,12 @@ def _run_local_scheduler(app: FastAPI) -> None:
             sources.start()
             recovery = RecoveryLoop()
             recovery.start()
+            escalation = EscalationLoop()  # approvals nobody decided in time go to the org's admins too
+            escalation.start()
             try:
                 yield
             finally:
+                await escalation.stop()
                 await recovery.stop()
                 await sources.stop()
                 await scheduler.stop()

@@ -1,10 +1,10 @@
 """The pydantic-ai toolset of one MCP server for one engine step, from the run's snapshot: connected when the
 step's agent run starts and closed when it ends (a durable Task holds no session between states), offering only
 the snapshotted tools, refusing a tool whose name, description or input schema changed since launch (its new
-description never reaches the model), and asking the gates (`governance/tool_gates.py`) whether a call needs a
-person's approval. A server that cannot be reached, or whose URL changed since launch, offers no tools; the engine
-reports it (and changed tools) and the run goes on. A result past `MAX_RESULT_CHARS` is refused; a tier-0
-server's results carry the untrusted label."""
+description never reaches the model), and telling the engine's review (`engine/tool_review.py`) whether the gates
+(`governance/tool_gates.py`) want a person for a call. A server that cannot be reached, or whose URL changed since
+launch, offers no tools; the engine reports it (and changed tools) and the run goes on. A result past
+`MAX_RESULT_CHARS` is refused; a tier-0 server's results carry the untrusted label."""
 
 from __future__ import annotations
 
@@ -38,8 +38,9 @@ _UNTRUSTED = result_metadata(Labels(untrusted=True))
 _ARGS = SchemaValidator(core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()))
 
 
-def _needs_approval(ctx: RunContext[RunDeps], ref: ToolRef) -> bool:
-    """`always`: a person approves; `gate`: the gates decide (untrusted content, then confidence, with `acts`);
+def call_needs_approval(ctx: RunContext[RunDeps], ref: ToolRef) -> bool:
+    """Whether the gates want a person for a call of this MCP tool (`engine/tool_review.py` asks). `always`: a
+    person approves; `gate`: the gates decide (untrusted content, then confidence, with `acts`);
     `never`: nobody, unless untrusted content is in the run and the tool acts."""
     spec = ctx.deps.spec
     if ref.approval == "never":
@@ -136,8 +137,6 @@ class McpServerToolset(AbstractToolset[RunDeps]):
                     description=f"Unavailable: it changed on MCP server {self.server.name} since this run started.",
                     parameters_json_schema={"type": "object", "additionalProperties": True},
                 )
-            if _needs_approval(ctx, ref):
-                definition = dataclasses.replace(definition, kind="unapproved")
             tools[name] = ToolsetTool(toolset=self, tool_def=definition, max_retries=TOOL_RETRIES, args_validator=_ARGS)
         return tools
 
