@@ -2891,6 +2891,21 @@ export interface components {
             /** Items */
             items: components["schemas"]["CollectionOut"][];
         };
+        /** CollectionMemberOut */
+        CollectionMemberOut: {
+            /** Email */
+            email: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "owner" | "writer" | "reader";
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+        };
         /** CollectionOut */
         CollectionOut: {
             /**
@@ -2907,7 +2922,7 @@ export interface components {
              */
             id: string;
             /** Members */
-            members: components["schemas"]["personal_agent__api__knowledge_collections__MemberOut"][];
+            members: components["schemas"]["CollectionMemberOut"][];
             /** Name */
             name: string;
             /** Owners */
@@ -3771,7 +3786,41 @@ export interface components {
         /** MemberList */
         MemberList: {
             /** Items */
-            items: components["schemas"]["personal_agent__api__org__MemberOut"][];
+            items: components["schemas"]["MemberOut"][];
+        };
+        /** MemberOut */
+        MemberOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Display Name */
+            display_name: string | null;
+            /** Email */
+            email: string | null;
+            /** Roles */
+            roles: string[];
+            /**
+             * Status
+             * @description `disabled` and `removed` members are refused in this org on their next request
+             * @enum {string}
+             */
+            status: "active" | "disabled" | "removed";
+            /** Status Changed At */
+            status_changed_at: string | null;
+            /** Subject */
+            subject: string;
+            /**
+             * User Disabled
+             * @description a platform admin disabled this account everywhere
+             */
+            user_disabled: boolean;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
         };
         /** Memory */
         Memory: {
@@ -6202,55 +6251,6 @@ export interface components {
             tools?: string[] | null;
             /** Webhook Enabled */
             webhook_enabled?: boolean | null;
-        };
-        /** MemberOut */
-        personal_agent__api__knowledge_collections__MemberOut: {
-            /** Email */
-            email: string | null;
-            /**
-             * Role
-             * @enum {string}
-             */
-            role: "owner" | "writer" | "reader";
-            /**
-             * User Id
-             * Format: uuid
-             */
-            user_id: string;
-        };
-        /** MemberOut */
-        personal_agent__api__org__MemberOut: {
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /** Display Name */
-            display_name: string | null;
-            /** Email */
-            email: string | null;
-            /** Roles */
-            roles: string[];
-            /**
-             * Status
-             * @description `disabled` and `removed` members are refused in this org on their next request
-             * @enum {string}
-             */
-            status: "active" | "disabled" | "removed";
-            /** Status Changed At */
-            status_changed_at: string | null;
-            /** Subject */
-            subject: string;
-            /**
-             * User Disabled
-             * @description a platform admin disabled this account everywhere
-             */
-            user_disabled: boolean;
-            /**
-             * User Id
-             * Format: uuid
-             */
-            user_id: string;
         };
     };
     responses: never;
@@ -9821,7 +9821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["personal_agent__api__org__MemberOut"];
+                    "application/json": components["schemas"]["MemberOut"];
                 };
             };
             /** @description no such member in this org (`member_not_found`) */
@@ -9879,7 +9879,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["personal_agent__api__org__MemberOut"];
+                    "application/json": components["schemas"]["MemberOut"];
                 };
             };
             /** @description no such member in this org (`member_not_found`) */

@@ -35,7 +35,7 @@ class CollectionPatch(BaseModel):
     readers: list[Person] | None = Field(None, max_length=500)
 
 
-class MemberOut(BaseModel):
+class CollectionMemberOut(BaseModel):
     user_id: UUID
     email: str | None
     role: Role
@@ -48,7 +48,7 @@ class CollectionOut(BaseModel):
     owners: list[str]
     writers: list[str]
     readers: list[str]
-    members: list[MemberOut]
+    members: list[CollectionMemberOut]
     role: Role | None = Field(description="yours (null: an org admin who is not a member)")
     created_at: datetime
     updated_at: datetime
