@@ -126,3 +126,16 @@ async def test_the_0_3_method_names_and_bad_messages(
     assert cancel["error"]["code"] == -32002  # TaskNotCancelableError: it has ended
     unknown = (await http.post(url, json=_rpc("tasks/forget", {}), headers=headers)).json()
     assert unknown["error"]["code"] == -32601
+
+
+async def test_a_refused_launch_leaves_no_chat_behind(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    """A new context's chat is made before the launch; when the launch refuses (here: the agent's model is not one
+    the org has), the chat goes again and the JSON-RPC error carries the launch's code."""
+    headers = auth_headers(make_tenant())
+    body = {"slug": "broken", "name": "Broken", "instructions": "Answer.", "model": "nope:nope"}
+    assert (await http.post("/api/v1/agents", json=body, headers=headers)).status_code == 201
+    chats = (await http.get("/api/v1/chats", headers=headers)).json()["items"]
+    answer = await http.post("/api/v1/a2a/broken", json=_rpc("message/send", _v03_message("hi")), headers=headers)
+    assert answer.json()["error"]["data"]["code"] == "unknown_model", answer.json()
+    assert (await http.get("/api/v1/chats", headers=headers)).json()["items"] == chats
+    assert await _runs(http, headers) == []

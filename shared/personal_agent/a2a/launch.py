@@ -55,18 +55,25 @@ async def _chat(caller: Caller, context_id: str) -> UUID:
 
 
 async def _launch(caller: Caller, message: Message) -> RunSpec:
+    """The launch; a chat made for it is deleted again when the launch is refused (nothing half written)."""
     text = await message_text(caller, message)
     principal = caller.principal
+    chat_id = await _chat(caller, message.context_id)
     request = LaunchRequest(
         org_id=principal.org_id,
         user_id=principal.user_id,
-        chat_id=await _chat(caller, message.context_id),
+        chat_id=chat_id,
         message=text,
         trigger_source="a2a",
         agent=caller.agent.slug,
         owned_chat=True,
     )
-    return await launch_run(request)
+    try:
+        return await launch_run(request)
+    except BaseException:
+        if not message.context_id:
+            await chat_service.delete_chat(principal, chat_id)
+        raise
 
 
 async def start(caller: Caller, message: Message) -> RunSpec:
