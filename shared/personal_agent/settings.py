@@ -171,6 +171,8 @@ class Settings(BaseSettings):
     ingest_queue_url: str | None = Field(None, validation_alias=_env("PA_INGEST_QUEUE_URL"))
     embedding_model: str = Field("wordllama:l2_supercat_256", validation_alias=_env("PA_EMBEDDING_MODEL"))
     knowledge_function: str | None = Field(None, validation_alias=_env("PA_KNOWLEDGE_FUNCTION"))
+    # Buckets a knowledge source may sync an S3 prefix from (comma-separated); empty: any locally, none on AWS.
+    knowledge_source_buckets: str = Field("", validation_alias=_env("PA_KNOWLEDGE_SOURCE_BUCKETS"))
     # Ingest limits (docs/knowledge.md): a document past them ends `failed: too_large` with no chunks. Parsing runs
     # in a child process with this much address space and time (the ingest function's MemorySize is 2048).
     ingest_max_chars: int = Field(4_000_000, ge=1, validation_alias=_env("PA_INGEST_MAX_CHARS"))

@@ -73,10 +73,11 @@ class ApprovalDecision:
 
 @dataclass(frozen=True)
 class AuditEntry:
-    """One line of the approval audit trail, with its approval's tool, run, chat, owner and status."""
+    """One line of the approval audit trail, with its approval's tool, run, chat, owner and status; a line a tool
+    rule or the judge wrote without an approval (a deny, a log-only match) names its run, call and rule instead."""
 
     id: int
-    approval_id: UUID
+    approval_id: UUID | None
     actor_id: UUID | None
     action: str
     detail: dict[str, Any]
@@ -85,7 +86,9 @@ class AuditEntry:
     run_id: UUID
     chat_id: UUID | None
     owner_id: UUID | None
-    status: str
+    status: str | None
+    tool_call_id: str | None = None
+    rule_id: UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -253,8 +256,11 @@ async def audit_page(conn: Conn, before: int | None, limit: int) -> list[AuditEn
     """The org's approval audit trail, newest first (ids below `before`), with each approval's tool and run."""
     keyset = "WHERE t.id < %s" if before is not None else ""
     cur = await conn.execute(
-        "SELECT t.id, t.approval_id, t.actor_id, t.action, t.detail, t.at, a.tool_name, a.run_id, a.chat_id,"
-        " a.owner_id, a.status FROM approval_audit t JOIN approvals a ON a.id = t.approval_id"
+        "SELECT t.id, t.approval_id, t.actor_id, t.action, t.detail, t.at,"
+        " coalesce(a.tool_name, t.tool_name) AS tool_name, coalesce(a.run_id, t.run_id) AS run_id,"
+        " coalesce(a.chat_id, t.chat_id) AS chat_id, a.owner_id, a.status,"
+        " coalesce(a.tool_call_id, t.tool_call_id) AS tool_call_id, t.rule_id"
+        " FROM approval_audit t LEFT JOIN approvals a ON a.id = t.approval_id"
         f" {keyset} ORDER BY t.id DESC LIMIT %s",
         [*([before] if before is not None else []), limit],
     )

@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.aws_clients import aws_client
-from personal_agent.errors import InvalidInput, NotFound, ServiceUnavailable
+from personal_agent.errors import Forbidden, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.tiers import CLASSIFICATION_TIERS
 from personal_agent.knowledge import collections, objects, sources_store
 from personal_agent.knowledge import collections_store as cstore
@@ -59,6 +59,7 @@ def _where(body: SourceIn) -> tuple[str | None, str, str | None, list[str]]:
             raise InvalidInput("an s3 source names a bucket (and a prefix), not a url", code="invalid_source")
         if len(body.prefix) > 1024:
             raise InvalidInput("the prefix has at most 1024 characters", code="invalid_source")
+        _check_bucket(body.bucket)
         return body.bucket, body.prefix, None, []
     if body.bucket or not body.url or len(body.url) > 2000 or not re.match(r"^https?://[^/\s]+", body.url):
         raise InvalidInput(f"a {body.kind} source names an http(s) url, not a bucket", code="invalid_source")
@@ -66,6 +67,16 @@ def _where(body: SourceIn) -> tuple[str | None, str, str | None, list[str]]:
     if len(hosts) > MAX_HOSTS or not all(_HOST.match(h) for h in hosts):
         raise InvalidInput(f"allow_hosts: at most {MAX_HOSTS} host or host:port names", code="invalid_source")
     return None, "", body.url, hosts
+
+
+def _check_bucket(bucket: str) -> None:
+    """403 `bucket_not_allowed` for a bucket the operator did not list (PA_KNOWLEDGE_SOURCE_BUCKETS; the template's
+    KnowledgeSourceBuckets, which the ingest function may read): nobody syncs another tenant's bucket. Locally, with
+    none listed, any bucket of the dev stack's moto."""
+    settings = get_settings()
+    listed = {b.strip() for b in settings.knowledge_source_buckets.split(",") if b.strip()}
+    if bucket not in listed and (listed or not settings.is_local):
+        raise Forbidden(f"the bucket {bucket!r} is not one knowledge sources may read", code="bucket_not_allowed")
 
 
 async def _collection_id(conn: Any, user_id: UUID, collection: str, *, write: bool) -> UUID:
