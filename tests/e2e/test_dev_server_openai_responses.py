@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import openai
@@ -44,8 +45,12 @@ def _dump(event: Any) -> dict[str, Any]:
 
 
 def _wait_for_approval(world: World, run_id: str) -> str:
+    return _wait_for_approval_of(world, world.member, run_id)
+
+
+def _wait_for_approval_of(world: World, auth: dict[str, str], run_id: str) -> str:
     """The run's pending approval, read from its AG-UI stream as it is announced (no polling)."""
-    with world.http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=world.member) as events:
+    with world.http.stream("GET", f"/api/v1/runs/{run_id}/events", headers=auth) as events:
         for line in events.iter_lines():
             if line.startswith("data:"):
                 event = json.loads(line[5:])
@@ -159,3 +164,19 @@ def test_cancel_stops_a_background_response_and_only_those(world: World) -> None
     outsider = world.client(world.server.auth_for("mallory", "org-admin", org="elsewhere"))
     with pytest.raises(openai.NotFoundError):
         outsider.responses.retrieve(done.id)
+
+
+def test_too_many_open_streams_is_429_with_retry_after_in_openais_shape(world: World) -> None:
+    streamer = world.server.auth_for("sam", "user")
+    client = world.client(streamer)
+    waiting = client.responses.create(model="careful", input="calc carefully", background=True)
+    _wait_for_approval_of(world, streamer, _uuid(waiting.id))
+    url = f"/v1/responses/{waiting.id}?stream=true"
+    with ExitStack() as held:
+        for _ in range(10):  # PA_SSE_MAX_CONNECTIONS_PER_USER's default: each open stream holds a slot
+            assert held.enter_context(world.http.stream("GET", url, headers=streamer)).status_code == 200
+        with pytest.raises(openai.RateLimitError) as refused:
+            client.responses.retrieve(waiting.id, stream=True)
+    assert refused.value.code == "rate_limit_exceeded" and refused.value.type == "rate_limit_error"
+    assert int(refused.value.response.headers["retry-after"]) >= 1
+    client.responses.cancel(waiting.id)
