@@ -31,7 +31,11 @@ def _platform_secret(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 async def kernel() -> AsyncIterator[KernelProcess]:
     assert probe().ok, probe().detail  # the machine's isolation: `make sandbox` installs bubblewrap
-    session = await BubblewrapBackend(LIMITS).open("org-a")
+    umask = os.umask(0o077)  # as `pa dev` runs: what bwrap creates must still be traversable by the sandbox's user
+    try:
+        session = await BubblewrapBackend(LIMITS).open("org-a")
+    finally:
+        os.umask(umask)
     yield session
     await session.close()
 

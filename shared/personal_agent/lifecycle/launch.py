@@ -246,7 +246,7 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
             await check_member_active(conn, request.user_id)  # an offboarded owner's workflows stop too
         chat = await _lock_chat(conn, request)
         await check_launch_budget(conn, request.user_id)
-        tools = await sandbox_policy.offered_tools(conn, request.org_id, tools, asked=bool(local) and agent is None)
+        tools = await sandbox_policy.offered_tools(conn, request.org_id, tools, local, agent.config.tools)
         org = await read_org_settings(conn, request.org_id)
         tiers = [chat.labels.content_tier, agent_launch.floor(agent), *(t.required_tier for t in tools)]
         tier = routing_tier(chat.classification, org["tier_floor"], tiers)

@@ -9,6 +9,7 @@ the tool is not offered; code never runs unconfined.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import secrets
 import shutil
@@ -42,7 +43,8 @@ def _system_dirs() -> list[str]:
 
 
 def _visible(path: str) -> list[str]:
-    """Directories above a bound path, made traversable (0755) for the sandbox's user (/root is 0700 outside)."""
+    """Directories above a bound path, made traversable (0755) for the sandbox's user whatever the platform's umask
+    (`pa dev` runs with 077) and whatever they are outside (/root is 0700)."""
     args: list[str] = []
     parts = Path(path).parts[1:-1]
     for depth in range(1, len(parts) + 1):
@@ -70,14 +72,14 @@ def command(limits: SandboxLimits, seccomp_fd: int | None, as_root: bool) -> lis
     bwrap = shutil.which("bwrap")
     assert bwrap is not None
     python_home = sys.base_prefix
-    site_packages = sysconfig.get_paths()["purelib"]
+    site_packages = scientific_site_packages()
     args = [bwrap, *_identity(as_root), "--die-with-parent", "--new-session", "--clearenv", "--hostname", "sandbox"]
     args += _system_dirs()
     if not python_home.startswith("/usr/"):
         args += [*_visible(python_home), "--ro-bind", python_home, python_home]
-    args += ["--ro-bind", site_packages, SITE_PACKAGES, "--ro-bind", str(KERNEL), KERNEL_PATH]
+    args += [*_visible(SITE_PACKAGES), "--ro-bind", site_packages, SITE_PACKAGES, "--ro-bind", str(KERNEL), KERNEL_PATH]
     if Path("/etc/fonts").is_dir():  # fontconfig's configuration (no secrets in it)
-        args += ["--ro-bind", "/etc/fonts", "/etc/fonts"]
+        args += [*_visible("/etc/fonts"), "--ro-bind", "/etc/fonts", "/etc/fonts"]
     args += ["--proc", "/proc", "--dev", "/dev"]
     size = str(limits.scratch_bytes)
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
@@ -100,6 +102,14 @@ def command(limits: SandboxLimits, seccomp_fd: int | None, as_root: bool) -> lis
     if not Path(python).exists():
         python = str(Path(sys.executable).resolve())
     return [*args, "--", python, "-I", "-S", KERNEL_PATH]
+
+
+def scientific_site_packages() -> str:
+    """The site-packages directory that holds pandas (the project's virtualenv), else this interpreter's own."""
+    found = importlib.util.find_spec("pandas")
+    if found is not None and found.origin:
+        return str(Path(found.origin).parents[1])
+    return sysconfig.get_paths()["purelib"]
 
 
 def one_off_uid() -> int:

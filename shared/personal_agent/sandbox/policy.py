@@ -3,6 +3,7 @@ enabled code execution (or, not having chosen, the deployment's default: on for 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from uuid import UUID
 
 from personal_agent.db.pool import Conn
@@ -21,11 +22,18 @@ async def enabled(conn: Conn, org_id: UUID) -> bool:
     return sessions.config().default_enabled if choice is None else choice
 
 
-async def offered_tools(conn: Conn, org_id: UUID, tools: tuple[ToolRef, ...], asked: bool) -> tuple[ToolRef, ...]:
-    """The tools without `run_python` where the org does not offer it; asked for by name, it is a 403."""
+async def offered_tools(
+    conn: Conn,
+    org_id: UUID,
+    tools: tuple[ToolRef, ...],
+    named: tuple[str, ...] | None,
+    agent_tools: Sequence[str] | None,
+) -> tuple[ToolRef, ...]:
+    """The tools without `run_python` where the org does not offer it. A request that named it itself (not through
+    its agent's list) is refused with 403 `code_execution_disabled`; otherwise it is left out quietly."""
     if not any(t.name == TOOL for t in tools) or await enabled(conn, org_id):
         return tools
-    if asked:
+    if named is not None and TOOL in named and TOOL not in (agent_tools or ()):
         raise AppError(
             "code execution is not enabled for this organisation (an org admin turns it on in the org settings)",
             code="code_execution_disabled",
