@@ -63,6 +63,22 @@ def _answer(events: list[StreamResponse]) -> str:
     return text
 
 
+def _task_id(event: StreamResponse) -> str:
+    payload = getattr(event, str(event.WhichOneof("payload")))
+    return str(payload.id if event.HasField("task") else payload.task_id)
+
+
+def _step(event: StreamResponse) -> str:
+    """What a stream event says: a tool's call or result, answer text (restarted), its last chunk, other text."""
+    if event.HasField("status_update"):
+        meta = event.status_update.status.message.metadata
+        return f"{'result' if 'outcome' in meta else 'call'} {meta['tool']}"
+    update = event.artifact_update
+    if update.last_chunk:
+        return "last chunk"
+    return "text" if update.append else "answer"
+
+
 def _artifact_text(task: Task) -> str:
     return "".join(p.text for a in task.artifacts for p in a.parts)
 
@@ -99,12 +115,14 @@ def test_send_then_stream_in_the_same_context_and_get(dev: DevServer) -> None:
             assert kinds[0] == "task" and kinds[-1] == "status_update", kinds
             assert events[0].task.status.state == TaskState.TASK_STATE_SUBMITTED
             assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
-            assert "artifact_update" in kinds
-            calls = [
-                e.status_update.status.message.metadata["tool"] for e in events[1:-1] if e.HasField("status_update")
-            ]
-            assert calls[:1] == ["current_time"], calls
             second = events[0].task
+            assert {_task_id(e) for e in events} == {second.id}
+            # In order: the tool call, its result, then the answer's text (started over after the call, what came
+            # before it was not the answer), its last chunk, the final status.
+            steps = [_step(e) for e in events[1:-1]]
+            answer_starts = len(steps) - 1 - steps[::-1].index("answer")  # the last start: what it said before the call
+            assert steps.index("call current_time") < steps.index("result current_time") < answer_starts
+            assert steps[-1] == "last chunk" and "answer" not in steps[steps.index("last chunk") :]
             assert second.context_id == task.context_id and second.id != task.id
 
             got = await streamer.get_task(GetTaskRequest(id=second.id))
