@@ -38,6 +38,15 @@ def expire_approval_wait(admin_url: str, run_id: Id) -> None:
     _write(admin_url, "UPDATE approvals SET expires_at = now() - interval '1 second' WHERE run_id = %s", [run_id])
 
 
+def approval_escalation_due(admin_url: str, run_id: Id) -> None:
+    """Nobody decided the run's pending approvals within PA_APPROVAL_ESCALATION_SECONDS."""
+    _write(
+        admin_url,
+        "UPDATE approvals SET escalate_at = now() - interval '1 second' WHERE run_id = %s AND status = 'pending'",
+        [run_id],
+    )
+
+
 # ---- a worker dies, another process acts ----
 
 

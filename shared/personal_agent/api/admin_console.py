@@ -71,10 +71,13 @@ class BudgetSpendList(BaseModel):
 
 class AuditEntry(BaseModel):
     id: int
-    approval_id: UUID
+    approval_id: UUID | None = Field(description="null: a line a tool rule or the judge wrote without an approval")
     actor_id: UUID | None = Field(description="who decided; null for what the system did (requested, expired)")
     actor_name: str | None = Field(description="the decider's name (or e-mail); null for the system")
-    action: str = Field(description="requested | approved | denied | expired")
+    action: str = Field(
+        description="requested | approved | approved_partly | denied | expired | escalated | review_asked, and without"
+        " an approval: policy_denied | policy_matched | policy_log (a log-only rule's would-have) | judge_denied"
+    )
     reason: str | None = Field(description="why, as the decider (or the system) gave it")
     detail: dict[str, Any]
     at: datetime
@@ -85,7 +88,9 @@ class AuditEntry(BaseModel):
     owner_name: str | None = Field(description="whose chat asked: the member's name (or e-mail)")
     chat_url: str | None = Field(description="the web chat's page of the chat the approval was asked in")
     run_url: str | None = Field(description="the API's view of the run")
-    status: str = Field(description="the approval's status now")
+    status: str | None = Field(description="the approval's status now (null: no approval)")
+    tool_call_id: str | None = Field(None, description="the run's tool call the line is about")
+    rule_id: UUID | None = Field(None, description="the tool rule that matched (see /admin/tool-policies)")
 
 
 class AuditPage(BaseModel):
