@@ -111,7 +111,8 @@ class RunsRequestHandler(RequestHandler):
             max_lifetime=CANCEL_WAIT_SECONDS,
             is_gone=_not_gone,
         )
-        await _follow(a2a_launch.closing_frames(frames), Translator(str(row.id), str(row.chat_id)))
+        translator = Translator(str(row.id), str(row.chat_id))
+        await _follow(a2a_launch.closing_frames(frames), translator, until_ended=True)
         return await tasks.load_task(caller, params.id)
 
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
@@ -154,12 +155,15 @@ def _history(params: SendMessageRequest) -> int | None:
     return config.history_length if config.HasField("history_length") else None
 
 
-async def _follow(frames: AsyncGenerator[str], translator: Translator) -> None:
-    """Read the run's events until it ends or waits for a person (or the stream closes)."""
+async def _follow(frames: AsyncGenerator[str], translator: Translator, *, until_ended: bool = False) -> None:
+    """Read the run's events until it ends or waits for a person (or the stream closes); `until_ended`: past
+    any wait (a cancel reads the run's stream from its start, where an earlier wait may be)."""
     async with aclosing(frames):
         async for chunk in frames:
             for event in frame_events(chunk):
                 translator.feed(event)
+                if until_ended and translator.outcome == "interrupted":
+                    translator.outcome = "open"
             if translator.outcome != "open":
                 return
 
