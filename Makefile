@@ -140,6 +140,8 @@ STREAM_LAYER_ONLY := uvicorn|click|uvloop|httptools|a2a-sdk|aiologic|culsans|goo
 # uvicorn and its C loop and parser serve only the relay.
 WORKER_LAYER_PRUNE := wordllama uvicorn uvloop httptools a2a-sdk rapidocr-onnxruntime
 WORKER_LAYER_EXTRA := aws-xray-sdk|wrapt
+# run_python's sandbox function (CodeExecution=lambda): the scientific stack and its closure, nothing else.
+SANDBOX_LAYER_ONLY := numpy|pandas|matplotlib|python-dateutil|pytz|tzdata|six|contourpy|cycler|fonttools|kiwisolver|packaging|pillow|pyparsing
 DEPLOY_ARGS ?= --guided
 
 $(SAM_STAMP):
@@ -169,6 +171,8 @@ build: $(SAM_STAMP) $(VENV)/.installed
 	{ $(LAYER_EXPORT) $(addprefix --prune ,$(WORKER_LAYER_PRUNE)); $(UV) export --frozen --all-groups --no-emit-project --no-hashes --no-header --no-annotate \
 		| grep -E '^($(WORKER_LAYER_EXTRA))=='; } | awk -F'[=; ]' '!seen[$$1]++' \
 		> layers/worker.requirements.txt; \
+	$(UV) export --frozen --all-groups --no-emit-project --no-hashes --no-header --no-annotate \
+		| grep -E '^($(SANDBOX_LAYER_ONLY))==' > layers/sandbox.requirements.txt; \
 	echo "sam build with $$py"; \
 	PATH="$$(dirname "$$py"):$$PATH" PYTHON312="$$py" REPO_ROOT="$(CURDIR)" UV="$(CURDIR)/$(UV)" \
 		$(SAM_ENV) $(SAM) build --template template.yaml --parallel

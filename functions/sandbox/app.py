@@ -24,9 +24,6 @@ SCRATCH = "/tmp/work"
 LAYER = "/opt/python"
 _pinned: dict[str, str] = {}
 
-# Not dumpable: the code's processes (the same uid here) cannot read this process's /proc/<pid>/environ or memory.
-ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-
 
 def _wipe_tmp() -> None:
     for entry in Path("/tmp").iterdir():
@@ -97,6 +94,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return {"error_code": "environment_pinned"}
     if not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):  # it wipes /tmp and kills processes: only inside Lambda
         return {"error_code": "not_in_lambda"}
+    # Not dumpable: the code's processes (the same uid here) cannot read this one's /proc/<pid>/environ or memory.
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
     _wipe_tmp()
     try:
         return _run(event)

@@ -37,6 +37,7 @@ FUNCTIONS = {
     "ActivityPollerFunction": "activity_poller",
     "MigrateFunction": "migrate",
     "MeteringFunction": "metering",
+    "SandboxFunction": "sandbox",
 }
 # SAM resource types and the CloudFormation resource each becomes (for "does it take Tags?").
 SAM_TYPES = {
