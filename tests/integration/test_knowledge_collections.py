@@ -172,3 +172,70 @@ async def test_search_filters_by_document_date_and_type(http: httpx.AsyncClient,
     assert (bad.status_code, bad.json()["code"]) == (422, "invalid_type")
     registered = await register(http, headers, "c.md", "text/markdown", 3, collection="personal")
     assert registered["document"]["collection"] == "personal"
+
+
+async def test_a_sources_schedule_fires_once_per_due_time_and_other_buckets_are_refused(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    import asyncio
+
+    import boto3
+
+    from personal_agent.knowledge.sources import bucket_allowed
+    from personal_agent.local.source_scheduler import SourceScheduler
+    from personal_agent.settings import get_settings
+
+    tenant = make_tenant()
+    reader = _member(admin_url, tenant)
+    headers = auth_headers(tenant)
+    settings = get_settings()
+    s3 = boto3.client("s3", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    bucket = f"src-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="kb/one.txt", Body=b"The walrus handbook says hello.", ContentType="text/plain")
+    body = {"name": "Scheduled", "readers": [str(reader.user_id)]}
+    collection = (await http.post("/api/v1/knowledge/collections", headers=headers, json=body)).json()
+    source_body = {
+        "kind": "s3",
+        "collection": collection["id"],
+        "bucket": bucket,
+        "prefix": "kb/",
+        "every": "rate(1 hour)",
+    }
+
+    by_reader = await http.post("/api/v1/knowledge/sources", headers=auth_headers(reader), json=source_body)
+    assert (by_reader.status_code, by_reader.json()["code"]) == (403, "not_collection_writer")
+    bad = await http.post("/api/v1/knowledge/sources", headers=headers, json={**source_body, "every": "every hour"})
+    assert (bad.status_code, bad.json()["code"]) == (422, "invalid_schedule_expression")
+    created = await http.post("/api/v1/knowledge/sources", headers=headers, json=source_body)
+    assert created.status_code == 201, created.text
+    source = created.json()
+    due = datetime.fromisoformat(source["next_sync_at"])
+    assert timedelta(minutes=59) < due - datetime.now(UTC) <= timedelta(hours=1)
+
+    async def last_sync() -> dict[str, Any] | None:
+        shown = await http.get(f"/api/v1/knowledge/sources/{source['id']}", headers=headers)
+        return shown.json()["last_sync"]
+
+    async def synced_after(previous: str | None) -> dict[str, Any]:
+        for _ in range(400):  # the sync job runs on the ingest queue's poller
+            last = await last_sync()
+            if last is not None and last["at"] != previous:
+                return last
+            await asyncio.sleep(0.1)
+        raise AssertionError("the source did not sync")
+
+    first = await synced_after(None)
+    assert first["added"] == 1
+    scheduler = SourceScheduler(clock=lambda: due + timedelta(seconds=1))
+    assert await scheduler.tick() == [uuid.UUID(source["id"])]
+    assert await scheduler.tick() == []  # moved on: the same due time fires once
+    second = await synced_after(first["at"])
+    assert (second["added"], second["unchanged"]) == (0, 1)
+    moved = (await http.get(f"/api/v1/knowledge/sources/{source['id']}", headers=headers)).json()["next_sync_at"]
+    assert datetime.fromisoformat(moved) == due + timedelta(hours=1)
+
+    # On AWS (not local) only the buckets the operator listed: nobody syncs another tenant's bucket.
+    assert not bucket_allowed(bucket, "", local=False)
+    assert not bucket_allowed(bucket, "ours-a,ours-b", local=True)
+    assert bucket_allowed("ours-b", "ours-a, ours-b", local=False)

@@ -69,13 +69,17 @@ def _where(body: SourceIn) -> tuple[str | None, str, str | None, list[str]]:
     return None, "", body.url, hosts
 
 
+def bucket_allowed(bucket: str, listed: str, *, local: bool) -> bool:
+    """A bucket the operator listed (PA_KNOWLEDGE_SOURCE_BUCKETS; the template's KnowledgeSourceBuckets, which the
+    ingest function may read), or, locally with none listed, any bucket of the dev stack's moto."""
+    names = {b.strip() for b in listed.split(",") if b.strip()}
+    return bucket in names or (local and not names)
+
+
 def _check_bucket(bucket: str) -> None:
-    """403 `bucket_not_allowed` for a bucket the operator did not list (PA_KNOWLEDGE_SOURCE_BUCKETS; the template's
-    KnowledgeSourceBuckets, which the ingest function may read): nobody syncs another tenant's bucket. Locally, with
-    none listed, any bucket of the dev stack's moto."""
+    """403 `bucket_not_allowed`: nobody syncs a bucket the operator did not list (another tenant's)."""
     settings = get_settings()
-    listed = {b.strip() for b in settings.knowledge_source_buckets.split(",") if b.strip()}
-    if bucket not in listed and (listed or not settings.is_local):
+    if not bucket_allowed(bucket, settings.knowledge_source_buckets, local=settings.is_local):
         raise Forbidden(f"the bucket {bucket!r} is not one knowledge sources may read", code="bucket_not_allowed")
 
 

@@ -44,7 +44,7 @@ class SourceScheduler(Periodic):
                 source = await sources_store.lock_due(conn, source_id, now)
                 if source is None:
                     continue
-                await sources_store.set_next_sync(conn, source_id, next_sync(source.every, now))
+                await sources_store.set_next_sync(conn, source_id, next_sync(source.every, now, source.next_sync_at))
             await asyncio.to_thread(send_sync, org_id, source_id)
             queued.append(source_id)
         return queued

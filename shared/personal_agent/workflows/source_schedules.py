@@ -18,11 +18,12 @@ from personal_agent.workflows.schedule_expressions import parse_schedule
 from personal_agent.workflows.schedules import scheduler_client
 
 
-def next_sync(every: str | None, after: datetime) -> datetime | None:
-    """The next sync time after `after` (422 `invalid_schedule_expression` for a bad `every`)."""
+def next_sync(every: str | None, after: datetime, anchor: datetime | None = None) -> datetime | None:
+    """The next sync time after `after` (a rate counts from `anchor`, the previous due time, so its times stay on
+    one grid); 422 `invalid_schedule_expression` for a bad `every`."""
     if every is None:
         return None
-    return parse_schedule(every, "UTC").next_after(after, anchor=after)
+    return parse_schedule(every, "UTC").next_after(after, anchor=anchor or after)
 
 
 def schedule_name(source_id: UUID) -> str:
