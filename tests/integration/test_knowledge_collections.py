@@ -7,6 +7,7 @@ document, date and type."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -239,3 +240,54 @@ async def test_a_sources_schedule_fires_once_per_due_time_and_other_buckets_are_
     assert not bucket_allowed(bucket, "", local=False)
     assert not bucket_allowed(bucket, "ours-a,ours-b", local=True)
     assert bucket_allowed("ours-b", "ours-a, ours-b", local=False)
+
+
+async def _search_then_name_documents(messages: list[Any], info: Any) -> AsyncIterator[Any]:
+    """The scripted model: search the knowledge base once, then answer with the documents its passages came from."""
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+    from pydantic_ai.models.function import DeltaToolCall
+
+    from tests.scripted import tool_rounds
+
+    if tool_rounds(messages) == 0:
+        yield {
+            0: DeltaToolCall(name="search_knowledge", json_args='{"query": "parental leave weeks"}', tool_call_id="k")
+        }
+        return
+    (found,) = [
+        p.content for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)
+    ]
+    yield ",".join(sorted({item["document"] for item in found if "document" in item})) or "nothing"
+
+
+async def test_an_agent_run_searches_exactly_its_collection_and_only_for_members(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    from tests.runs import start_run
+    from tests.scripted import scripted_model
+    from tests.sse import read_events
+
+    owner = make_tenant(roles=("org-admin",))  # who shares an agent with the org
+    outsider = _member(admin_url, owner)
+    ho, hx = auth_headers(owner, roles=("org-admin",)), auth_headers(outsider)
+    hr = (await http.post("/api/v1/knowledge/collections", headers=ho, json={"name": "HR policies"})).json()
+    await upload_and_wait(http, ho, owner, "leave.md", "text/markdown", POLICY.encode(), collection=hr["id"])
+    await upload_and_wait(http, ho, owner, "org.md", "text/markdown", ("Parental leave weeks. " + OTHER).encode())
+    agent = {
+        "name": "HR bot",
+        "slug": "hr-bot",
+        "instructions": "Answer from the HR policies.",
+        "tools": ["search_knowledge"],
+        "knowledge": ["HR policies"],
+        "visibility": "org",
+    }
+    created = await http.post("/api/v1/agents", json=agent, headers=ho)
+    assert created.status_code == 201, created.text
+    answers = {}
+    with scripted_model(_search_then_name_documents) as (model, _):
+        for who, headers in (("owner", ho), ("outsider", hx)):
+            chat = (await http.post("/api/v1/chats", json={"agent": "hr-bot"}, headers=headers)).json()
+            run = await start_run(http, headers, model, "how long is parental leave?", chat_id=chat["id"])
+            frames = await read_events(http, run["events_url"], headers)
+            answers[who] = "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    assert answers == {"owner": "leave.md", "outsider": "nothing"}  # its collection only; nothing for a non-member
