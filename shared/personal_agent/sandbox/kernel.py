@@ -122,13 +122,19 @@ def snapshot() -> dict[str, tuple[int, int]]:
     return found
 
 
-def save_open_figures() -> None:
-    """Figures left open (`plt.plot(...)` without `savefig`) are saved as PNGs, as a notebook shows them."""
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg", ".pdf")
+
+
+def save_open_figures(before: dict[str, tuple[int, int]]) -> None:
+    """Figures left open (`plt.plot(...)` without `savefig`) are saved as PNGs, as a notebook shows them; not when
+    the call saved an image itself (its `savefig` leaves the figure open: it would come back twice)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return
-    for number in pyplot.get_fignums():
-        pyplot.figure(number).savefig(os.path.join(SCRATCH, f"figure_{number}.png"), dpi=100)
+    wrote = [p for p, meta in snapshot().items() if before.get(p) != meta and p.lower().endswith(IMAGE_SUFFIXES)]
+    if not wrote:
+        for number in pyplot.get_fignums():
+            pyplot.figure(number).savefig(os.path.join(SCRATCH, f"figure_{number}.png"), dpi=100)
     pyplot.close("all")
 
 
@@ -190,7 +196,7 @@ def execute(request: dict[str, Any], namespace: dict[str, Any], limits: dict[str
     value, error = None, None
     try:
         value = run_cell(request["code"], namespace)
-        save_open_figures()
+        save_open_figures(before)
     except BaseException as exc:  # the code's own failure (SystemExit included) is its result
         if os.getpid() != KERNEL_PID:
             os._exit(1)
