@@ -4963,6 +4963,12 @@ export interface components {
             parent_run_id: string | null;
             /** Routing */
             routing: unknown;
+            /**
+             * Sandbox Seconds
+             * @description wall-clock seconds the run's `run_python` calls held a sandbox
+             * @default 0
+             */
+            sandbox_seconds?: number;
             /** Started At */
             started_at: string | null;
             /**
