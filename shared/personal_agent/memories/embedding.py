@@ -5,14 +5,18 @@ use in the run worker (about a second), never in the API."""
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from personal_agent.knowledge.wordllama_model import WordLlamaEmbeddingModel
+if TYPE_CHECKING:  # pydantic-ai: imported with the model, so the API function (which lacks it) may import this
+    from personal_agent.knowledge.wordllama_model import WordLlamaEmbeddingModel
 
 EMBEDDING_MODEL = "wordllama:l2_supercat_256"
 
 
 @functools.cache
 def _model() -> WordLlamaEmbeddingModel:
+    from personal_agent.knowledge.wordllama_model import WordLlamaEmbeddingModel
+
     return WordLlamaEmbeddingModel("l2_supercat_256")
 
 
