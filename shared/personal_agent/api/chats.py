@@ -122,11 +122,26 @@ class TranscriptSubagent(BaseModel):
     approvals: list[TranscriptApproval] = Field(description="the approvals its own tool calls asked for")
 
 
+class TranscriptQuestion(BaseModel):
+    id: str
+    question: str
+    choices: list[str] | None
+    form_schema: dict[str, Any] | None = Field(alias="schema", description="the JSON Schema the answer fits")
+    default: Any = Field(description="the answer taken when nobody answered in time")
+    status: Literal["pending", "answered", "expired"]
+    answer: Any = Field(description="the answer the run went on with (null: none yet, or none at all)")
+    answered_at: str | None
+    expires_at: str
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+
 class TranscriptToolCall(BaseModel):
     id: str
     name: str
     args: Any = Field(description="the call's arguments (the start of their JSON as text when `truncated`)")
     approval: TranscriptApproval | None = Field(None, description="the person's decision this call waited for")
+    question: TranscriptQuestion | None = Field(None, description="an `ask_user` call's question and its answer")
     subagent: TranscriptSubagent | None = Field(None, description="the sub-agent a `delegate` call started")
 
 

@@ -29,4 +29,9 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("tool_policies", ("/api/v1/admin/tool-policies", "/api/v1/chats"), ("router", "chats_router")),
     # `/v1`, the OpenAI-compatible API: whole answers here; the stream function streams them (Mangum buffers).
     RouterGroup("routes", ("/v1",), package="personal_agent.openai_api"),
+    # Channels in (docs/channels.md): the inbound endpoints (each verifies its own channel's signature), the admin's
+    # channel settings and a member's linked accounts.
+    RouterGroup("routes", ("/api/v1/channels",), package="personal_agent.channels"),
+    RouterGroup("admin_routes", ("/api/v1/admin/channels",), package="personal_agent.channels"),
+    RouterGroup("link_routes", ("/api/v1/me/channel-links",), package="personal_agent.channels"),
 )

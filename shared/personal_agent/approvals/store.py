@@ -1,6 +1,9 @@
 """Approval rows and their audit trail: the only SQL on `approvals` and `approval_audit`. Every call runs inside
 an org transaction (RLS). A run's approvals are keyed per wait (`checkpoint_seq`) and tool call id, so a model
-that reuses ids across rounds gets one approval per round."""
+that reuses ids across rounds gets one approval per round. An `ask_user` question is a row of the same wait
+(`kind = 'question'`: its form in `args`, the person's `answer`), so it waits, times out and resumes the same way.
+
+Over 300 lines because the table holds both kinds of waits (approvals and questions) and its SQL lives here only."""
 
 from __future__ import annotations
 
@@ -14,10 +17,11 @@ from personal_agent.spec.run_spec import RunSpec
 
 PUBLIC = (
     "id, run_id, chat_id, tool_call_id, tool_name, args, status, reason, edited_args, decided_by, decided_at,"
-    " expires_at, created_at"
+    " expires_at, created_at, kind, answer"
 )
 EXPIRED_REASON = "no decision before the approval timed out"
 RUN_ENDED_REASON = "the run ended before a decision"
+DEFAULT_TAKEN_REASON = "no answer before the question timed out: its default was taken"
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,10 @@ class ApprovalRow:
     decided_at: datetime | None
     expires_at: datetime
     created_at: datetime
+    kind: str
+    """`approval` (a tool call waiting for a decision) or `question` (an `ask_user` call waiting for an answer)."""
+    answer: Any
+    """A question's answer (None until answered)."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,9 @@ class ApprovalDecision:
     status: str
     reason: str | None
     edited_args: dict[str, Any] | None
+    kind: str = "approval"
+    answer: Any = None
+    id: UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -118,36 +129,52 @@ async def add_pending(
     tool_name: str,
     args: dict[str, Any],
     expires_at: datetime,
+    kind: str = "approval",
 ) -> PendingApproval:
-    """One pending approval of the wait at checkpoint `seq`; a retried step gets its own row back (audited once)."""
+    """One pending approval (or question) of the wait at checkpoint `seq`; a retried step gets its own row back
+    (audited once)."""
     cur = await conn.execute(
         "INSERT INTO approvals (org_id, run_id, chat_id, owner_id, checkpoint_seq, tool_call_id, tool_name,"
-        " args, expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " args, expires_at, kind) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (run_id, checkpoint_seq, tool_call_id) DO UPDATE SET tool_name = approvals.tool_name"
         " RETURNING id, tool_call_id, tool_name, args, expires_at, (xmax = 0) AS inserted",
-        [spec.org_id, spec.run_id, spec.chat_id, spec.user_id, seq, tool_call_id, tool_name, jsonb(args), expires_at],
+        [
+            spec.org_id,
+            spec.run_id,
+            spec.chat_id,
+            spec.user_id,
+            seq,
+            tool_call_id,
+            tool_name,
+            jsonb(args),
+            expires_at,
+            kind,
+        ],
     )
     row = await cur.fetchone()
     assert row is not None
     pending = PendingApproval(**row)
     if pending.inserted:
-        await audit(conn, spec.org_id, pending.id, None, "requested", {"tool": tool_name})
+        action = "asked" if kind == "question" else "requested"
+        await audit(conn, spec.org_id, pending.id, None, action, {"tool": tool_name})
     return pending
 
 
 async def decisions_for(conn: Conn, run_id: UUID, seq: int) -> list[ApprovalDecision]:
-    """The approvals of one wait, with their decisions so far."""
+    """The approvals (and questions) of one wait, with their decisions (and answers) so far."""
     cur = await conn.execute(
-        "SELECT tool_call_id, status, reason, edited_args FROM approvals WHERE run_id = %s AND checkpoint_seq = %s",
+        "SELECT tool_call_id, status, reason, edited_args, kind, answer, id FROM approvals"
+        " WHERE run_id = %s AND checkpoint_seq = %s",
         [run_id, seq],
     )
     return [ApprovalDecision(**row) for row in await cur.fetchall()]
 
 
-async def list_rows(conn: Conn, owner_id: UUID | None, status: str | None) -> list[ApprovalRow]:
-    """The newest 200 approvals, of one owner (None: everyone's) and in one status (None: any)."""
-    clauses: list[str] = []
-    params: list[Any] = []
+async def list_rows(conn: Conn, owner_id: UUID | None, status: str | None, kind: str = "approval") -> list[ApprovalRow]:
+    """The newest 200 approvals (or questions: `kind`), of one owner (None: everyone's) and in one status (None:
+    any)."""
+    clauses: list[str] = ["kind = %s"]
+    params: list[Any] = [kind]
     if owner_id is not None:
         clauses.append("owner_id = %s")
         params.append(owner_id)
@@ -188,6 +215,31 @@ async def record_decision(
     )
     row = await cur.fetchone()
     return ApprovalRow(**row) if row is not None else None
+
+
+async def record_answer(conn: Conn, question_id: UUID, answer: Any, by: UUID) -> ApprovalRow | None:
+    """Answer a pending question; None when it was no longer pending (another answer or its timeout won)."""
+    cur = await conn.execute(
+        "UPDATE approvals SET status = 'answered', answer = %s, decided_by = %s, decided_at = now()"
+        f" WHERE id = %s AND kind = 'question' AND status = 'pending' RETURNING {PUBLIC}",
+        [jsonb(answer), by, question_id],
+    )
+    row = await cur.fetchone()
+    return ApprovalRow(**row) if row is not None else None
+
+
+async def take_default_answers(conn: Conn, org_id: UUID, run_id: UUID) -> int:
+    """The run's wait timed out: each pending question that has a default answer takes it (audited); how many.
+    A question without one expires with the approvals (`resolve_pending`)."""
+    cur = await conn.execute(
+        "UPDATE approvals SET status = 'answered', answer = args -> 'default', reason = %s, decided_at = now()"
+        " WHERE run_id = %s AND kind = 'question' AND status = 'pending' AND args ? 'default' RETURNING id",
+        [DEFAULT_TAKEN_REASON, run_id],
+    )
+    rows = await cur.fetchall()
+    for row in rows:
+        await audit(conn, org_id, row["id"], None, "default_taken", {})
+    return len(rows)
 
 
 async def resolve_pending(

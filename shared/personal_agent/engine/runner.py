@@ -24,7 +24,7 @@ from personal_agent.db.retry import retrying
 from personal_agent.engine import usage
 from personal_agent.engine.agent_factory import build_agent
 from personal_agent.engine.cancellation import RunCancelled, stopped_while_waiting
-from personal_agent.engine.deferred import approval_results, deny_by_policy, pause_for_approval
+from personal_agent.engine.deferred import approval_results, deny_by_policy, pause_for_approval, questions_of
 from personal_agent.engine.delegation import children_results, delegations, round_children, start_children
 from personal_agent.engine.drive import Drive, StepOutcome, StepStatus, dump_messages
 from personal_agent.engine.emitter import RunEmitter
@@ -171,7 +171,7 @@ async def _drive(
         return await _end(drive, "succeeded")
     deferred = None
     if cp.kind == "awaiting_approval":
-        deferred = await approval_results(spec, cp.seq)
+        deferred = await approval_results(spec, cp.seq, emitter)
         if deferred is None:
             return drive.outcome("waiting")
     elif cp.kind == "awaiting_children":
@@ -193,7 +193,7 @@ async def _drive(
     if isinstance(output, DeferredToolRequests):
         if delegations(output):
             return await start_children(drive, output)
-        if output.calls and not output.approvals:  # the caller's own tools (`/v1`): the caller runs them
+        if output.calls and not output.approvals and not questions_of(output):  # the caller's own tools (`/v1`)
             return await _end(drive, "succeeded")
         return await _pause(drive, output, time_budget)
     return await _end(drive, "succeeded")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
 Stream = Literal["run", "feed"]
@@ -37,6 +37,31 @@ class ApprovalRequested(_Value):
     child_run_id: str | None = None
     parent_run_id: str | None = None
     events_url: str | None = None
+
+
+class QuestionAsked(_Value):
+    """The run asks its person a question (`ask_user`) and waits for the answer: free text, one of `choices`, or a
+    value of `schema`; `default` is taken when nobody answers by `expires_at`."""
+
+    question_id: str
+    run_id: str
+    tool_call_id: str
+    question: str
+    choices: list[str] | None = None
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+    default: Any = None
+    expires_at: str
+
+
+class QuestionAnswered(_Value):
+    """The run goes on with the answer to its question (`answered`: a person's, or the default at the timeout;
+    `expired`: none, the call failed)."""
+
+    question_id: str
+    run_id: str
+    tool_call_id: str
+    status: Literal["answered", "expired"]
+    answer: Any = None
 
 
 class GatedToolValue(_Value):
@@ -168,6 +193,15 @@ class FeedApprovalsRequested(_Value):
     count: int
 
 
+class FeedQuestionAsked(_Value):
+    """A run of the user's chat asks them a question."""
+
+    question_id: str
+    run_id: str
+    chat_id: str
+    question: str
+
+
 class FeedOutputDelivery(_Value):
     """An attempt to deliver a workflow's output ended."""
 
@@ -194,6 +228,8 @@ class FeedDocumentStatus(_Value):
 
 RUN_EVENTS: dict[str, type[BaseModel]] = {
     "approval_requested": ApprovalRequested,
+    "question_asked": QuestionAsked,
+    "question_answered": QuestionAnswered,
     "tool_gated": ToolGated,
     "tools_unavailable": ToolsUnavailable,
     "run_resumed": RunResumed,
@@ -210,6 +246,7 @@ FEED_EVENTS: dict[str, type[BaseModel]] = {
     "run_finished": FeedRun,
     "run_skipped": FeedRunSkipped,
     "approval_requested": FeedApprovalsRequested,
+    "question_asked": FeedQuestionAsked,
     "output_delivery": FeedOutputDelivery,
     "document_status": FeedDocumentStatus,
 }

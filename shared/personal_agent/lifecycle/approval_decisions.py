@@ -58,7 +58,7 @@ async def _lock_pending(
     or just marked expired here because its wait timed out (`expired`) or its run has ended (`run_ended`)."""
     async with org_transaction(principal.org_id) as conn:
         row = await store.lock(conn, approval_id)
-        if row is None or (row.owner_id != principal.user_id and not principal.is_org_admin):
+        if row is None or row.kind != "approval" or (row.owner_id != principal.user_id and not principal.is_org_admin):
             raise NotFound("approval not found", code="approval_not_found")
         if row.status != "pending":
             raise _decided(row.status)
@@ -85,8 +85,10 @@ def _decided(status: str, *, ended: bool = False) -> Conflict:
 
 
 async def expire_pending(org_id: UUID, run_id: UUID) -> int:
-    """Resolve the run's pending approvals after the wait timed out: they count as denied."""
+    """Resolve the run's pending approvals after the wait timed out: they count as denied (a question takes its
+    default answer, or expires without one)."""
     async with org_transaction(org_id) as conn:
+        await store.take_default_answers(conn, org_id, run_id)
         expired = await store.resolve_pending(conn, org_id, run_id, "expired", store.EXPIRED_REASON, {})
         await run_store.resume_waiting(conn, run_id)
     return expired

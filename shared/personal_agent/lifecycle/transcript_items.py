@@ -49,7 +49,8 @@ def _attach(
     by_child: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in approvals:
         by_call[(str(row.run_id), row.tool_call_id)].append(row)
-        by_child[str(row.run_id)].append(approval_view(row, names))
+        if row.kind == "approval":
+            by_child[str(row.run_id)].append(approval_view(row, names))
     started: dict[tuple[str, str], deque[SubagentRun]] = defaultdict(deque)
     for child in children:
         started[(str(child.parent_run_id), child.tool_call_id or "")].append(child)
@@ -57,7 +58,11 @@ def _attach(
         for call in item.get("tool_calls") or []:
             key = (str(item.get("run_id")), str(call["id"]))
             if by_call[key]:
-                call["approval"] = approval_view(by_call[key].popleft(), names)
+                row = by_call[key].popleft()
+                if row.kind == "question":
+                    call["question"] = question_view(row)
+                else:
+                    call["approval"] = approval_view(row, names)
             if started[key]:
                 child = started[key].popleft()
                 call["subagent"] = _subagent(child, by_child[str(child.id)])
@@ -72,6 +77,22 @@ def approval_view(row: ApprovalRow, names: dict[UUID, str]) -> dict[str, Any]:
         "decided_by": names.get(row.decided_by) if row.decided_by else None,
         "reason": row.reason,
         "decided_at": row.decided_at.isoformat() if row.decided_at else None,
+        "expires_at": row.expires_at.isoformat(),
+    }
+
+
+def question_view(row: ApprovalRow) -> dict[str, Any]:
+    """An `ask_user` call's question: its form, and the answer the run went on with."""
+    form = row.args or {}
+    return {
+        "id": str(row.id),
+        "question": str(form.get("question", "")),
+        "choices": form.get("choices"),
+        "schema": form.get("schema"),
+        "default": form.get("default"),
+        "status": row.status,
+        "answer": row.answer,
+        "answered_at": row.decided_at.isoformat() if row.decided_at else None,
         "expires_at": row.expires_at.isoformat(),
     }
 

@@ -21,10 +21,14 @@ log = logging.getLogger("personal_agent.push")
 
 def payload(approval: approval_store.WaitingApproval) -> dict[str, Any]:
     base = get_settings().public_url.rstrip("/")
+    if approval.tool_name == "ask_user":  # a question (the same wait): its text stays out of the push service
+        title, body = "A question for you", "A run is waiting for your answer"
+    else:
+        title, body = "Approval needed", f"{approval.tool_name} is waiting for your approval"
     return {
         "type": "approval_requested",
-        "title": "Approval needed",
-        "body": f"{approval.tool_name} is waiting for your approval",
+        "title": title,
+        "body": body,
         "url": f"{base}/chats/{approval.chat_id}",
         "tag": f"approval-{approval.id}",
         "approval_id": str(approval.id),

@@ -117,6 +117,14 @@ register_tool(
 )
 register_tool(
     ToolDef(
+        "ask_user",
+        "personal_agent.tools.ask_user",
+        "Ask the user one question (free text, a list of choices, or a small JSON Schema form) and wait for the "
+        "answer; `default` is taken when nobody answers in time.",
+    )
+)
+register_tool(
+    ToolDef(
         "web_fetch", FIRST_PARTY, "Fetch a public web page and return its readable text (untrusted).", untrusted=True
     )
 )
