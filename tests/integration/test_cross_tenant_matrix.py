@@ -338,6 +338,16 @@ async def _document(world: World) -> str:
     return str(response.json()["document"]["id"])
 
 
+async def _collection(world: World) -> str:
+    return await _post(world, "/api/v1/knowledge/collections", {"name": "Matrix collection"}, "id")
+
+
+async def _source(world: World) -> str:
+    # A bucket nobody made: its syncs record the listing's failure, the source stays org A's.
+    body = {"kind": "s3", "collection": await resource(world, "collection_id"), "bucket": "matrix-missing"}
+    return await _post(world, "/api/v1/knowledge/sources", body, "id")
+
+
 async def _chunk(world: World) -> str:
     """A passage of org A's: a document uploaded through its presigned POST, ingested, then found by search."""
     from tests.knowledge import post_file, wait_for_status
@@ -425,6 +435,8 @@ FACTORIES: dict[str, Factory] = {
     "attachment_id": _attachment,
     "document_id": _document,
     "chunk_id": _chunk,
+    "collection_id": _collection,
+    "source_id": _source,
     "agent_id": _agent,
 }
 

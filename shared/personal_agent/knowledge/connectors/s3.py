@@ -30,13 +30,20 @@ def _s3() -> Any:
 
 
 def _list(bucket: str, prefix: str) -> list[RemoteItem]:
+    """The objects under the prefix; `ItemFailed` when the bucket cannot be listed (gone, not ours to read): the
+    sync records it instead of retrying forever."""
+    from botocore.exceptions import ClientError
+
     items: list[RemoteItem] = []
-    for page in _s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        for obj in page.get("Contents", []):
-            if not obj["Key"].endswith("/"):
-                items.append(RemoteItem(obj["Key"], str(obj.get("ETag", "")).strip('"') or None))
-        if len(items) >= MAX_ITEMS:
-            return items[:MAX_ITEMS]
+    try:
+        for page in _s3().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                if not obj["Key"].endswith("/"):
+                    items.append(RemoteItem(obj["Key"], str(obj.get("ETag", "")).strip('"') or None))
+            if len(items) >= MAX_ITEMS:
+                return items[:MAX_ITEMS]
+    except ClientError as exc:
+        raise ItemFailed(f"s3://{bucket}/{prefix}: {exc.response.get('Error', {}).get('Code', 'error')}") from None
     return items
 
 
