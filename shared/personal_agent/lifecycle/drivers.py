@@ -5,6 +5,7 @@ How a run is started, resumed or stopped depends on its mode here, and nowhere e
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import logging
 import uuid
@@ -172,6 +173,12 @@ async def run_invocation(run_id: UUID, org_id: UUID, request_id: str) -> dict[st
     return {"run_id": str(run_id), "status": status}
 
 
+async def cancel_invocation(run_id: UUID, org_id: UUID, cancel: dict[str, Any]) -> dict[str, Any]:
+    """The run worker Lambda, asked by the API function to finish a cancel (`finish_cancel`)."""
+    await finish_cancel(org_id, run_id, idle=bool(cancel.get("idle")), sub_agent=bool(cancel.get("sub_agent")))
+    return {"run_id": str(run_id), "status": "cancelled"}
+
+
 def drives_here(spec: RunSpec) -> str | None:
     """The lease owner to store a new run with when this process drives it as soon as it is stored (an inline run
     in local mode: `start_run` makes it a task here), so its first drive needs no lease transaction; else None."""
@@ -193,12 +200,36 @@ async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
 
 
 def _invoke_worker(spec: RunSpec) -> None:
-    settings = get_settings()
+    invoke_worker({"run_id": str(spec.run_id), "org_id": str(spec.org_id)})
+
+
+def invoke_worker(payload: dict[str, Any]) -> None:
+    """An asynchronous invocation of the run worker Lambda."""
     aws_client("lambda").invoke(
-        FunctionName=settings.run_worker_function,
-        InvocationType="Event",
-        Payload=json.dumps({"run_id": str(spec.run_id), "org_id": str(spec.org_id)}).encode(),
+        FunctionName=get_settings().run_worker_function, InvocationType="Event", Payload=json.dumps(payload).encode()
     )
+
+
+def has_engine() -> bool:
+    """Whether this process can run the engine: the API function's layer leaves pydantic-ai out."""
+    return importlib.util.find_spec("pydantic_ai") is not None
+
+
+async def finish_cancel(org_id: UUID, run_id: UUID, *, idle: bool, sub_agent: bool) -> None:
+    """The rest of a cancel once the flag is set and the driver stopped: end the run when nobody advances it (it
+    waits for a person, or never started), cancel every run below it, and give a cancelled sub-agent's parent its
+    answer. It needs the engine: done here when this process has it, else by the run worker (the API function)."""
+    if not has_engine():
+        cancel = {"idle": idle, "sub_agent": sub_agent}
+        await asyncio.to_thread(invoke_worker, {"run_id": str(run_id), "org_id": str(org_id), "cancel": cancel})
+        return
+    if idle:
+        from personal_agent.engine.runner import end_idle_run
+
+        await end_idle_run(run_id, org_id, "cancelled", once=True)  # its engine may end it too
+    await subagents.cancel_descendants(org_id, run_id)  # every run below it stops too
+    if sub_agent:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
+        await after_drive(org_id, run_id, resume_inline_parent=True)
 
 
 def can_resume(mode: RunMode, task_token: str | None) -> bool:

@@ -12,7 +12,6 @@ from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers
 from personal_agent.models.answered import answered_model_id, stored_refs
 from personal_agent.runs import store
@@ -145,25 +144,24 @@ def _child_view(row: store.ChildRun) -> dict[str, Any]:
 
 async def cancel(principal: Principal, run_id: UUID) -> dict[str, Any]:
     """Set the cancel flag (the engine stops between stream chunks) and stop a durable execution."""
-    row = await visible_run(principal, run_id)
+    return await stop_run(principal.org_id, await visible_run(principal, run_id))
+
+
+async def stop_run(org_id: UUID, row: store.RunRow) -> dict[str, Any]:
+    """Stop a run (the caller may): its engine at its next safe point, a waiting one here, its sub-agents too."""
+    run_id = row.id
     if row.status in store.TERMINAL:
         return {"run_id": str(run_id), "status": row.status, "cancelled": False}
-    async with org_transaction(principal.org_id) as conn:
+    async with org_transaction(org_id) as conn:
         await store.request_cancel(conn, run_id)
-    await drivers.stop(principal.org_id, run_id, row.mode, row.execution_arn)
+    await drivers.stop(org_id, run_id, row.mode, row.execution_arn)
     status = row.status
     if status == "running":
         # It may have begun waiting for a person since it was read: its engine, past its last flag check, no
         # longer ends it (it checks once more after the wait is stored: `engine.cancellation.stopped_while_waiting`).
-        async with org_transaction(principal.org_id) as conn:
+        async with org_transaction(org_id) as conn:
             now = await store.get_run(conn, run_id)
         status = now.status if now is not None else status
-    if status in ("waiting", "queued"):
-        # No engine is advancing it (it waits for a person): end it here with the cancelled outcome.
-        from personal_agent.engine.runner import end_idle_run  # pydantic-ai: not in the API's cold start
-
-        await end_idle_run(run_id, principal.org_id, "cancelled", once=True)  # its engine may end it too
-    await subagents.cancel_descendants(principal.org_id, run_id)  # every run below it stops too
-    if row.parent_run_id is not None:  # a sub-agent cancelled alone: its parent gets the cancel as its answer
-        await drivers.after_drive(principal.org_id, run_id, resume_inline_parent=True)
+    idle = status in ("waiting", "queued")  # no engine advances it: it ends with the cancelled outcome
+    await drivers.finish_cancel(org_id, run_id, idle=idle, sub_agent=row.parent_run_id is not None)
     return {"run_id": str(run_id), "status": "cancelling", "cancelled": True}
