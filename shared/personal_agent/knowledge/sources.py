@@ -52,6 +52,8 @@ def send_sync(org_id: UUID, source_id: UUID) -> None:
 
 def _where(body: SourceIn) -> tuple[str | None, str, str | None, list[str]]:
     """(bucket, prefix, url, allowed hosts) checked for the kind; 422 `invalid_source` otherwise."""
+    import httpx
+
     from personal_agent.knowledge.connectors.web import host_of
 
     if body.kind == "s3":
@@ -63,7 +65,11 @@ def _where(body: SourceIn) -> tuple[str | None, str, str | None, list[str]]:
         return body.bucket, body.prefix, None, []
     if body.bucket or not body.url or len(body.url) > 2000 or not re.match(r"^https?://[^/\s]+", body.url):
         raise InvalidInput(f"a {body.kind} source names an http(s) url, not a bucket", code="invalid_source")
-    hosts = [h.strip().lower() for h in body.allow_hosts if h.strip()] or [host_of(body.url).lower()]
+    try:
+        own_host = host_of(body.url).lower()
+    except httpx.InvalidURL:
+        raise InvalidInput("the url is not valid", code="invalid_source") from None
+    hosts = [h.strip().lower() for h in body.allow_hosts if h.strip()] or [own_host]
     if len(hosts) > MAX_HOSTS or not all(_HOST.match(h) for h in hosts):
         raise InvalidInput(f"allow_hosts: at most {MAX_HOSTS} host or host:port names", code="invalid_source")
     return None, "", body.url, hosts
