@@ -32,7 +32,8 @@ class FeedCursor:
     ) -> dict[str, Any] | None:
         deadline = time.monotonic() + timeout
         while (left := deadline - time.monotonic()) > 0:
-            for _, entries in self.redis.xread({self.stream: self.last}, block=max(1, int(left * 1000))) or []:
+            # At most 4 s a call: redis-py 8's default socket timeout (5 s) would end a longer block with an error.
+            for _, entries in self.redis.xread({self.stream: self.last}, block=max(1, int(min(left, 4) * 1000))) or []:
                 for entry_id, fields in entries:
                     self.last = entry_id.decode()
                     event = json.loads(fields[b"d"])

@@ -1,5 +1,6 @@
 """Chunking and parsing without AWS or a database: chunks stay within the token budget, overlap their neighbours,
-keep their page and heading; HTML and Markdown keep their headings; text formats are told from PDFs and ZIPs."""
+keep their page and heading; HTML and Markdown keep their headings (Markdown its heading path); text formats are
+told from PDFs and ZIPs."""
 
 from __future__ import annotations
 
@@ -36,11 +37,11 @@ def test_html_and_markdown_sections_follow_their_headings() -> None:
         ("Sick days", "Tell your lead."),
     ]
     md = b"# Setup\nInstall it.\n```\n# not a heading\n```\n## Use\nRun it.\n"
-    assert [s.heading for s in parse("markdown", md)] == ["Setup", "Use"]
+    assert [s.heading for s in parse("markdown", md)] == ["Setup", "Setup › Use"]  # the heading path
 
 
 def test_formats_and_contents() -> None:
-    assert format_of("text/plain; charset=utf-8") == "text" and format_of("image/png") is None
+    assert format_of("text/plain; charset=utf-8") == "text" and format_of("image/gif") is None
     assert matches_content("pdf", b"%PDF-1.7 ...") and not matches_content("pdf", b"PK\x03\x04")
     assert matches_content("docx", b"PK\x03\x04...") and not matches_content("markdown", b"%PDF-1.4")
     with pytest.raises(UnreadableDocument) as refused:

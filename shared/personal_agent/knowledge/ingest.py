@@ -12,7 +12,7 @@ from uuid import UUID
 
 from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.knowledge import chunk_store, objects, store
-from personal_agent.knowledge.chunking import chunk_sections
+from personal_agent.knowledge.chunking import chunk_sections, document_title, embedding_text
 from personal_agent.knowledge.embedders import count_tokens
 from personal_agent.knowledge.formats import MAX_UPLOAD_BYTES, format_of, matches_content
 from personal_agent.knowledge.metered_embedding import embed_document_chunks
@@ -53,9 +53,9 @@ async def ingest_upload(org_id: UUID, document_id: UUID, key: str, version: str 
         return await _fail(doc, version, (exc.code, exc.message))
     except ClassificationBlocked as exc:
         return await _fail(doc, version, (exc.code, exc.message))
-    vectors = await embed_document_chunks(
-        model, [c.text for c in chunks], org_id, doc["created_by"], document_id, "ingest"
-    )
+    title = document_title(doc["filename"])
+    texts = [embedding_text(title, c.section, c.text) for c in chunks]
+    vectors = await embed_document_chunks(model, texts, org_id, doc["created_by"], document_id, "ingest")
     rows = [
         chunk_store.NewChunk(i, c.text, c.tokens, c.page, c.section, v)
         for i, (c, v) in enumerate(zip(chunks, vectors, strict=True))

@@ -6,6 +6,7 @@ from uuid import UUID
 
 from personal_agent.governance.tiers import ClassificationBlocked
 from personal_agent.knowledge import chunk_store, store
+from personal_agent.knowledge.chunking import document_title, embedding_text
 from personal_agent.knowledge.metered_embedding import embed_document_chunks
 from personal_agent.knowledge.model_choice import current_model
 from personal_agent.knowledge.status_feed import announce_status
@@ -27,10 +28,12 @@ async def reembed_document(org_id: UUID, document_id: UUID) -> str:
         if doc["status"] == "ready":
             await announce_status(doc, embedding_model=model.id)
         return "current"
-    vectors = await embed_document_chunks(model, [text for _, text in stale], org_id, None, document_id, "reembed")
+    title = document_title(doc["filename"])
+    texts = [embedding_text(title, section, text) for _, section, text in stale]  # as ingest embedded them
+    vectors = await embed_document_chunks(model, texts, org_id, None, document_id, "reembed")
     async with worker_transaction(org_id) as conn:
         await chunk_store.set_embeddings(
-            conn, list(zip([i for i, _ in stale], vectors, strict=True)), model.id, model.dim
+            conn, list(zip([i for i, _, _ in stale], vectors, strict=True)), model.id, model.dim
         )
         current = await store.get_document(conn, document_id)
     if current is not None:

@@ -12,6 +12,7 @@ from personal_agent.errors import InvalidInput
 from personal_agent.knowledge import chunk_store, metered_embedding
 from personal_agent.knowledge.model_choice import org_model
 from personal_agent.knowledge.query_embedding import MAX_QUERY_CHARS, query_vector
+from personal_agent.knowledge.ranking import Retrieval, refine
 from personal_agent.knowledge.search_filters import SearchFilters, search_scope
 from personal_agent.knowledge.transaction import knowledge_transaction
 
@@ -71,9 +72,12 @@ async def search(
     k: int = 8,
     agent_collections: tuple[str, ...] | None = None,
     filters: SearchFilters | None = None,
+    retrieval: Retrieval | None = None,
 ) -> SearchResult:
     """The `k` best passages the caller may see (`chat_id`: a run's chat, whose files are searched too;
-    `agent_collections`: an agent's collections, searched instead of every one; `filters`: document, date, type)."""
+    `agent_collections`: an agent's collections, searched instead of every one; `filters`: document, date, type;
+    `retrieval`: the ranking stages, `ranking.Retrieval()` by default)."""
+    retrieval = retrieval or Retrieval()
     query = " ".join(query.split())
     if not query or len(query) > MAX_QUERY_CHARS:
         raise InvalidInput(f"q has 1 to {MAX_QUERY_CHARS} characters", code="invalid_query")
@@ -93,7 +97,8 @@ async def search(
             model=model.id,
             dim=model.dim,
             collections=collections,
-            k=k,
+            k=max(k, retrieval.pool),
+            every_word=retrieval.every_word,
             filters=narrow,
         )
     passages = [
@@ -113,4 +118,10 @@ async def search(
         )
         for r in rows
     ]
+    passages = await refine(query, passages, k, retrieval, _ranked_text)
     return SearchResult(passages, model.id)
+
+
+def _ranked_text(passage: Passage) -> str:
+    """What dedup and the reranker read: the passage with its section path."""
+    return f"{passage.section}\n\n{passage.text}" if passage.section else passage.text
