@@ -17,7 +17,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
-from personal_agent.bus import BusEntry, EventBus, get_bus, reset_bus
+from personal_agent.bus import BusEntry, EventBus, entry_ids, get_bus, reset_bus
 from personal_agent.bus.key_names import run_stream
 from personal_agent.bus.redis_streams import RedisStreamsBus
 from personal_agent.bus.upstash import UpstashBus, UpstashBusError
@@ -31,9 +31,8 @@ RETENTION = 600
 MAXLEN = 10_000
 
 
-def _key(entry_id: str) -> tuple[int, int]:
-    ms, seq = entry_id.split("-")
-    return int(ms), int(seq)
+def _key(item_id: str) -> tuple[int, int, int]:
+    return entry_ids.key(item_id)
 
 
 @pytest.fixture(scope="module")
@@ -354,6 +353,10 @@ async def test_a_batch_appends_in_order_with_one_id_per_item_and_sets_the_expiry
     for k, entry in enumerate(published):  # a resume point inside the batch gives exactly the rest
         assert await bus.read(stream, entry.id, block_ms=0, count=1000) == published[k + 1 :], f"after #{k}"
     assert 0 < await raw.ttl(stream) <= RETENTION
+    # The batch is ONE stream entry: its last item has the entry's id, the others `<entry id>.<index>`.
+    assert await raw.xlen(stream) == 3 + 1
+    assert ids[-1] == await bus.last_id(stream) and ids[:-1] == [f"{ids[-1]}.{i}" for i in range(49)]
+    assert await bus.last_entry(stream) == published[-1]
     assert await bus.publish_batch(stream, [], retention_seconds=RETENTION, maxlen=MAXLEN) == []
 
 
@@ -366,3 +369,42 @@ async def test_a_counter_starts_at_zero_and_every_bump_is_seen_by_every_client(b
         assert await bus.counter(key) == 2
     finally:
         await raw.delete(key)
+
+
+async def test_reads_page_through_a_batch_entry_by_item_and_never_wait_inside_one(bus: EventBus, stream: str) -> None:
+    data = [_payload(i) for i in range(20)]
+    ids = await bus.publish_batch(stream, data, retention_seconds=RETENTION, maxlen=MAXLEN)
+    tail = await _publish_many(bus, stream, 2)
+    published = [BusEntry(i, d) for i, d in zip(ids, data, strict=True)] + tail
+    assert await bus.first_id(stream) == ids[0] == f"{ids[-1]}.0"
+    received: list[BusEntry] = []
+    cursor = "0"
+    while page := await bus.read(stream, cursor, block_ms=5_000, count=7):  # a page may end inside the entry
+        assert len(page) <= 7
+        received.extend(page)
+        cursor = page[-1].id
+        if cursor == tail[-1].id:
+            break
+    assert received == published
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await bus.read(stream, ids[5], block_ms=10_000, count=3) == published[6:9]
+    assert loop.time() - started < 2, "a read from inside an entry has items to answer at once"
+
+
+async def test_a_batch_whose_entry_was_trimmed_resumes_with_what_follows(
+    bus: EventBus, stream: str, raw: Redis
+) -> None:
+    ids = await bus.publish_batch(stream, ["a", "b", "c"], retention_seconds=RETENTION, maxlen=MAXLEN)
+    later = await bus.publish(stream, "d", retention_seconds=RETENTION, maxlen=MAXLEN)
+    await raw.xdel(stream, ids[-1])
+    assert await bus.read(stream, ids[0], block_ms=0) == [BusEntry(later, "d")]
+    assert await bus.first_id(stream) == later
+
+
+async def test_an_item_of_more_than_one_line_is_refused(bus: EventBus, stream: str, raw: Redis) -> None:
+    with pytest.raises(ValueError, match="one line"):
+        await bus.publish_batch(stream, ["ok", "two\nlines"], retention_seconds=RETENTION, maxlen=MAXLEN)
+    with pytest.raises(ValueError, match="one line"):
+        await bus.publish(stream, "carriage\rreturn", retention_seconds=RETENTION, maxlen=MAXLEN)
+    assert not await raw.exists(stream), "nothing of a refused batch is written"

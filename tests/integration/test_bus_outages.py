@@ -75,7 +75,7 @@ async def _stored(stream: str) -> list[tuple[str, str | None]]:
         entries = await raw.xrange(stream)
     finally:
         await raw.aclose()
-    data = [json.loads(fields["d"]) for _id, fields in entries]
+    data = [json.loads(item) for _id, fields in entries for item in fields["d"].split("\n")]  # a batch per entry
     return [(d["type"], d.get("delta")) for d in data]
 
 

@@ -23,6 +23,7 @@ from ag_ui.core import (
     TextMessageStartEvent,
 )
 
+from personal_agent.bus import entry_ids
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
@@ -138,7 +139,7 @@ async def test_a_client_keeps_its_stream_across_a_valkey_restart_and_gets_every_
         await asyncio.wait_for(client, timeout=30)  # the same response, ended by RUN_FINISHED
     frames = _frames(seen)
     assert _described(frames) == [(e.type.value, getattr(e, "delta", None)) for e in before + during]
-    ids = [tuple(int(part) for part in (f.id or "").split("-")) for f in frames]
+    ids = [entry_ids.key(f.id or "") for f in frames]  # (ms, seq, index in a batch's entry)
     assert ids == sorted(set(ids)), "every event once, in stream order"
 
 

@@ -10,6 +10,27 @@ describe("event ids", () => {
     expect(compareEventIds("abc", "10-1")).toBeNull();
   });
 
+  it("orders the events of one batch entry by index, the entry's own id last", () => {
+    expect(compareEventIds("10-1.0", "10-1.1")).toBeLessThan(0);
+    expect(compareEventIds("10-1.9", "10-1.10")).toBeLessThan(0);
+    expect(compareEventIds("10-1.10", "10-1")).toBeLessThan(0);
+    expect(compareEventIds("10-1", "10-2.0")).toBeLessThan(0);
+    expect(compareEventIds("10-0", "10-1.0")).toBeLessThan(0);
+    expect(compareEventIds("10-1.3", "10-1.3")).toBe(0);
+    expect(compareEventIds("10-1.x", "10-1")).toBeNull();
+  });
+
+  it("drops a replay from inside a batch and takes what follows it", () => {
+    const ids = new EventIdTracker("100-1.2");
+    expect(ids.accept("100-1.1")).toBe(false);
+    expect(ids.accept("100-1.2")).toBe(false);
+    expect(ids.accept("100-1.3")).toBe(true);
+    expect(ids.accept("100-1")).toBe(true);
+    expect(ids.accept("100-1.4")).toBe(false);
+    expect(ids.accept("100-2.0")).toBe(true);
+    expect(ids.last).toBe("100-2.0");
+  });
+
   it("accepts only ids after the last one", () => {
     const ids = new EventIdTracker("100-1");
     expect(ids.accept("100-0")).toBe(false);

@@ -1,21 +1,28 @@
 /**
- * Event ids are Redis stream entry ids ("<milliseconds>-<sequence>"), so they are totally ordered:
- * an event whose id is not after the last one we applied is a replay, and is dropped.
+ * Event ids name a place in a Redis stream whose entries each hold a batch of events: "<ms>-<seq>.<index>" for
+ * an event inside an entry, "<ms>-<seq>" (the entry id itself) for the last event of an entry. They are totally
+ * ordered by (ms, seq, index), the entry id itself last of its entry: an event whose id is not after the last one
+ * we applied is a replay, and is dropped.
  */
 
-const REDIS_ID = /^(\d+)-(\d+)$/;
+const REDIS_ID = /^(\d+)-(\d+)(?:\.(\d+))?$/;
+const LAST_OF_ENTRY = BigInt(2) ** BigInt(62);
+
+function parts(m: RegExpExecArray): bigint[] {
+  return [BigInt(m[1]!), BigInt(m[2]!), m[3] === undefined ? LAST_OF_ENTRY : BigInt(m[3])];
+}
 
 /** Negative when a < b, 0 when equal, positive when a > b; null when either is not a stream id. */
 export function compareEventIds(a: string, b: string): number | null {
   const ma = REDIS_ID.exec(a);
   const mb = REDIS_ID.exec(b);
   if (!ma || !mb) return null;
-  const msA = BigInt(ma[1]!);
-  const msB = BigInt(mb[1]!);
-  if (msA !== msB) return msA < msB ? -1 : 1;
-  const seqA = BigInt(ma[2]!);
-  const seqB = BigInt(mb[2]!);
-  return seqA === seqB ? 0 : seqA < seqB ? -1 : 1;
+  const pa = parts(ma);
+  const pb = parts(mb);
+  for (let i = 0; i < 3; i++) {
+    if (pa[i] !== pb[i]) return pa[i]! < pb[i]! ? -1 : 1;
+  }
+  return 0;
 }
 
 /**

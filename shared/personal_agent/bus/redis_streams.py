@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from personal_agent.bus import entry_ids
 from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
@@ -84,37 +85,43 @@ class RedisStreamsBus:
     ) -> list[str]:
         if not data:
             return []
-        # One EVALSHA (`publish_scripts`): one command and one reply per batch, where a MULTI/EXEC pipeline packed
-        # and parsed an XADD per event; atomic, so a relay blocked in XREAD wakes once for the whole batch.
+        entry_ids.check(data)
+        # One EVALSHA (`publish_scripts`): one command, one XADD (the batch is one entry) and one reply per batch;
+        # atomic, so a relay blocked in XREAD wakes once for the whole batch.
         async with _answering("publish"):
             ids = await self._publish(keys=[stream], args=[maxlen, retention_seconds, writer, seq, *data])
         return [str(entry_id) for entry_id in ids]
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
+        if entry_ids.inside(after):  # a resume point inside an entry: the rest of it is there, no need to wait
+            async with _answering("read"):
+                items = await self._client.xrange(stream, min=entry_ids.entry_of(after), count=count)
+            found = entry_ids.items_after([(i, f.get("d", "")) for i, f in items], after, count)
+            if found:
+                return found
+            after = entry_ids.entry_of(after)  # that entry is gone (trimmed) and nothing follows: wait after it
         block = min(block_ms, int(MAX_BLOCK_SECONDS * 1000))
         # A server that stopped answering without closing the connection (a failover behind a dead address) is
         # noticed one command timeout after the block ends, not when the reader's socket gives up.
         async with _answering("read"), asyncio.timeout(block / 1000 + self._timeout):
             result = await self._reader.xread({stream: after}, count=count, block=block or None)
-        entries: list[BusEntry] = []
-        for _name, items in result or []:
-            entries.extend(BusEntry(entry_id, fields.get("d", "")) for entry_id, fields in items)
-        return entries
+        entries = [(entry_id, fields.get("d", "")) for _name, items in result or [] for entry_id, fields in items]
+        return entry_ids.items_after(entries, "0", count)
 
     async def first_id(self, stream: str) -> str | None:
         async with _answering("first_id"):
             items = await self._client.xrange(stream, count=1)
-        return str(items[0][0]) if items else None
+        return entry_ids.unpack(str(items[0][0]), items[0][1].get("d", ""))[0].id if items else None
 
     async def last_id(self, stream: str) -> str | None:
         async with _answering("last_id"):
             items = await self._client.xrevrange(stream, count=1)
-        return str(items[0][0]) if items else None
+        return str(items[0][0]) if items else None  # the last item of an entry has the entry's id
 
     async def last_entry(self, stream: str) -> BusEntry | None:
         async with _answering("last_entry"):
             items = await self._client.xrevrange(stream, count=1)
-        return BusEntry(str(items[0][0]), items[0][1].get("d", "")) if items else None
+        return entry_ids.unpack(str(items[0][0]), items[0][1].get("d", ""))[-1] if items else None
 
     async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
         async with _answering("acquire_slot"):

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from personal_agent.bus import entry_ids
 from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
@@ -31,13 +32,12 @@ class UpstashUnavailable(UpstashBusError, BusUnavailable):
 TRANSIENT_REPLIES = ("LOADING", "BUSY", "TRYAGAIN", "READONLY", "MASTERDOWN", "CLUSTERDOWN")
 
 
-def _entries(result: Any) -> list[BusEntry]:
-    """XREAD's `[[stream, [[id, [field, value, ...]], ...]]]` as entries (payload in field `d`)."""
-    entries: list[BusEntry] = []
-    for _name, items in result or []:
-        for entry_id, fields in items or []:
-            pairs = dict(zip(fields[::2], fields[1::2], strict=True))
-            entries.append(BusEntry(str(entry_id), str(pairs.get("d", ""))))
+def _entries(items: Any) -> list[tuple[str, str]]:
+    """XRANGE's `[[id, [field, value, ...]], ...]` as (entry id, payload in field `d`)."""
+    entries: list[tuple[str, str]] = []
+    for entry_id, fields in items or []:
+        pairs = dict(zip(fields[::2], fields[1::2], strict=True))
+        entries.append((str(entry_id), str(pairs.get("d", ""))))
     return entries
 
 
@@ -103,16 +103,24 @@ class UpstashBus:
         # (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
         if not data:
             return []
+        entry_ids.check(data)
         args = [str(maxlen), str(retention_seconds), writer, str(seq), *data]
         ids = await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=args))
         return [str(entry_id) for entry_id in ids]
 
     async def _xread(self, stream: str, after: str, count: int) -> list[BusEntry]:
-        return _entries(await self._call("read", self._client.xread({stream: after}, count=count)))
+        result = await self._call("read", self._client.xread({stream: after}, count=count))
+        entries = [entry for _name, items in result or [] for entry in _entries(items)]
+        return entry_ids.items_after(entries, "0", count)
 
     async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
         if after == "$":  # "only what comes next": pin it to the current tail once, or every poll moves it
             after = await self.last_id(stream) or "0-0"
+        if entry_ids.inside(after):  # a resume point inside an entry: the rest of it is there, no need to wait
+            items = await self._call("read", self._client.xrange(stream, entry_ids.entry_of(after), "+", count=count))
+            if found := entry_ids.items_after(_entries(items), after, count):
+                return found
+            after = entry_ids.entry_of(after)  # that entry is gone (trimmed) and nothing follows: wait after it
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(block_ms, 0) / 1000
         delay = self._poll_initial
@@ -125,17 +133,16 @@ class UpstashBus:
             delay = min(delay * 2, self._poll_max)
 
     async def first_id(self, stream: str) -> str | None:
-        items = await self._call("first_id", self._client.xrange(stream, "-", "+", count=1))
-        return str(items[0][0]) if items else None
+        items = _entries(await self._call("first_id", self._client.xrange(stream, "-", "+", count=1)))
+        return entry_ids.unpack(*items[0])[0].id if items else None
 
     async def last_id(self, stream: str) -> str | None:
         items = await self._call("last_id", self._client.xrevrange(stream, "+", "-", count=1))
         return str(items[0][0]) if items else None
 
     async def last_entry(self, stream: str) -> BusEntry | None:
-        items = await self._call("last_entry", self._client.xrevrange(stream, "+", "-", count=1))
-        entries = _entries([[stream, items]])
-        return entries[0] if entries else None
+        items = _entries(await self._call("last_entry", self._client.xrevrange(stream, "+", "-", count=1)))
+        return entry_ids.unpack(*items[0])[-1] if items else None
 
     async def acquire_slot(self, key: str, holder: str, *, limit: int, lease_ms: int, now_ms: int) -> int:
         args = [str(now_ms), str(limit), str(lease_ms), holder]

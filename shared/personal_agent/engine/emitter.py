@@ -8,8 +8,9 @@ did) sent one or two events per round trip under load, with an XREAD for each on
 that never lets the timer run still sends once `INLINE_BATCH` events waited a window. Every other event (a
 message's start and end, a step's end, a run's end)
 sends what waits together with itself before `emit` returns, so a step never ends with events still held back, and
-`last_id` is the id of the newest event at every checkpoint. Entry ids stay one per event: a batch is many
-XADDs in a row, so `Last-Event-ID` resumes between any two events exactly as before.
+`last_id` is the id of the newest event at every checkpoint. A batch is one stream entry (one XADD, whatever its
+size: `bus.publish_scripts`), and every event in it has an id of its own (`bus.entry_ids`: `<entry id>.<index>`,
+the last one the entry id), so `Last-Event-ID` resumes between any two events exactly as before.
 
 A bus that does not answer is waited out (`bus.stream_writer`: up to `PA_DEPENDENCY_RETRY_SECONDS`, never an
 event twice, lost ones sent again): events made meanwhile wait behind the batch on its way, at most MAX_PENDING of
@@ -74,7 +75,7 @@ def encode(event: BaseEvent) -> str:
 
 
 class RunEmitter:
-    """Appends events to `pa:{org}:run:{run_id}`; the entry id becomes the SSE `id:`."""
+    """Appends events to `pa:{org}:run:{run_id}`, a batch per entry; each event's item id becomes its SSE `id:`."""
 
     def __init__(self, spec: RunSpec, bus: EventBus | None = None) -> None:
         self.spec = spec

@@ -18,16 +18,11 @@ import bisect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from personal_agent.bus import BusEntry, EventBus, get_bus
+from personal_agent.bus import BusEntry, EventBus, entry_ids, get_bus
 
 KEEP = 5_000
 READ_BLOCK_MS = 20_000
 READ_COUNT = 500
-
-
-def _key(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
 
 
 class Tail:
@@ -36,9 +31,9 @@ class Tail:
     def __init__(self, bus: EventBus, stream: str, base: str) -> None:
         self.bus = bus
         self.stream = stream
-        self.base = _key(base)  # the entries held are every entry after this id
+        self.base = entry_ids.key(base)  # the entries held are every entry after this id
         self.entries: list[BusEntry] = []
-        self.keys: list[tuple[int, int]] = []
+        self.keys: list[tuple[int, int, int]] = []
         self.cursor = base
         self.clients = 0
         self.error: BaseException | None = None
@@ -68,7 +63,7 @@ class Tail:
 
     def _hold(self, got: list[BusEntry]) -> None:
         self.entries.extend(got)
-        self.keys.extend(_key(e.id) for e in got)
+        self.keys.extend(entry_ids.key(e.id) for e in got)
         self.cursor = got[-1].id
         if len(self.entries) > KEEP:
             drop = len(self.entries) - KEEP
@@ -83,7 +78,7 @@ class Tail:
     async def read(self, after: str, *, block_ms: int) -> list[BusEntry]:
         """The entries after `after` (at most `READ_COUNT`), waiting up to `block_ms` when there are none."""
         deadline = self.loop.time() + block_ms / 1000
-        key = _key(after)
+        key = entry_ids.key(after)
         while True:
             if self.error is not None:
                 raise self.error

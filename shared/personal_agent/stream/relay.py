@@ -1,5 +1,6 @@
-"""Relay bus entries as Server-Sent Events. Each event's `id:` is its Redis entry id, so
-`Last-Event-ID` (or `?after=`) replays exactly what a client missed.
+"""Relay bus items as Server-Sent Events, one AG-UI event per frame. Each event's `id:` is its item id
+(`bus.entry_ids`: `<entry id>.<index>` inside a batch's entry, the entry id for its last event), so `Last-Event-ID`
+(or `?after=`) replays exactly what a client missed, from between any two events, inside a batch or between two.
 
 A bus that stops answering is waited out (`bus.outage`) on the open connection: the relay tries again with
 backoff, sending heartbeats meanwhile, and goes on from the last entry it sent. If that entry is gone when the bus
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -22,7 +22,7 @@ from typing import Literal
 
 from ag_ui.core import CustomEvent
 
-from personal_agent.bus import BusEntry, EventBus, get_bus
+from personal_agent.bus import BusEntry, EventBus, entry_ids, get_bus
 from personal_agent.bus.base import BusUnavailable
 from personal_agent.bus.outage import Outage
 from personal_agent.engine.emitter import encode
@@ -30,8 +30,6 @@ from personal_agent.errors import DependencyUnavailable, InvalidInput
 from personal_agent.events import custom
 from personal_agent.settings import get_settings
 from personal_agent.stream import fanout
-
-_ENTRY_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 
 
 def parse_resume_point(last_event_id: str | None, after: str | None) -> str | None:
@@ -42,14 +40,11 @@ def parse_resume_point(last_event_id: str | None, after: str | None) -> str | No
     assert value is not None
     if value == "0":
         return None
-    if not _ENTRY_ID.match(value):
-        raise InvalidInput("Last-Event-ID must be a stream entry id like 1712345678901-0", code="invalid_last_event_id")
+    if not entry_ids.ITEM_ID.match(value):
+        raise InvalidInput(
+            "Last-Event-ID must be an event id like 1712345678901-0 or 1712345678901-0.3", code="invalid_last_event_id"
+        )
     return value
-
-
-def _id_tuple(entry_id: str) -> tuple[int, int]:
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
 
 
 def sse(entry_id: str | None, data: str) -> str:
@@ -136,7 +131,7 @@ async def _opening(
         return None
     first = await bus.first_id(stream)
     if (first is None and (after is not None or await is_gone())) or (
-        first is not None and after is not None and _id_tuple(after) < _id_tuple(first)
+        first is not None and after is not None and entry_ids.key(after) < entry_ids.key(first)
     ):
         return resume_expired(after, "retention")
     if stop_on_terminal and after is not None and await _ended_at(bus, stream, after):
@@ -145,14 +140,13 @@ async def _opening(
 
 
 async def _lost(bus: EventBus, stream: str, cursor: str) -> bool:
-    """After an outage: whether the entry last sent is gone (the bus restarted without its data or from an older
-    copy, or dropped the stream), so entries after it may be gone too, or come again under new ids."""
-    ms, seq = _id_tuple(cursor)
-    if ms == 0:
+    """After an outage: whether the entry of the event last sent is gone (the bus restarted without its data or from
+    an older copy, or dropped the stream), so entries after it may be gone too, or come again under new ids."""
+    entry = entry_ids.entry_of(cursor)
+    if entry_ids.key(entry)[0] == 0:
         return False  # nothing sent yet ("0", or a client's own "0-0")
-    before = f"{ms}-{seq - 1}" if seq else f"{ms - 1}-{2**64 - 1}"
-    found = await bus.read(stream, before, block_ms=0, count=1)
-    return not found or found[0].id != cursor
+    found = await bus.read(stream, entry_ids.before(entry), block_ms=0, count=1)
+    return not found or entry_ids.entry_of(found[0].id) != entry
 
 
 async def _ended_at(bus: EventBus, stream: str, after: str) -> bool:
