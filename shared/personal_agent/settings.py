@@ -192,6 +192,14 @@ class Settings(BaseSettings):
     output_retry_base_seconds: int = Field(30, ge=0, le=900, validation_alias=_env("PA_OUTPUT_RETRY_BASE_SECONDS"))
     output_email_from: str = Field("agent@personal-agent.local", validation_alias=_env("PA_OUTPUT_EMAIL_FROM"))
     output_allow_hosts: str = Field("", validation_alias=_env("PA_OUTPUT_ALLOW_HOSTS"))
+    # Channels in (docs/channels.md): the Slack Web API and Telegram Bot API bases (tests point them at fakes), the
+    # local inbound SMTP port `pa dev` listens on (0: none), and on AWS the function a channel's run is handed to
+    # after the ack (an async invoke of the channels function itself; empty: in the same process).
+    slack_api_url: str = Field("https://slack.com/api/", validation_alias=_env("PA_SLACK_API_URL"))
+    telegram_api_url: str = Field("https://api.telegram.org", validation_alias=_env("PA_TELEGRAM_API_URL"))
+    smtp_port: int = Field(0, ge=0, le=65535, validation_alias=_env("PA_SMTP_PORT"))
+    channels_worker_function: str = Field("", validation_alias=_env("PA_CHANNELS_WORKER_FUNCTION"))
+    channel_email_bucket: str = Field("", validation_alias=_env("PA_CHANNEL_EMAIL_BUCKET"))  # SES stores mail here
     # Web Push for approvals (docs/push.md): the VAPID key pair (`pa push-keys` makes one; base64url) and the
     # contact the push services see. No public key: push is off (`GET /api/v1/push/config` says so). The private
     # key is read by the deliver function only.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -103,9 +104,12 @@ def _run_local_scheduler(app: FastAPI) -> None:
             recovery.start()
             escalation = EscalationLoop()  # approvals nobody decided in time go to the org's admins too
             escalation.start()
+            smtp = await _inbound_smtp()
             try:
                 yield
             finally:
+                if smtp is not None:
+                    smtp.close()
                 await escalation.stop()
                 await recovery.stop()
                 await sources.stop()
@@ -113,3 +117,15 @@ def _run_local_scheduler(app: FastAPI) -> None:
                 await stop_local_runs()
 
     app.router.lifespan_context = lifespan
+
+
+async def _inbound_smtp() -> Any:
+    """The e-mail channel's SMTP server on loopback when `PA_SMTP_PORT` is set (`local.smtp_inbound`)."""
+    from personal_agent.settings import get_settings
+
+    port = get_settings().smtp_port
+    if not port:
+        return None
+    from personal_agent.local.smtp_inbound import serve_smtp
+
+    return await serve_smtp(port)

@@ -11,7 +11,9 @@ from personal_agent.spec.tool_policy import ToolPolicy
 
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
-TriggerSource = Literal["chat", "agui", "webhook", "schedule", "subagent", "openai_api", "a2a"]
+TriggerSource = Literal[
+    "chat", "agui", "webhook", "schedule", "subagent", "openai_api", "a2a", "slack", "telegram", "email"
+]
 ApprovalPolicy = Literal["never", "gate", "always"]
 """Who decides whether a call of an MCP tool runs: nobody, the confidence gate (with `acts`), or a person."""
 

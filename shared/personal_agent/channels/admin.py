@@ -1,0 +1,55 @@
+"""An org admin's channels: set (the secrets sealed, never read back), show (which secrets are set, not their values),
+remove, and the log of recent inbound messages (status and run; never their text)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from personal_agent.channels import config_store, thread_store
+from personal_agent.channels.channel_secrets import seal
+from personal_agent.channels.config_store import ChannelConfig, ChannelKind
+from personal_agent.db import org_transaction
+from personal_agent.errors import Conflict, NotFound
+from personal_agent.identity.principal import Principal
+
+SECRET_NAMES: dict[ChannelKind, tuple[str, ...]] = {
+    "slack": ("bot_token", "signing_secret"),
+    "telegram": ("bot_token", "secret_token"),
+    "email": (),
+}
+
+
+async def put_channel(
+    principal: Principal, kind: ChannelKind, key: str, agent: str | None, secrets: dict[str, str]
+) -> ChannelConfig:
+    """Create or replace the org's `kind` channel; 409 `channel_taken` when another org has that workspace or
+    address."""
+    sealed = await seal(principal.org_id, kind, secrets) if secrets else None
+    async with org_transaction(principal.org_id) as conn:
+        owner = await config_store.org_of(conn, kind, key)
+        if owner is not None and owner != principal.org_id:
+            raise Conflict(f"this {kind} channel belongs to another org", code="channel_taken")
+        return await config_store.put(conn, principal.org_id, kind, key, agent, sealed)
+
+
+async def get_channel(principal: Principal, kind: ChannelKind) -> ChannelConfig:
+    async with org_transaction(principal.org_id) as conn:
+        config = await config_store.get(conn, kind)
+    if config is None:
+        raise NotFound(f"no {kind} channel is set up", code="channel_not_found")
+    return config
+
+
+async def delete_channel(principal: Principal, kind: ChannelKind) -> None:
+    async with org_transaction(principal.org_id) as conn:
+        if not await config_store.delete(conn, kind):
+            raise NotFound(f"no {kind} channel is set up", code="channel_not_found")
+
+
+async def recent_events(principal: Principal, kind: ChannelKind) -> list[dict[str, Any]]:
+    async with org_transaction(principal.org_id) as conn:
+        rows = await thread_store.recent(conn, kind)
+    return [
+        {"event_id": r.event_id, "sender": r.external_id, "status": r.status, "run_id": r.run_id, "at": r.created_at}
+        for r in rows
+    ]

@@ -1,0 +1,119 @@
+"""An inbound message as a run, and a decision as an answered approval: the one channel layer every channel hands
+its verified requests to. A message of a linked member launches through the one chokepoint (`launch_run`,
+`trigger_source` the channel, the channel's agent) in the chat of its thread, untrusted unless the channel vouches
+for the sender; an unlinked sender gets the connect reply only. A decision is recorded through the same
+`approval_decisions.decide` as the web chat's (the member must be allowed to decide it)."""
+
+from __future__ import annotations
+
+import logging
+from uuid import UUID
+
+from personal_agent.channels import run_follow, senders, thread_store
+from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.chats import store as chat_store
+from personal_agent.db import org_transaction
+from personal_agent.errors import AppError
+from personal_agent.identity.principal import Principal
+from personal_agent.lifecycle import approval_decisions
+from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.spec.labels import Labels
+from personal_agent.spec.run_spec import RunSpec
+
+log = logging.getLogger("personal_agent.channels")
+TITLE_CHARS = 60
+
+
+async def _sender(inbound: Inbound | Decision, replier: Replier) -> Principal | None:
+    """The linked member (None: they were told how to connect, or why they may not)."""
+    try:
+        async with org_transaction(inbound.org_id) as conn:
+            principal = await senders.member(conn, inbound.org_id, inbound.kind, inbound.sender)
+            if principal is None:
+                label = inbound.sender_label if isinstance(inbound, Inbound) else ""
+                code = await senders.link_code(conn, inbound.org_id, inbound.kind, inbound.sender, label)
+                await thread_store.set_status(conn, inbound.kind, inbound.event_id, "unlinked")
+    except AppError as exc:  # a disabled or removed member
+        await _status(inbound, "refused")
+        await replier.notice(senders.refusal_text(exc))
+        return None
+    if principal is None:
+        await replier.notice(senders.connect_text(code))
+    return principal
+
+
+async def _status(inbound: Inbound | Decision, status: str, run_id: UUID | None = None) -> None:
+    async with org_transaction(inbound.org_id) as conn:
+        await thread_store.set_status(conn, inbound.kind, inbound.event_id, status, run_id)
+
+
+async def _chat(inbound: Inbound, principal: Principal) -> UUID:
+    """The chat of the message's thread, made (titled after the message) the first time."""
+    async with org_transaction(inbound.org_id) as conn:
+        chat_id = await thread_store.chat_of(conn, inbound.kind, inbound.thread_key)
+        if chat_id is None:
+            title = " ".join(inbound.text.split())[:TITLE_CHARS] or f"{inbound.kind.capitalize()} conversation"
+            chat_id = (await chat_store.insert_chat(conn, inbound.org_id, principal.user_id, title)).id
+            await thread_store.bind(conn, inbound.org_id, inbound.kind, inbound.thread_key, chat_id)
+    return chat_id
+
+
+async def launch(inbound: Inbound, principal: Principal, agent: str | None) -> RunSpec:
+    """The run of a member's message, through the one chokepoint."""
+    request = LaunchRequest(
+        org_id=inbound.org_id,
+        user_id=principal.user_id,
+        chat_id=await _chat(inbound, principal),
+        message=inbound.text,
+        trigger_source=inbound.kind,
+        agent=agent,
+        owned_chat=True,
+        entered=Labels(untrusted=not inbound.verified_sender),
+    )
+    return await launch_run(request)
+
+
+async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) -> RunSpec | None:
+    """Run a member's message and answer it in its thread (None: nothing ran, and the sender was told why)."""
+    principal = await _sender(inbound, replier)
+    if principal is None:
+        return None
+    try:
+        spec = await launch(inbound, principal, agent)
+    except AppError as exc:  # a run already in progress in the thread, over budget, no model allowed...
+        await _status(inbound, exc.code)
+        await replier.notice(senders.refusal_text(exc))
+        return None
+    await _status(inbound, "started", spec.run_id)
+    await run_follow.answer(spec, replier)
+    return spec
+
+
+async def _pending_of_thread(decision: Decision, principal: Principal) -> list[UUID]:
+    """The pending approvals of the thread's chat the member may decide (an e-mail reply decides them all)."""
+    async with org_transaction(decision.org_id) as conn:
+        chat_id = await thread_store.chat_of(conn, decision.kind, decision.thread_key)
+    if chat_id is None:
+        return []
+    pending = await approval_decisions.list_approvals(principal, "pending")
+    return [row.id for row in pending if row.chat_id == chat_id]
+
+
+async def handle_decision(decision: Decision, replier: Replier) -> int:
+    """Record the member's decision (resuming the run, whose follower answers the rest); how many were decided."""
+    principal = await _sender(decision, replier)
+    if principal is None:
+        return 0
+    ids = [decision.approval_id] if decision.approval_id else await _pending_of_thread(decision, principal)
+    decided = 0
+    for approval_id in ids:
+        try:
+            await approval_decisions.decide(principal, approval_id, decision.decision, f"in {decision.kind}", None)
+            decided += 1
+        except AppError as exc:  # not theirs to decide (404), already decided or expired (409)
+            await replier.notice(senders.refusal_text(exc))
+    verb = "approved" if decision.decision == "approve" else "denied"
+    await _status(decision, verb if decided else "not_decided")
+    if decided:
+        await replier.notice(f"{verb.capitalize()} by {decision.sender_label or decision.sender}.")
+    return decided

@@ -1,0 +1,138 @@
+"""E-mail in: a raw RFC 822 message (from SES's receipt rule on AWS, from `pa dev`'s SMTP server locally) to an
+org's inbound address. Its thread is its first `References` id (else `In-Reply-To`, else its own `Message-ID`);
+a reply whose first word is `approve` or `deny` decides the thread's pending approvals; anything else is a message.
+The sender is verified only by SES's SPF and DKIM verdicts (a failing verdict drops the message, logged); without
+them (locally) the message enters the run untrusted. Answers go back threaded (`In-Reply-To`, `References`, `Re:`)
+through SES, from the outputs' sender address with the channel's address to reply to."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import getaddresses, make_msgid, parseaddr
+from typing import Any
+from uuid import UUID
+
+from personal_agent.channels import configs, jobs, thread_store
+from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.db import org_transaction
+from personal_agent.settings import get_settings
+
+log = logging.getLogger("personal_agent.channels")
+MAX_BYTES = 10 * 1024 * 1024
+_QUOTE_START = re.compile(r"^On .+ wrote:\s*$")
+_DECISION = re.compile(r"^\s*(approve|deny)\b", re.IGNORECASE)
+
+
+def parse(raw: bytes) -> EmailMessage:
+    message = BytesParser(policy=policy.default).parsebytes(raw)
+    assert isinstance(message, EmailMessage)
+    return message
+
+
+def new_text(message: EmailMessage) -> str:
+    """The plain-text body without the quoted message a reply carries."""
+    part = message.get_body(preferencelist=("plain",))
+    body = part.get_content() if part is not None else ""
+    lines = []
+    for line in str(body).splitlines():
+        if line.startswith(">") or _QUOTE_START.match(line):
+            break
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def _ids(value: str | None) -> list[str]:
+    return re.findall(r"<[^<>\s]+>", value or "")
+
+
+def thread_of(message: EmailMessage) -> str:
+    references = _ids(message.get("References")) or _ids(message.get("In-Reply-To"))
+    own = _ids(message.get("Message-ID"))
+    return (references or own or ["<no-id>"])[0]
+
+
+def recipients(message: EmailMessage) -> list[str]:
+    fields = [str(v) for k in ("To", "Cc", "Delivered-To") for v in message.get_all(k, [])]
+    return [address.lower() for _, address in getaddresses(fields) if address]
+
+
+def as_item(org_id: UUID, message: EmailMessage, verified: bool) -> Inbound | Decision:
+    """The message as the channel layer's value: a decision when it answers approvals, else a message."""
+    sender = parseaddr(str(message.get("From", "")))[1].lower()
+    own_id = (_ids(message.get("Message-ID")) or [make_msgid()])[0]
+    references = " ".join([*_ids(message.get("References")), own_id])
+    reply = {"to": sender, "subject": str(message.get("Subject", "")), "in_reply_to": own_id, "references": references}
+    text, thread = new_text(message), thread_of(message)
+    decided = _DECISION.match(text)
+    if decided and thread != own_id:
+        decision = "approve" if decided.group(1).lower() == "approve" else "deny"
+        return Decision(
+            kind="email", org_id=org_id, event_id=own_id, sender=sender, sender_label=sender, approval_id=None,
+            decision=decision, thread_key=thread, reply=reply,
+        )  # fmt: skip
+    return Inbound(
+        kind="email", org_id=org_id, event_id=own_id, sender=sender, sender_label=sender, thread_key=thread,
+        text=text, verified_sender=verified, reply=reply,
+    )  # fmt: skip
+
+
+async def receive(raw: bytes, envelope_to: list[str], verdicts: dict[str, str] | None = None) -> bool:
+    """Take one e-mail (False: dropped - too big, for no org's address, failing SES verdicts, or seen before)."""
+    if len(raw) > MAX_BYTES:
+        log.warning("an inbound e-mail over %d bytes was dropped", MAX_BYTES)
+        return False
+    if verdicts and any(v == "FAIL" for v in verdicts.values()):
+        log.warning("an inbound e-mail failing its SES verdicts was dropped: %s", verdicts)
+        return False
+    message = parse(raw)
+    for address in [*(a.lower() for a in envelope_to), *recipients(message)]:
+        opened = await configs.by_key("email", address)
+        if opened is not None:
+            break
+    else:
+        log.info("an inbound e-mail for no configured address was dropped")
+        return False
+    verified = bool(verdicts) and all(verdicts.get(k) == "PASS" for k in ("spf", "dkim"))
+    item = as_item(opened.config.org_id, message, verified)
+    async with org_transaction(item.org_id) as conn:
+        fresh = await thread_store.first_seen(conn, item.org_id, "email", item.event_id, item.sender)
+    if fresh:
+        await jobs.dispatch(item)
+    return fresh
+
+
+class EmailReplier(Replier):
+    """Answers by e-mail in the sender's thread, sent through SES once the answer is whole."""
+
+    streams = False
+
+    def __init__(self, address: str, reply: dict[str, Any]) -> None:
+        self.address = address
+        self.reply = reply
+
+    def _send(self, text: str) -> str:
+        from personal_agent.aws_clients import aws_client
+
+        out = EmailMessage()
+        subject = self.reply.get("subject") or "Your message"
+        out["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+        out["From"], out["Reply-To"], out["To"] = get_settings().output_email_from, self.address, self.reply["to"]
+        out["Message-ID"] = make_msgid(domain=self.address.partition("@")[2] or None)
+        out["In-Reply-To"], out["References"] = self.reply["in_reply_to"], self.reply["references"]
+        out.set_content(text)
+        aws_client("ses").send_raw_email(RawMessage={"Data": out.as_bytes()})
+        return str(out["Message-ID"])
+
+    async def post(self, text: str) -> str:
+        return await asyncio.to_thread(self._send, text)
+
+    async def ask_approval(self, approval: dict[str, Any]) -> None:
+        await self.post(
+            f"{approval.get('tool')} is waiting for your approval: {approval.get('args')}\n\n"
+            "Reply to this e-mail with the word approve or deny."
+        )

@@ -1,0 +1,78 @@
+"""What every channel hands the one channel layer: an inbound message (or an approval decision) once its request
+is verified, as a JSON-able value (on AWS it is handed to an async invoke after the ack), and the replier a channel
+answers through."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict
+
+from personal_agent.channels.config_store import ChannelKind
+
+
+class Inbound(BaseModel):
+    """A message from a channel user, verified to come from the channel."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ChannelKind
+    org_id: UUID
+    event_id: str
+    """The channel's id of the message (its retries carry the same)."""
+    sender: str
+    """Who sent it in the channel's terms: a Slack user id, a Telegram user id, an e-mail address."""
+    sender_label: str = ""
+    thread_key: str
+    """The conversation it belongs to (a Slack thread, a Telegram chat, an e-mail thread's first Message-ID)."""
+    text: str
+    verified_sender: bool
+    """The channel vouches for the sender (a signed Slack or Telegram request; an e-mail only with passing SPF and
+    DKIM verdicts). Otherwise the message enters the run untrusted."""
+    reply: dict[str, Any]
+    """Where the answer goes, in the channel's terms (Slack channel and thread, Telegram chat, e-mail headers)."""
+
+
+class Decision(BaseModel):
+    """An approval answered in a channel (a Slack button, a Telegram inline key, an e-mail reply)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ChannelKind
+    org_id: UUID
+    event_id: str
+    sender: str
+    sender_label: str = ""
+    approval_id: UUID | None
+    """None: every pending approval of the thread's chat (an e-mail reply)."""
+    decision: Literal["approve", "deny"]
+    thread_key: str = ""
+    reply: dict[str, Any]
+
+
+class Replier(ABC):
+    """How one channel answers in a thread: post a message (and update it as text arrives, where the channel can),
+    offer approvals to decide, say something short."""
+
+    streams = True
+    """Whether an answer is posted early and updated as it grows (Slack, Telegram), or sent once whole (e-mail)."""
+
+    @abstractmethod
+    async def post(self, text: str) -> str:
+        """Post `text` in the thread; the handle to update it by."""
+
+    async def update(self, handle: str, text: str) -> None:
+        """Replace a posted message's text (channels that stream)."""
+
+    @abstractmethod
+    async def ask_approval(self, approval: dict[str, Any]) -> None:
+        """Offer an `approval_requested` event's approval to approve or deny."""
+
+    async def close(self) -> None:
+        """Release what the replier holds (an HTTP client)."""
+
+    async def notice(self, text: str) -> None:
+        """A short message of the channel layer's own (connect your account, a refusal)."""
+        await self.post(text)

@@ -1,0 +1,65 @@
+"""The channels' inbound endpoints. No user's bearer token here: each request proves itself with its channel's own
+signature (Slack's signing secret, Telegram's secret token), checked before anything is stored; the ack is at once
+(the run happens after, `jobs.dispatch`). On AWS the channels function serves this router; locally the dev server
+serves it with the rest of the API. E-mail comes in by SES (AWS) or `pa dev`'s SMTP port (`PA_SMTP_PORT`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+router = APIRouter(prefix="/api/v1/channels", tags=["channels"])
+MAX_BODY = 256 * 1024
+
+# The body is read raw (the signature covers its bytes), so FastAPI cannot describe it by itself.
+_JSON_BODY = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}}
+_FORM_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object"}}},
+    }
+}
+
+
+async def _body(request: Request) -> bytes:
+    from personal_agent.errors import AppError
+
+    body = await request.body()
+    if len(body) > MAX_BODY:
+        raise AppError(f"the request is larger than {MAX_BODY} bytes", code="payload_too_large", status=413)
+    return body
+
+
+@router.post("/slack/events", operation_id="slack_events", openapi_extra=_JSON_BODY)
+async def slack_events(request: Request) -> dict[str, Any]:
+    """Slack's Events API: `url_verification`, `app_mention`, `message.im` (signed with the app's signing secret)."""
+    from personal_agent.channels.slack_receive import receive_event
+
+    return await receive_event(await _body(request), request.headers)
+
+
+@router.post("/slack/interactions", operation_id="slack_interactions", openapi_extra=_FORM_BODY)
+async def slack_interactions(request: Request) -> dict[str, Any]:
+    """Slack's interactivity payloads: the approval buttons."""
+    from personal_agent.channels.slack_receive import receive_interaction
+
+    return await receive_interaction(await _body(request), request.headers)
+
+
+@router.post("/slack/commands", operation_id="slack_commands", openapi_extra=_FORM_BODY)
+async def slack_commands(request: Request) -> dict[str, Any]:
+    """The Slack app's slash command: its text starts a conversation answered in a thread."""
+    from personal_agent.channels.slack_receive import receive_command
+
+    return await receive_command(await _body(request), request.headers)
+
+
+@router.post("/telegram/{org_slug}", operation_id="telegram_update", status_code=200, openapi_extra=_JSON_BODY)
+async def telegram_update(org_slug: str, request: Request) -> Response:
+    """An update from the org's Telegram bot (its webhook, with the secret token it was given)."""
+    from personal_agent.channels.telegram import receive_update
+
+    await receive_update(org_slug, await _body(request), request.headers)
+    return Response(status_code=200)

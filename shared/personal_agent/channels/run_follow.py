@@ -1,0 +1,92 @@
+"""Read a channel's run back: the same AG-UI stream every adapter reads (`stream.relay`), answered into the thread as
+it arrives: text posted, then updated at most once a second while it grows (within Slack's and Telegram's rate
+limits); approvals offered where the run pauses (the stream goes on past an interrupt, so the rest of the answer
+follows the decision); a failure said in one line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from personal_agent.bus.key_names import run_stream
+from personal_agent.channels.inbound import Replier
+from personal_agent.settings import get_settings
+from personal_agent.spec.run_spec import RunSpec
+from personal_agent.stream.relay import relay
+
+log = logging.getLogger("personal_agent.channels")
+UPDATE_EVERY_SECONDS = 1.0
+
+
+async def events(spec: RunSpec) -> AsyncIterator[dict[str, Any]]:
+    """The run's AG-UI events from its first until its terminal one (or the relay's lifetime)."""
+
+    async def not_gone() -> bool:
+        return False
+
+    settings = get_settings()
+    frames = relay(
+        run_stream(spec.org_id, spec.run_id),
+        None,
+        heartbeat=settings.sse_heartbeat_seconds,
+        max_lifetime=settings.sse_max_lifetime_seconds,
+        is_gone=not_gone,
+    )
+    async for chunk in frames:
+        for line in chunk.split("\n"):
+            if line.startswith("data: "):
+                yield json.loads(line[6:])
+
+
+class _Answer:
+    """The text of one stretch of a run (from a RUN_STARTED to its RUN_FINISHED), posted and updated."""
+
+    def __init__(self, replier: Replier) -> None:
+        self.replier = replier
+        self.text = ""
+        self.shown = ""
+        self.handle: str | None = None
+        self.last = 0.0
+
+    async def add(self, delta: str) -> None:
+        self.text += delta
+        if self.replier.streams and time.monotonic() - self.last >= UPDATE_EVERY_SECONDS:
+            await self.show()
+
+    async def show(self) -> None:
+        if not self.text.strip() or self.text == self.shown:
+            return
+        if self.handle is None:
+            self.handle = await self.replier.post(self.text)
+        else:
+            await self.replier.update(self.handle, self.text)
+        self.shown, self.last = self.text, time.monotonic()
+
+
+async def answer(spec: RunSpec, replier: Replier) -> str:
+    """Answer the run into the thread; its last event's type (RUN_FINISHED, RUN_ERROR) or `ended` without one."""
+    current = _Answer(replier)
+    async for event in events(spec):
+        kind = event.get("type")
+        if kind == "RUN_STARTED":
+            current = _Answer(replier)
+        elif kind == "TEXT_MESSAGE_START" and current.text.strip():
+            current.text += "\n\n"  # the run's messages of one stretch, as paragraphs
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            await current.add(str(event.get("delta", "")))
+        elif kind == "CUSTOM" and event.get("name") == "approval_requested":
+            await current.show()
+            await replier.ask_approval(event["value"])
+        elif kind == "RUN_FINISHED":
+            await current.show()
+            if (event.get("outcome") or {}).get("type") != "interrupt":
+                return "RUN_FINISHED"
+        elif kind == "RUN_ERROR":
+            await current.show()
+            await replier.notice(f"The run failed: {event.get('message') or 'an error'}")
+            return "RUN_ERROR"
+    log.info("a channel's run stream ended before its run", extra={"run_id": str(spec.run_id)})
+    return "ended"

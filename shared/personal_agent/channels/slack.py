@@ -1,0 +1,160 @@
+"""Slack: requests verified with the app's signing secret (`v0` HMAC-SHA256 over `v0:{timestamp}:{body}`, within
+5 minutes, compared in constant time by `slack_sdk`'s verifier; a request seen before is refused as a replay), the
+Events API (`url_verification`, `app_mention`, `message.im`), the slash command and the interactivity payloads
+(approval buttons) as the channel layer's values; answers through the Web API (`slack_sdk`, at `PA_SLACK_API_URL`)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qs
+from uuid import UUID
+
+from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.errors import InvalidInput, Unauthorized
+from personal_agent.settings import get_settings
+
+MAX_TEXT = 3900  # a Slack message's text is cut at 40,000; keep answers one readable message
+_MENTION = re.compile(r"<@[A-Z0-9]+>")
+
+
+def signature_ok(signing_secret: str, body: bytes, headers: Mapping[str, str]) -> bool:
+    from slack_sdk.signature import SignatureVerifier
+
+    timestamp, signature = headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature")
+    return SignatureVerifier(signing_secret).is_valid(body, timestamp, signature)
+
+
+def refused() -> Unauthorized:
+    return Unauthorized("the Slack signature is missing, wrong or too old", code="signature_invalid")
+
+
+def request_id(headers: Mapping[str, str]) -> str:
+    """What makes a signed request unique: a second one with the same signature is a replay."""
+    return "sig:" + hashlib.sha256(headers.get("x-slack-signature", "").encode()).hexdigest()
+
+
+def parse_json(body: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise InvalidInput("the Slack request is not JSON", code="invalid_payload") from None
+    if not isinstance(payload, dict):
+        raise InvalidInput("the Slack request is not a JSON object", code="invalid_payload")
+    return payload
+
+
+def parse_form(body: bytes) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+
+
+def interaction_payload(body: bytes) -> dict[str, Any]:
+    form = parse_form(body)
+    if "payload" not in form:
+        raise InvalidInput("an interaction carries its `payload`", code="invalid_payload")
+    return parse_json(form["payload"].encode())
+
+
+def event_message(org_id: UUID, payload: dict[str, Any]) -> Inbound | None:
+    """An `app_mention`, or a direct message (`message.im`) of a person (not a bot, not an edit); None otherwise."""
+    event = payload.get("event") or {}
+    kind = event.get("type")
+    direct = kind == "message" and event.get("channel_type") == "im" and not event.get("subtype")
+    if (kind != "app_mention" and not direct) or event.get("bot_id") or not event.get("user"):
+        return None
+    thread = str(event.get("thread_ts") or event.get("ts"))
+    channel = str(event.get("channel"))
+    return Inbound(
+        kind="slack",
+        org_id=org_id,
+        event_id=str(payload.get("event_id") or f"{channel}:{event.get('ts')}"),
+        sender=str(event["user"]),
+        sender_label=f"<@{event['user']}>",
+        thread_key=f"{channel}:{thread}",
+        text=_MENTION.sub("", str(event.get("text", ""))).strip(),
+        verified_sender=True,
+        reply={"channel": channel, "thread_ts": thread},
+    )
+
+
+def command_message(org_id: UUID, form: dict[str, str], event_id: str) -> Inbound:
+    """A slash command (`/agent what is due today?`): a new conversation, answered in a thread under it."""
+    channel = form.get("channel_id", "")
+    return Inbound(
+        kind="slack",
+        org_id=org_id,
+        event_id=event_id,
+        sender=form.get("user_id", ""),
+        sender_label=f"<@{form.get('user_id', '')}>",
+        thread_key=f"command:{channel}:{form.get('trigger_id') or event_id}",
+        text=form.get("text", "").strip(),
+        verified_sender=True,
+        reply={"channel": channel, "thread_ts": None},
+    )
+
+
+def decision(org_id: UUID, payload: dict[str, Any], event_id: str) -> Decision | None:
+    """An approval button (`block_actions` with `approve` or `deny` and the approval's id); None otherwise."""
+    actions = payload.get("actions") or []
+    if payload.get("type") != "block_actions" or not actions or actions[0].get("action_id") not in ("approve", "deny"):
+        return None
+    try:
+        approval_id = UUID(str(actions[0].get("value")))
+    except ValueError:
+        raise InvalidInput("the button names no approval", code="invalid_payload") from None
+    message = payload.get("message") or {}
+    channel = str((payload.get("channel") or {}).get("id", ""))
+    user = str((payload.get("user") or {}).get("id", ""))
+    return Decision(
+        kind="slack",
+        org_id=org_id,
+        event_id=event_id,
+        sender=user,
+        sender_label=f"<@{user}>",
+        approval_id=approval_id,
+        decision=actions[0]["action_id"],
+        reply={"channel": channel, "thread_ts": message.get("thread_ts") or message.get("ts")},
+    )
+
+
+def approval_blocks(approval: dict[str, Any]) -> list[dict[str, Any]]:
+    args = json.dumps(approval.get("args", {}), ensure_ascii=False)[:500]
+    text = f"*{approval.get('tool')}* is waiting for your approval:\n```{args}```"
+    buttons = [
+        {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action, "value": approval["approval_id"]}
+        for action, label in (("approve", "Approve"), ("deny", "Deny"))
+    ]
+    buttons[0]["style"], buttons[1]["style"] = "primary", "danger"
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, {"type": "actions", "elements": buttons}]
+
+
+class SlackReplier(Replier):
+    """Answers in the thread with the bot token, through the Web API."""
+
+    def __init__(self, bot_token: str, reply: dict[str, Any]) -> None:
+        from slack_sdk import WebClient
+
+        self.client = WebClient(token=bot_token, base_url=get_settings().slack_api_url)
+        self.channel = str(reply.get("channel"))
+        self.thread_ts: str | None = reply.get("thread_ts")
+
+    async def _post(self, text: str, **more: Any) -> str:
+        sent = await asyncio.to_thread(
+            self.client.chat_postMessage, channel=self.channel, thread_ts=self.thread_ts, text=text[:MAX_TEXT], **more
+        )
+        ts = str(sent["ts"])
+        self.thread_ts = self.thread_ts or ts  # a command's first answer starts the thread the rest go into
+        return ts
+
+    async def post(self, text: str) -> str:
+        return await self._post(text)
+
+    async def update(self, handle: str, text: str) -> None:
+        await asyncio.to_thread(self.client.chat_update, channel=self.channel, ts=handle, text=text[:MAX_TEXT])
+
+    async def ask_approval(self, approval: dict[str, Any]) -> None:
+        await self._post(f"{approval.get('tool')} is waiting for your approval", blocks=approval_blocks(approval))
