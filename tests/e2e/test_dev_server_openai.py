@@ -42,6 +42,10 @@ def script(messages: list[dict[str, Any]]) -> Reply:
         return {"tool_calls": [{"name": "calculate", "arguments": {"expression": "6*7"}}]}
     if "weather" in asked:
         return {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    if "which city" in asked:
+        return {
+            "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which city?", "choices": ["Paris", "Rome"]}}]
+        }
     if "structured" in asked:
         return {"tool_calls": [{"name": "final_result", "arguments": {"city": "Paris", "celsius": 21}}]}
     return {"content": "Hello from the fake model."}

@@ -36,6 +36,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         world = World(server, fake, cheap)
         world.agent(slug="calculator", tools=["calculate"])
         world.agent(slug="careful", tools=["calculate"], approval={"calculate": "always"})
+        world.agent(slug="asker", tools=["ask_user"])
         yield world
         world.http.close()
 
@@ -180,3 +181,27 @@ def test_too_many_open_streams_is_429_with_retry_after_in_openais_shape(world: W
     assert refused.value.code == "rate_limit_exceeded" and refused.value.type == "rate_limit_error"
     assert int(refused.value.response.headers["retry-after"]) >= 1
     client.responses.cancel(waiting.id)
+
+
+def test_a_background_response_asks_a_question_answered_through_the_responses_api(world: World) -> None:
+    client = world.client()
+    waiting = client.responses.create(model="asker", input="which city should I visit?", background=True)
+    with client.responses.retrieve(waiting.id, stream=True) as stream:
+        asked = next(e for e in stream if e.type == "response.output_item.done" and e.item.type == "function_call")
+    assert asked.item.name == "ask_user"  # type: ignore[union-attr]
+    now = client.responses.retrieve(waiting.id)
+    question = next(i for i in now.output if i.type == "function_call")
+    assert now.status == "in_progress" and question.call_id == asked.item.call_id  # type: ignore[union-attr]
+    assert json.loads(question.arguments) == {"question": "Which city?", "choices": ["Paris", "Rome"]}
+
+    def answer(text: str) -> Any:
+        item = {"type": "function_call_output", "call_id": question.call_id, "output": text}
+        return client.responses.create(model="asker", previous_response_id=waiting.id, input=[item])  # type: ignore[list-item]
+
+    with pytest.raises(openai.BadRequestError) as mismatch:
+        answer("Oslo")
+    assert mismatch.value.code == "answer_invalid" and mismatch.value.param == "input[0].output"
+    assert answer("Rome").id == waiting.id  # the same response goes on
+    events = [_dump(e) for e in client.responses.retrieve(waiting.id, stream=True)]
+    assert events[-1]["type"] == "response.completed"
+    assert client.responses.retrieve(waiting.id).output_text == "Result: Rome"

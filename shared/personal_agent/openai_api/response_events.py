@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from personal_agent.openai_api.response_object import call_item, item_id, message_item, structured_item_id
+from personal_agent.openai_api.response_object import (
+    call_item,
+    item_id,
+    message_item,
+    question_item,
+    structured_item_id,
+)
 from personal_agent.spec.run_spec import OUTPUT_TOOL
 
 Ending = Literal["completed", "failed", "cancelled"]
@@ -55,6 +61,8 @@ class ResponseEvents:
         if kind in ("TEXT_MESSAGE_END", "TOOL_CALL_END"):
             key = str(event.get("messageId") if kind == "TEXT_MESSAGE_END" else event.get("toolCallId"))
             return self._close(key)
+        if kind == "CUSTOM" and event.get("name") == "question_asked":
+            return self._question(event.get("value") or {})
         if kind == "RUN_ERROR":
             self.ending = "failed"
         elif kind == "RUN_FINISHED":
@@ -86,6 +94,16 @@ class ResponseEvents:
             self._event(
                 "response.content_part.added", item_id=item, output_index=entry.index, content_index=0, part=part
             ),
+        ]
+
+    def _question(self, value: dict[str, Any]) -> list[dict[str, Any]]:
+        """An `ask_user` question the run waits on: a function call the caller answers with a
+        `function_call_output` (call id = the question's id) in a request whose `previous_response_id` is this one."""
+        item = question_item(value)
+        index, self._count = self._count, self._count + 1
+        return [
+            self._event("response.output_item.added", output_index=index, item=item),
+            self._event("response.output_item.done", output_index=index, item=item),
         ]
 
     def _call_start(self, call_id: str, name: str) -> list[dict[str, Any]]:

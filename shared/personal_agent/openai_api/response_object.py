@@ -5,6 +5,7 @@ as `function_call`s; the agent's own tools are not shown), its usage from the le
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -95,11 +96,14 @@ def skeleton(spec: RunSpec, status: str, created_at: int) -> dict[str, Any]:
     }
 
 
-def response_object(row: RunRow, messages: list[dict[str, Any]], tokens: tuple[int, int]) -> dict[str, Any]:
-    """The run's response object now (its own stored messages, oldest first; its tokens from the ledger)."""
+def response_object(
+    row: RunRow, messages: list[dict[str, Any]], tokens: tuple[int, int], questions: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """The run's response object now (its own stored messages, oldest first; its tokens from the ledger; the
+    questions it waits on, each with its `question_id`)."""
     spec = RunSpec.model_validate(row.spec)
     body = skeleton(spec, STATUS.get(row.status, "in_progress"), int(row.created_at.timestamp()))
-    body["output"] = output_items(spec, messages[spec.input_messages :])
+    body["output"] = output_items(spec, messages[spec.input_messages :]) + [question_item(q) for q in questions]
     if row.status == "failed":
         error = row.error or {}
         body["error"] = {"code": str(error.get("code", "server_error")), "message": str(error.get("message", ""))}
@@ -130,6 +134,16 @@ def output_items(spec: RunSpec, answer: list[dict[str, Any]]) -> list[dict[str, 
             elif part.get("part_kind") == "tool-call" and part.get("tool_name") in client:
                 items.append(call_item(str(part["tool_call_id"]), str(part["tool_name"]), _args(part.get("args"))))
     return items
+
+
+ASK_USER = "ask_user"
+
+
+def question_item(question: dict[str, Any]) -> dict[str, Any]:
+    """A question the run waits on (`question_asked`'s value, or the question's row args with its `question_id`) as
+    a function call of `ask_user` whose call id is the question's id."""
+    asked = {k: question.get(k) for k in ("question", "choices", "schema") if question.get(k) is not None}
+    return call_item(str(question["question_id"]), ASK_USER, json.dumps(asked))
 
 
 def message_item(item: str, text: str, status: str = "completed") -> dict[str, Any]:

@@ -8,11 +8,13 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from personal_agent.approvals import store as approval_store
 from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import run_views
+from personal_agent.lifecycle.question_answers import answer_question
 from personal_agent.openai_api import response_object as objects
 from personal_agent.openai_api.chat_completions import answer_schema, client_tools_of
 from personal_agent.openai_api.chat_schema import JsonSchemaFormat, ResponseFormat
@@ -78,12 +80,54 @@ async def retrieve(principal: Principal, response_id: str) -> dict[str, Any]:
 
 
 async def current(row: store.RunRow) -> dict[str, Any]:
-    """The response object as Postgres has it now."""
+    """The response object as Postgres has it now (with the questions it waits on)."""
     async with org_transaction(row.org_id) as conn:
         fresh = await store.get_run(conn, row.id) or row
         messages = await message_store.run_messages(conn, row.id)
         tokens = await store.tree_tokens(conn, row.id)
-    return objects.response_object(fresh, messages, tokens)
+        waits = await approval_store.of_runs(conn, [row.id]) if fresh.status == "waiting" else []
+    questions = [{**q.args, "question_id": q.id} for q in waits if q.kind == "question" and q.status == "pending"]
+    return objects.response_object(fresh, messages, tokens, questions)
+
+
+async def answered(principal: Principal, body: ResponseRequest) -> dict[str, Any] | None:
+    """Answers to the questions a background response waits on (`function_call_output` items whose call ids are
+    its questions', with it as `previous_response_id`): each goes to its question and the same response goes on —
+    its object is the reply. None when the request is not that (it starts a new response)."""
+    items = body.items()
+    if not body.previous_response_id or not all(item.type == "function_call_output" for item in items):
+        return None
+    row = await run_row(principal, body.previous_response_id, param="previous_response_id")
+    if row.status != "waiting":
+        return None
+    async with org_transaction(row.org_id) as conn:
+        waits = await approval_store.of_runs(conn, [row.id])
+    questions = {str(q.id): q for q in waits if q.kind == "question" and q.status == "pending"}
+    if not all(item.call_id in questions for item in items):
+        return None
+    if body.stream:
+        raise InvalidInput(
+            "answer a question without `stream`, then follow the response with GET ?stream=true&starting_after=N",
+            code="answer_not_streamed",
+            param="stream",
+        )
+    for index, item in enumerate(items):
+        question = questions[str(item.call_id)]
+        try:
+            await answer_question(principal, question.id, _answer_value(question.args, item.output))
+        except InvalidInput as exc:
+            raise InvalidInput(exc.message, code=exc.code, param=f"input[{index}].output") from exc
+    return await current(row)
+
+
+def _answer_value(form: dict[str, Any], output: Any) -> Any:
+    """The answer as the question's form takes it: a JSON value for a schema, else the text."""
+    if isinstance(output, str) and form.get("schema") is not None:
+        try:
+            return json.loads(output)
+        except ValueError:
+            return output
+    return output
 
 
 async def cancel(principal: Principal, response_id: str) -> dict[str, Any]:

@@ -47,7 +47,10 @@ async def chat_completion(body: ChatCompletionRequest, principal: CurrentPrincip
 @router.post("/responses", operation_id="openai_create_response", response_model=None)
 async def create_response(body: ResponseRequest, principal: CurrentPrincipal) -> JSONResponse | StreamingResponse:
     """A run per request: answered whole, streamed as semantic events, or (`background`) returned at once and
-    followed with `GET /v1/responses/{id}`."""
+    followed with `GET /v1/responses/{id}`. Answers to a background response's `ask_user` questions (its
+    `function_call_output`s, with it as `previous_response_id`) go to that response, which goes on."""
+    if (continued := await responses.answered(principal, body)) is not None:
+        return JSONResponse(continued)
     if not body.stream:
         spec = await responses.create(principal, body)
         row = await responses.row_of(spec)
