@@ -1,0 +1,112 @@
+"""E-mail in (issue 34) on `pa dev` as a user runs it: raw RFC 822 messages sent with `smtplib` to the SMTP server
+`pa dev` starts on loopback (`PA_SMTP_PORT`); the replies read back from the SES emulator `pa dev` sends through. An
+unlinked sender gets the connect reply only; once linked, an e-mail runs the agent and the answer is a threaded
+reply (`In-Reply-To`, `References`, `Re:`); a reply `approve` decides the thread's waiting approval."""
+
+from __future__ import annotations
+
+import re
+import smtplib
+import time
+from collections.abc import Iterator
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from typing import Any
+
+import httpx
+import pytest
+
+from personal_agent.local.ports import free_port
+from tests.e2e.pa_dev import DevServer, running_pa_dev
+
+ADDRESS, SENDER = "agent@e2e.example.com", "alice@example.com"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer, int]]:
+    port = free_port()
+    with running_pa_dev(tmp_path_factory.mktemp("pa-dev-email"), env_extra={"PA_SMTP_PORT": str(port)}) as server:
+        admin = server.auth_for("boss", "org-admin")
+        put = httpx.put(f"{server.url}/api/v1/admin/channels/email", json={"address": ADDRESS}, headers=admin)
+        assert put.status_code == 200 and put.json()["key"] == ADDRESS, put.text
+        yield server, port
+
+
+def _send(port: int, message_id: str, subject: str, text: str, references: str = "") -> None:
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = f"Alice <{SENDER}>", ADDRESS, subject
+    message["Message-ID"] = message_id
+    if references:
+        message["In-Reply-To"], message["References"] = references.split()[-1], references
+    message.set_content(text)
+    with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
+        smtp.send_message(message)
+
+
+def _sent(server: DevServer) -> list[EmailMessage]:
+    """What `pa dev` sent through the SES emulator, oldest first."""
+    data = httpx.get(f"{server.aws_url}/moto-api/data.json", timeout=30).json()
+    raws = [m["raw_data"] for m in data.get("ses", {}).get("RawMessage", [])]
+    parsed = [BytesParser(policy=policy.default).parsebytes(r.encode()) for r in raws]
+    return [m for m in parsed if isinstance(m, EmailMessage)]
+
+
+def _replies_to(server: DevServer, message_id: str, containing: str, timeout: float = 90) -> list[EmailMessage]:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = [m for m in _sent(server) if m["In-Reply-To"] == message_id and containing in _body(m)]
+        if found:
+            return found
+        assert time.monotonic() < deadline, [(m["In-Reply-To"], _body(m)[:80]) for m in _sent(server)]
+        time.sleep(0.5)  # polling the emulator's outbox: it has no way to wait on
+
+
+def _body(message: EmailMessage) -> str:
+    part = message.get_body(preferencelist=("plain",))
+    return str(part.get_content()) if part is not None else ""
+
+
+def _runs(http: httpx.Client, server: DevServer) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = http.get("/api/v1/runs", headers=server.auth).json()["items"]
+    return items
+
+
+@pytest.mark.timeout(300)
+def test_an_email_runs_the_agent_and_the_reply_is_threaded(world: tuple[DevServer, int]) -> None:
+    server, port = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        _send(port, "<first@example.com>", "Hello", "hello there")
+        (connect,) = _replies_to(server, "<first@example.com>", "Connect your account")
+        assert connect["To"] == SENDER and connect["Reply-To"] == ADDRESS
+        code = re.search(r"\b([A-Z2-9]{8})\b", _body(connect))
+        assert code is not None and _runs(http, server) == []  # nothing ran
+        linked = http.post("/api/v1/me/channel-links", json={"code": code.group(1)}, headers=server.auth)
+        assert linked.status_code == 201 and linked.json()["external_id"] == SENDER, linked.text
+
+        _send(port, "<q1@example.com>", "Time", "what time is it?\n\n> an old quoted line")
+        (answer,) = _replies_to(server, "<q1@example.com>", "The time is")
+        assert answer["Subject"] == "Re: Time" and "<q1@example.com>" in answer["References"]
+        (run,) = _runs(http, server)
+        assert run["trigger_source"] == "email" and run["status"] == "succeeded", run
+
+        # A reply in the same thread continues the same chat.
+        _send(port, "<q2@example.com>", "Re: Time", "what time is it?", references="<q1@example.com> " + answer["Message-ID"])
+        _replies_to(server, "<q2@example.com>", "The time is")
+        assert {r["chat_id"] for r in _runs(http, server)} == {run["chat_id"]}
+
+
+@pytest.mark.timeout(300)
+def test_a_reply_approve_decides_the_waiting_approval(world: tuple[DevServer, int]) -> None:
+    server, port = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        if not http.get("/api/v1/me/channel-links", headers=server.auth).json():
+            pytest.fail("the first test links the member")
+        _send(port, "<act@example.com>", "Please send", "send hello to team@example.com")
+        (asked,) = _replies_to(server, "<act@example.com>", "waiting for your approval")
+        pending = http.get("/api/v1/approvals", params={"status": "pending"}, headers=server.auth).json()["items"]
+        assert len(pending) == 1
+        _send(port, "<yes@example.com>", "Re: Please send", "approve\n\nOn Monday someone wrote:\n> quoted", references="<act@example.com> " + asked["Message-ID"])
+        _replies_to(server, "<yes@example.com>", "Approved by")
+        approved = http.get("/api/v1/approvals", params={"status": "approved"}, headers=server.auth).json()["items"]
+        assert pending[0]["id"] in {a["id"] for a in approved}
