@@ -55,8 +55,11 @@ async def test_a_runs_calls_share_one_session_that_ends_with_the_run(http: httpx
 
     view = (await http.get(f"/api/v1/runs/{run['run_id']}", headers=headers)).json()
     assert view["sandbox_seconds"] > 0
-    other = auth_headers(make_tenant())  # another org's user: the run is not theirs
+    usage = (await http.get("/api/v1/usage", headers=headers)).json()
+    assert usage["sandbox_seconds"] == pytest.approx(view["sandbox_seconds"], abs=0.002)  # metered to its org
+    other = auth_headers(make_tenant())  # another org's user: the run is not theirs, nor its seconds
     assert (await http.get(f"/api/v1/runs/{run['run_id']}", headers=other)).status_code == 404
+    assert (await http.get("/api/v1/usage", headers=other)).json()["sandbox_seconds"] == 0
 
 
 async def test_a_conversation_above_the_backends_tier_never_reaches_it(

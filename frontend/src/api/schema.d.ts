@@ -5849,6 +5849,12 @@ export interface components {
             /** Items */
             items: components["schemas"]["UsageRow"][];
             /**
+             * Sandbox Seconds
+             * @description seconds `run_python` held a sandbox in the window (same scope)
+             * @default 0
+             */
+            sandbox_seconds?: number;
+            /**
              * Scope
              * @enum {string}
              */

@@ -38,6 +38,7 @@ class UsageReport(BaseModel):
     items: list[UsageRow]
     total_cost_usd: float
     unpriced_requests: int
+    sandbox_seconds: float = Field(0.0, description="seconds `run_python` held a sandbox in the window (same scope)")
 
 
 @router.get(

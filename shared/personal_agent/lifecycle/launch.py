@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
+
+from pydantic import TypeAdapter
 
 from personal_agent.attachments import service as attachments
 from personal_agent.attachments.vision import plan_for_images
@@ -15,13 +17,13 @@ from personal_agent.chats import store as chat_store
 from personal_agent.chats.branches import Parent, resolve_parent
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.errors import AppError, Conflict, InvalidInput, NotFound, ServiceUnavailable
+from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import merge_candidates, read_org_models, read_org_settings
 from personal_agent.governance.selection import ModelPlan, plan_models
 from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
 from personal_agent.identity.members import check_member_active
-from personal_agent.lifecycle import agent_launch, run_policies
+from personal_agent.lifecycle import agent_launch, followup_queue, run_policies
 from personal_agent.lifecycle.bus_gate import require_bus
 from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
 from personal_agent.lifecycle.lease import Leased
@@ -89,6 +91,8 @@ class LaunchRequest:
     client_tools: tuple[ClientTool, ...] = ()
     model_settings: ModelSettings = ModelSettings()
     output_schema: dict[str, Any] | None = None
+    followup_id: UUID | None = None
+    """The queued follow-up this launch starts (`lifecycle/followup_queue.py`): it is marked started with the run."""
 
 
 def user_request_json(message: str) -> dict[str, Any]:
@@ -177,17 +181,12 @@ def _ref(info: ModelInfo) -> ModelRef:
 
 async def _lock_chat(conn: Conn, request: LaunchRequest) -> chat_store.LockedChat:
     """The chat's classification and labels, the chat locked until the launch commits (its run and message land
-    together, and no second run starts beside an active one: 409 `run_in_progress`)."""
+    together, and no second run starts beside an active one: the chat's follow-up policy decides)."""
     chat = await chat_store.lock_chat(conn, request.chat_id, request.user_id, owned=request.owned_chat)
     if chat is None:
         raise NotFound("chat not found", code="chat_not_found")
-    active = await store.active_run_in_chat(conn, request.chat_id)
-    if active is not None:
-        raise Conflict(
-            "a run is already in progress in this chat; wait for it to end or stop it",
-            code="run_in_progress",
-            run_id=str(active),
-        )
+    latest = request.parent_message_id == "latest" and not request.regenerate
+    await followup_queue.claim_turn(conn, request.chat_id, request.followup_id, latest)
     return chat
 
 
@@ -226,7 +225,22 @@ async def _plan(
 
 async def launch_run(request: LaunchRequest) -> RunSpec:
     """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
-    over budget, or when no model may receive the chat's data."""
+    over budget, or when no model may receive the chat's data. A message to a chat whose run is active follows
+    the chat's policy (`lifecycle/followup_queue.py`): 409, or queued (`FollowUpQueued`, 202)."""
+    try:
+        return await _launch(request)
+    except followup_queue.ChatBusy:
+        if request.followup_id is not None:
+            raise
+        run_id = request.run_id or uuid.uuid4()
+        request = replace(request, run_id=run_id)
+        queued = TypeAdapter(LaunchRequest).dump_python(request, mode="json")
+        org, chat, user, source = request.org_id, request.chat_id, request.user_id, request.trigger_source
+        await followup_queue.enqueue(org, chat, user, run_id, request.message, queued, source)
+    return await _launch(request)  # the chat became free meanwhile
+
+
+async def _launch(request: LaunchRequest) -> RunSpec:
     if request.regenerate and (request.message.strip() or request.attachments):
         raise InvalidInput("a regenerate sends no message of its own", code="regenerate_with_message")
     message = request.message if request.regenerate or request.turns else validate_message(request.message)

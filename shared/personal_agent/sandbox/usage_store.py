@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from uuid import UUID
 
@@ -38,3 +39,15 @@ async def org_choice(conn: Conn, org_id: UUID) -> bool | None:
     cur = await conn.execute("SELECT code_execution FROM org_settings WHERE org_id = %s", [org_id])
     row = await cur.fetchone()
     return row["code_execution"] if row else None
+
+
+async def window_seconds(conn: Conn, start: datetime, end: datetime, user_id: UUID | None) -> float:
+    """The sandbox seconds in [start, end): the org's (the transaction's org), or one user's."""
+    sql = "SELECT coalesce(sum(seconds), 0) AS s FROM sandbox_usage WHERE created_at >= %s AND created_at < %s"
+    params: list[object] = [start, end]
+    if user_id is not None:
+        sql += " AND user_id = %s"
+        params.append(user_id)
+    cur = await conn.execute(sql, params)
+    row = await cur.fetchone()
+    return float(row["s"]) if row else 0.0

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput
 from personal_agent.identity.principal import Principal
+from personal_agent.sandbox import usage_store as sandbox_usage
 
 GroupBy = Literal["model", "chat", "user", "day", "agent"]
 _KEYS: dict[str, str] = {
@@ -55,6 +56,8 @@ async def usage_report(
     async with org_transaction(principal.org_id) as conn:
         cur = await conn.execute(sql, params)
         rows = await cur.fetchall()
+        mine = None if scope == "org" and principal.is_org_admin else principal.user_id
+        sandbox_seconds = await sandbox_usage.window_seconds(conn, start, end, mine)
     items = [
         {
             "key": r["key"],
@@ -75,6 +78,7 @@ async def usage_report(
         "items": items,
         "total_cost_usd": round(total, 8),
         "unpriced_requests": sum(i["unpriced_requests"] for i in items),
+        "sandbox_seconds": sandbox_seconds,
     }
 
 
