@@ -167,7 +167,7 @@ async def quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
     variants = [
         ("baseline (as before: 256-token chunks, text", orgs["before"], Retrieval(every_word=True, **plain)),
         ("  only, every word in full text, fused)", None, None),
-        ("+ full text matches any word (ts_rank)", orgs["before"], Retrieval(**plain)),
+        ("+ full text matches any two words (ts_rank)", orgs["before"], Retrieval(**plain)),
         ("+ title and section path embedded", orgs["context"], Retrieval(**plain)),
         ("+ chunks of 384 tokens (chunking.TARGET_TOKENS)", orgs["default"], Retrieval(**plain)),
         ("+ near-duplicate dedup", orgs["default"], Retrieval(dedup=True, reranker="none")),

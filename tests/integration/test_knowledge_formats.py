@@ -58,6 +58,9 @@ async def test_a_workbook_row_is_found_by_a_question_about_it(http: httpx.AsyncC
     assert top["document_id"] == doc["id"] and top["section"].startswith("Staff, rows")
     assert "Name: Chiara Rossi | Department: Legal | Office: Milan" in top["text"]
     assert all(p["classification"] == "confidential" for p in found if p["document_id"] == doc["id"])
+    # Quotes and backslashes in a question are words to the full-text leg, never tsquery syntax.
+    odd = await _search(http, headers, "what's O'Reilly's \\ office in 'Milan'?")
+    assert odd and odd[0]["document_id"] == doc["id"]
 
 
 async def test_slides_mail_and_photos_are_searchable(http: httpx.AsyncClient, make_tenant: Any) -> None:

@@ -49,5 +49,5 @@ async def refine(
         fused = {i: 1.0 / (RRF_K + rank) for rank, i in enumerate(range(len(kept)))}
         for rank, i in enumerate(by_score):
             fused[i] += 1.0 / (RRF_K + rank)
-        kept = [kept[i] for i in sorted(fused, key=lambda i: -fused[i])]
+        kept = [kept[i] for i in sorted(fused, key=lambda i: (-fused[i], -scores[i]))]  # a tie: the reranker's
     return kept[:k]
