@@ -52,7 +52,7 @@ async def _params(request: Request) -> dict[str, Any]:
     if request.headers.get("content-type", "").startswith("application/json"):
         body: dict[str, Any] = await request.json()
         return body
-    return {k: v for k, v in (await request.form()).items()}
+    return dict((await request.form()).items())
 
 
 class FakeSlack(_Recorder):
@@ -145,7 +145,11 @@ def telegram_message(update_id: int, user_id: int, chat_id: int, text: str, chat
             "message_id": update_id * 10,
             "date": int(time.time()),
             "from": {"id": user_id, "is_bot": False, "first_name": "Tess", "username": "tess"},
-            "chat": {"id": chat_id, "type": chat_type, **({"first_name": "Tess"} if chat_type == "private" else {"title": "Team"})},
+            "chat": {
+                "id": chat_id,
+                "type": chat_type,
+                **({"first_name": "Tess"} if chat_type == "private" else {"title": "Team"}),
+            },
             "text": text,
         },
     }

@@ -91,7 +91,13 @@ def test_an_email_runs_the_agent_and_the_reply_is_threaded(world: tuple[DevServe
         assert run["trigger_source"] == "email" and run["status"] == "succeeded", run
 
         # A reply in the same thread continues the same chat.
-        _send(port, "<q2@example.com>", "Re: Time", "what time is it?", references="<q1@example.com> " + answer["Message-ID"])
+        _send(
+            port,
+            "<q2@example.com>",
+            "Re: Time",
+            "what time is it?",
+            references="<q1@example.com> " + answer["Message-ID"],
+        )
         _replies_to(server, "<q2@example.com>", "The time is")
         assert {r["chat_id"] for r in _runs(http, server)} == {run["chat_id"]}
 
@@ -106,7 +112,13 @@ def test_a_reply_approve_decides_the_waiting_approval(world: tuple[DevServer, in
         (asked,) = _replies_to(server, "<act@example.com>", "waiting for your approval")
         pending = http.get("/api/v1/approvals", params={"status": "pending"}, headers=server.auth).json()["items"]
         assert len(pending) == 1
-        _send(port, "<yes@example.com>", "Re: Please send", "approve\n\nOn Monday someone wrote:\n> quoted", references="<act@example.com> " + asked["Message-ID"])
+        _send(
+            port,
+            "<yes@example.com>",
+            "Re: Please send",
+            "approve\n\nOn Monday someone wrote:\n> quoted",
+            references="<act@example.com> " + asked["Message-ID"],
+        )
         _replies_to(server, "<yes@example.com>", "Approved by")
         approved = http.get("/api/v1/approvals", params={"status": "approved"}, headers=server.auth).json()["items"]
         assert pending[0]["id"] in {a["id"] for a in approved}

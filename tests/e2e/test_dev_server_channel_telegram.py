@@ -73,7 +73,9 @@ def test_secret_token_link_answer_and_group_mentions(world: tuple[DevServer, Fak
         assert _runs(http, server) == []
         linked = http.post("/api/v1/me/channel-links", json={"code": code.group(1)}, headers=server.auth)
         assert linked.status_code == 201 and linked.json()["external_id"] == str(USER), linked.text
-        assert [link["kind"] for link in http.get("/api/v1/me/channel-links", headers=server.auth).json()] == ["telegram"]
+        assert [link["kind"] for link in http.get("/api/v1/me/channel-links", headers=server.auth).json()] == [
+            "telegram"
+        ]
 
         started = time.monotonic()
         assert _post(http, telegram_message(3, USER, CHAT, "what time is it?")).status_code == 200
@@ -85,7 +87,9 @@ def test_secret_token_link_answer_and_group_mentions(world: tuple[DevServer, Fak
 
         # In a group, a message that does not mention the bot is not for it; one that does is answered.
         assert _post(http, telegram_message(4, USER, GROUP, "what time is it?", "group")).status_code == 200
-        assert _post(http, telegram_message(5, USER, GROUP, "@pa_test_bot what time is it?", "group")).status_code == 200
+        assert (
+            _post(http, telegram_message(5, USER, GROUP, "@pa_test_bot what time is it?", "group")).status_code == 200
+        )
         telegram.wait_for(lambda calls: any("The time is" in t for t in _texts(telegram, GROUP)))
         assert len(_runs(http, server)) == 2
         sent = [p for p in telegram.of("sendMessage") if str(p["chat_id"]) == str(GROUP)]

@@ -38,6 +38,7 @@ FUNCTIONS = {
     "MigrateFunction": "migrate",
     "MeteringFunction": "metering",
     "SandboxFunction": "sandbox",
+    "ChannelsFunction": "channels",
 }
 # SAM resource types and the CloudFormation resource each becomes (for "does it take Tags?").
 SAM_TYPES = {
@@ -45,6 +46,13 @@ SAM_TYPES = {
     "AWS::Serverless::HttpApi": "AWS::ApiGatewayV2::Api",
     "AWS::Serverless::StateMachine": "AWS::StepFunctions::StateMachine",
     "AWS::Serverless::LayerVersion": "AWS::Lambda::LayerVersion",
+}
+
+
+# Channels in (docs/channels.md): each request proves itself with its channel's own signature (test_template_channels).
+CHANNEL_ROUTES = {
+    ("POST", f"/api/v1/channels/{path}"): ("ChannelsFunction", True)
+    for path in ("slack/events", "slack/interactions", "slack/commands", "telegram/{org_slug}")
 }
 
 
@@ -284,6 +292,7 @@ def test_http_api_checks_jwts_except_on_health_config_and_webhook_routes() -> No
         ("GET", "/api/v1/config"): ("ApiFunction", True),
         ("POST", "/api/v1/hooks/{workflow_id}"): ("TriggersFunction", True),
         **{(method, "/mcp"): ("PlatformMcpFunction", False) for method in ("GET", "POST", "DELETE")},
+        **CHANNEL_ROUTES,
     }
 
 

@@ -7,20 +7,17 @@ through SES, from the outputs' sender address with the channel's address to repl
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import getaddresses, make_msgid, parseaddr
-from typing import Any
 from uuid import UUID
 
 from personal_agent.channels import configs, jobs, thread_store
-from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.channels.inbound import Decision, Inbound
 from personal_agent.db import org_transaction
-from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.channels")
 MAX_BYTES = 10 * 1024 * 1024
@@ -97,42 +94,10 @@ async def receive(raw: bytes, envelope_to: list[str], verdicts: dict[str, str] |
     else:
         log.info("an inbound e-mail for no configured address was dropped")
         return False
-    verified = bool(verdicts) and all(verdicts.get(k) == "PASS" for k in ("spf", "dkim"))
+    verified = verdicts is not None and all(verdicts.get(k) == "PASS" for k in ("spf", "dkim"))
     item = as_item(opened.config.org_id, message, verified)
     async with org_transaction(item.org_id) as conn:
         fresh = await thread_store.first_seen(conn, item.org_id, "email", item.event_id, item.sender)
     if fresh:
         await jobs.dispatch(item)
     return fresh
-
-
-class EmailReplier(Replier):
-    """Answers by e-mail in the sender's thread, sent through SES once the answer is whole."""
-
-    streams = False
-
-    def __init__(self, address: str, reply: dict[str, Any]) -> None:
-        self.address = address
-        self.reply = reply
-
-    def _send(self, text: str) -> str:
-        from personal_agent.aws_clients import aws_client
-
-        out = EmailMessage()
-        subject = self.reply.get("subject") or "Your message"
-        out["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-        out["From"], out["Reply-To"], out["To"] = get_settings().output_email_from, self.address, self.reply["to"]
-        out["Message-ID"] = make_msgid(domain=self.address.partition("@")[2] or None)
-        out["In-Reply-To"], out["References"] = self.reply["in_reply_to"], self.reply["references"]
-        out.set_content(text)
-        aws_client("ses").send_raw_email(RawMessage={"Data": out.as_bytes()})
-        return str(out["Message-ID"])
-
-    async def post(self, text: str) -> str:
-        return await asyncio.to_thread(self._send, text)
-
-    async def ask_approval(self, approval: dict[str, Any]) -> None:
-        await self.post(
-            f"{approval.get('tool')} is waiting for your approval: {approval.get('args')}\n\n"
-            "Reply to this e-mail with the word approve or deny."
-        )

@@ -63,14 +63,14 @@ class Replier(ABC):
     async def post(self, text: str) -> str:
         """Post `text` in the thread; the handle to update it by."""
 
-    async def update(self, handle: str, text: str) -> None:
+    async def update(self, handle: str, text: str) -> None:  # noqa: B027 (only channels that stream update)
         """Replace a posted message's text (channels that stream)."""
 
     @abstractmethod
     async def ask_approval(self, approval: dict[str, Any]) -> None:
         """Offer an `approval_requested` event's approval to approve or deny."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 (most hold nothing)
         """Release what the replier holds (an HTTP client)."""
 
     async def notice(self, text: str) -> None:

@@ -9,7 +9,7 @@ import json
 import logging
 from typing import Any
 
-from personal_agent.channels import configs, conversation
+from personal_agent.channels import configs, conversation, repliers
 from personal_agent.channels.inbound import Decision, Inbound, Replier
 from personal_agent.settings import get_settings
 
@@ -20,16 +20,10 @@ JOB_KEY = "channel_job"
 
 def replier_for(item: Inbound | Decision, opened: configs.Opened) -> Replier:
     if item.kind == "slack":
-        from personal_agent.channels.slack import SlackReplier
-
-        return SlackReplier(opened.secrets.get("bot_token", ""), item.reply)
+        return repliers.SlackReplier(opened.secrets.get("bot_token", ""), item.reply)
     if item.kind == "telegram":
-        from personal_agent.channels.telegram import TelegramReplier
-
-        return TelegramReplier(opened.secrets.get("bot_token", ""), item.reply)
-    from personal_agent.channels.email_channel import EmailReplier
-
-    return EmailReplier(opened.config.external_key, item.reply)
+        return repliers.TelegramReplier(opened.secrets.get("bot_token", ""), item.reply)
+    return repliers.EmailReplier(opened.config.external_key, item.reply)
 
 
 async def process(item: Inbound | Decision) -> None:
@@ -44,9 +38,7 @@ async def process(item: Inbound | Decision) -> None:
             await conversation.handle_decision(item, replier)
             return
         if item.kind == "telegram":
-            from personal_agent.channels.telegram import addressed
-
-            addressed_item = await addressed(item, replier)
+            addressed_item = await repliers.addressed(item, replier)
             if addressed_item is not None:
                 await conversation.handle_message(addressed_item, replier, opened.config.agent)
             return

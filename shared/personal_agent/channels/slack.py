@@ -5,7 +5,6 @@ Events API (`url_verification`, `app_mention`, `message.im`), the slash command 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -14,9 +13,8 @@ from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
 
-from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.channels.inbound import Decision, Inbound
 from personal_agent.errors import InvalidInput, Unauthorized
-from personal_agent.settings import get_settings
 
 MAX_TEXT = 3900  # a Slack message's text is cut at 40,000; keep answers one readable message
 _MENTION = re.compile(r"<@[A-Z0-9]+>")
@@ -125,36 +123,13 @@ def approval_blocks(approval: dict[str, Any]) -> list[dict[str, Any]]:
     args = json.dumps(approval.get("args", {}), ensure_ascii=False)[:500]
     text = f"*{approval.get('tool')}* is waiting for your approval:\n```{args}```"
     buttons = [
-        {"type": "button", "text": {"type": "plain_text", "text": label}, "action_id": action, "value": approval["approval_id"]}
+        {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label},
+            "action_id": action,
+            "value": approval["approval_id"],
+        }
         for action, label in (("approve", "Approve"), ("deny", "Deny"))
     ]
     buttons[0]["style"], buttons[1]["style"] = "primary", "danger"
     return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, {"type": "actions", "elements": buttons}]
-
-
-class SlackReplier(Replier):
-    """Answers in the thread with the bot token, through the Web API."""
-
-    def __init__(self, bot_token: str, reply: dict[str, Any]) -> None:
-        from slack_sdk import WebClient
-
-        self.client = WebClient(token=bot_token, base_url=get_settings().slack_api_url)
-        self.channel = str(reply.get("channel"))
-        self.thread_ts: str | None = reply.get("thread_ts")
-
-    async def _post(self, text: str, **more: Any) -> str:
-        sent = await asyncio.to_thread(
-            self.client.chat_postMessage, channel=self.channel, thread_ts=self.thread_ts, text=text[:MAX_TEXT], **more
-        )
-        ts = str(sent["ts"])
-        self.thread_ts = self.thread_ts or ts  # a command's first answer starts the thread the rest go into
-        return ts
-
-    async def post(self, text: str) -> str:
-        return await self._post(text)
-
-    async def update(self, handle: str, text: str) -> None:
-        await asyncio.to_thread(self.client.chat_update, channel=self.channel, ts=handle, text=text[:MAX_TEXT])
-
-    async def ask_approval(self, approval: dict[str, Any]) -> None:
-        await self._post(f"{approval.get('tool')} is waiting for your approval", blocks=approval_blocks(approval))

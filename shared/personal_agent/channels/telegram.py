@@ -12,12 +12,10 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.channels import configs, jobs, thread_store
-from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.channels.inbound import Decision, Inbound
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, Unauthorized
-from personal_agent.settings import get_settings
 
-MAX_TEXT = 4096  # Telegram's limit for a message's text
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
 
 
@@ -95,71 +93,3 @@ async def receive_update(org_slug: str, body: bytes, headers: Mapping[str, str])
         fresh = await thread_store.first_seen(conn, org_id, "telegram", item.event_id, item.sender)
     if fresh:
         await jobs.dispatch(item)
-
-
-async def addressed(inbound: Inbound, replier: Replier) -> Inbound | None:
-    """In a group, only a message that mentions the bot is for it (the mention taken out); a private chat's all are."""
-    if not inbound.reply.get("group"):
-        return inbound
-    assert isinstance(replier, TelegramReplier)
-    mention = "@" + await replier.username()
-    if mention.lower() not in inbound.text.lower():
-        return None
-    start = inbound.text.lower().index(mention.lower())
-    text = (inbound.text[:start] + inbound.text[start + len(mention) :]).strip()
-    return inbound.model_copy(update={"text": text})
-
-
-class TelegramReplier(Replier):
-    """Answers in the chat with the org's bot, through the Bot API."""
-
-    def __init__(self, bot_token: str, reply: dict[str, Any]) -> None:
-        from telegram import Bot
-
-        self.bot = Bot(bot_token, base_url=get_settings().telegram_api_url.rstrip("/") + "/bot")
-        self.chat_id = reply.get("chat_id")
-        self.reply_to = reply.get("reply_to")
-        self.callback_query_id = reply.get("callback_query_id")
-        self.ready = False
-
-    async def _ready(self) -> None:
-        if not self.ready:
-            await self.bot.initialize()  # its HTTP client, and `getMe` (the bot's username)
-            self.ready = True
-
-    async def close(self) -> None:
-        if self.ready:
-            await self.bot.shutdown()
-
-    async def username(self) -> str:
-        await self._ready()
-        return str(self.bot.username)
-
-    async def post(self, text: str) -> str:
-        await self._ready()
-        sent = await self.bot.send_message(self.chat_id, text[:MAX_TEXT], reply_to_message_id=self.reply_to)
-        return str(sent.message_id)
-
-    async def update(self, handle: str, text: str) -> None:
-        await self._ready()
-        await self.bot.edit_message_text(text[:MAX_TEXT], chat_id=self.chat_id, message_id=int(handle))
-
-    async def ask_approval(self, approval: dict[str, Any]) -> None:
-        from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
-        await self._ready()
-        approval_id = approval["approval_id"]
-        keys = InlineKeyboardMarkup(
-            [[
-                InlineKeyboardButton("Approve", callback_data=f"approve:{approval_id}"),
-                InlineKeyboardButton("Deny", callback_data=f"deny:{approval_id}"),
-            ]]
-        )
-        text = f"{approval.get('tool')} is waiting for your approval: {approval.get('args')}"[:MAX_TEXT]
-        await self.bot.send_message(self.chat_id, text, reply_markup=keys)
-
-    async def notice(self, text: str) -> None:
-        await self._ready()
-        if self.callback_query_id:  # a button press is answered, so the client stops its spinner
-            await self.bot.answer_callback_query(str(self.callback_query_id), text[:200])
-        await self.post(text)

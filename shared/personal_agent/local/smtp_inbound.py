@@ -29,6 +29,8 @@ async def serve_smtp(port: int) -> asyncio.Server:
 
     handler = _Handler()
     loop = asyncio.get_running_loop()
-    server = await loop.create_server(lambda: SMTP(handler, hostname="pa-dev", data_size_limit=10 * 1024 * 1024), "127.0.0.1", port)
+    server = await loop.create_server(
+        lambda: SMTP(handler, hostname="pa-dev", data_size_limit=10 * 1024 * 1024), "127.0.0.1", port
+    )
     log.info("inbound e-mail on smtp://127.0.0.1:%d", port)
     return server
