@@ -36,6 +36,7 @@ export const router = createRouter({
         { path: "members", component: () => import("./views/admin/AdminMembers.vue"), meta: { title: "Members" } },
         { path: "workflows", component: () => import("./views/admin/AdminWorkflows.vue"), meta: { title: "Workflows" } },
         { path: "audit", component: () => import("./views/admin/AdminAudit.vue"), meta: { title: "Approval audit" } },
+        { path: "tool-policies", component: () => import("./views/admin/AdminToolPolicies.vue"), meta: { title: "Tool policies" } },
       ],
     },
     { path: "/settings/tools", component: () => import("./tools/ToolsSettingsView.vue"), meta: { title: "Tools & MCP servers" } },

@@ -83,6 +83,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/channels/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put Email */
+        put: operations["put_email_channel"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/channels/slack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put Slack */
+        put: operations["put_slack_channel"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/channels/telegram": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Put Telegram */
+        put: operations["put_telegram_channel"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/channels/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Channel */
+        get: operations["get_channel"];
+        put?: never;
+        post?: never;
+        /** Delete Channel */
+        delete: operations["delete_channel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/channels/{kind}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Events
+         * @description The channel's recent inbound messages and actions, newest first: who, what became of it, its run.
+         */
+        get: operations["list_channel_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/mcp-servers": {
         parameters: {
             query?: never;
@@ -280,6 +369,88 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-policies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Tool Policies
+         * @description The org's rules in order (the first that matches a call decides it).
+         */
+        get: operations["list_tool_policies"];
+        put?: never;
+        /**
+         * Create Tool Policy
+         * @description Add a rule (422 `invalid_policy_rule` with the line and column of a CEL error).
+         */
+        post: operations["create_tool_policy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-policies/order": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Order Tool Policies
+         * @description Put every rule in a new order.
+         */
+        put: operations["order_tool_policies"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-policies/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tool Policy Report
+         * @description What each rule did (or, log-only, would have done) between `since` and `until` (default: the last 7 days).
+         */
+        get: operations["tool_policy_report"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/tool-policies/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Tool Policy */
+        delete: operations["delete_tool_policy"];
+        options?: never;
+        head?: never;
+        /** Update Tool Policy */
+        patch: operations["update_tool_policy"];
         trace?: never;
     };
     "/api/v1/agents": {
@@ -532,6 +703,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/channels/slack/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack Commands
+         * @description The Slack app's slash command: its text starts a conversation answered in a thread.
+         */
+        post: operations["slack_commands"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/slack/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack Events
+         * @description Slack's Events API: `url_verification`, `app_mention`, `message.im` (signed with the app's signing secret).
+         */
+        post: operations["slack_events"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/slack/interactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Slack Interactions
+         * @description Slack's interactivity payloads: the approval buttons.
+         */
+        post: operations["slack_interactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/telegram/{org_slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Telegram Update
+         * @description An update from the org's Telegram bot (its webhook, with the secret token it was given).
+         */
+        post: operations["telegram_update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chats": {
         parameters: {
             query?: never;
@@ -586,6 +837,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/chats/{chat_id}/followup-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Followup Policy */
+        get: operations["get_followup_policy"];
+        /** Set Followup Policy */
+        put: operations["set_followup_policy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{chat_id}/followups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Followups
+         * @description The chat's queued messages, in the order they start.
+         */
+        get: operations["list_followups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{chat_id}/followups/{followup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Cancel Followup
+         * @description Cancel a queued message: it never starts. 409 `followup_not_queued` once it started.
+         */
+        delete: operations["cancel_followup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chats/{chat_id}/messages": {
         parameters: {
             query?: never;
@@ -600,6 +909,27 @@ export interface paths {
          */
         get: operations["chat_transcript"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chats/{chat_id}/review-mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set Chat Review Mode
+         * @description Who reviews the chat's acting calls from its next run on (the stricter of the chat's and its agent's
+         *     applies).
+         */
+        put: operations["set_chat_review_mode"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1034,6 +1364,41 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/channel-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Links */
+        get: operations["list_channel_links"];
+        put?: never;
+        /** Confirm Link */
+        post: operations["confirm_channel_link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/channel-links/{kind}/{external_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Link */
+        delete: operations["delete_channel_link"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2543,7 +2908,7 @@ export interface components {
         AuditEntry: {
             /**
              * Action
-             * @description requested | approved | denied | expired
+             * @description requested | approved | approved_partly | denied | expired | escalated | review_asked, and without an approval: policy_denied | policy_matched | policy_log (a log-only rule's would-have) | judge_denied
              */
             action: string;
             /**
@@ -2558,9 +2923,9 @@ export interface components {
             actor_name: string | null;
             /**
              * Approval Id
-             * Format: uuid
+             * @description null: a line a tool rule or the judge wrote without an approval
              */
-            approval_id: string;
+            approval_id: string | null;
             /**
              * At
              * Format: date-time
@@ -2591,6 +2956,11 @@ export interface components {
              * @description why, as the decider (or the system) gave it
              */
             reason: string | null;
+            /**
+             * Rule Id
+             * @description the tool rule that matched (see /admin/tool-policies)
+             */
+            rule_id?: string | null;
             /** Run Id */
             run_id: string | null;
             /**
@@ -2600,9 +2970,14 @@ export interface components {
             run_url: string | null;
             /**
              * Status
-             * @description the approval's status now
+             * @description the approval's status now (null: no approval)
              */
-            status: string;
+            status: string | null;
+            /**
+             * Tool Call Id
+             * @description the run's tool call the line is about
+             */
+            tool_call_id?: string | null;
             /** Tool Name */
             tool_name: string;
         };
@@ -2710,6 +3085,64 @@ export interface components {
              * @description `cancelling`, or the run's status when it had already ended
              */
             status: string;
+        };
+        /** ChannelEventOut */
+        ChannelEventOut: {
+            /**
+             * At
+             * Format: date-time
+             */
+            at: string;
+            /** Event Id */
+            event_id: string;
+            /** Run Id */
+            run_id: string | null;
+            /** Sender */
+            sender: string;
+            /** Status */
+            status: string;
+        };
+        /** ChannelLinkOut */
+        ChannelLinkOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** External Id */
+            external_id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "slack" | "telegram" | "email";
+            /** Label */
+            label: string;
+        };
+        /** ChannelOut */
+        ChannelOut: {
+            /** Agent */
+            agent: string | null;
+            /**
+             * Key
+             * @description the Slack team id, the org's slug (Telegram) or the inbound e-mail address
+             */
+            key: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "slack" | "telegram" | "email";
+            /**
+             * Secrets Set
+             * @description which secrets are stored (their values are never returned)
+             */
+            secrets_set: string[];
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
         };
         /** Chat */
         Chat: {
@@ -3255,6 +3688,16 @@ export interface components {
              */
             trusted: boolean;
         };
+        /** EmailChannelIn */
+        EmailChannelIn: {
+            /** Address */
+            address: string;
+            /**
+             * Agent
+             * @description the answering agent's slug
+             */
+            agent?: string | null;
+        };
         /** EmbeddingModelOut */
         EmbeddingModelOut: {
             /** Dim */
@@ -3511,6 +3954,48 @@ export interface components {
             /** Status Url */
             status_url: string;
         };
+        /** FollowUp */
+        FollowUp: {
+            /** Created At */
+            created_at: string;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Id */
+            id: string;
+            /** Message */
+            message: string;
+            /**
+             * Run Id
+             * @description the run it starts as (its events and status once it started)
+             */
+            run_id: string;
+            /** Source */
+            source: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "queued" | "started" | "cancelled" | "failed";
+        };
+        /** FollowUpList */
+        FollowUpList: {
+            /**
+             * Items
+             * @description queued, in the order they start
+             */
+            items: components["schemas"]["FollowUp"][];
+        };
+        /** FollowUpPolicy */
+        FollowUpPolicy: {
+            /**
+             * Policy
+             * @description `reject`: 409 `run_in_progress`; `enqueue`: queued, starts when the run ends; `interrupt`: queued, and the run is stopped at its next safe point (its partial answer kept)
+             * @enum {string}
+             */
+            policy: "reject" | "enqueue" | "interrupt";
+        };
         /**
          * FunctionCall
          * @description The name and arguments of a tool call.
@@ -3601,6 +4086,14 @@ export interface components {
             label?: string;
             /** Provider */
             provider: string;
+        };
+        /** LinkCodeIn */
+        LinkCodeIn: {
+            /**
+             * Code
+             * @description the 8-character code the channel replied with
+             */
+            code: string;
         };
         /** McpDiscovery */
         McpDiscovery: {
@@ -4593,6 +5086,24 @@ export interface components {
              */
             reason: "retention" | "unavailable";
         };
+        /** ReviewModeIn */
+        ReviewModeIn: {
+            /**
+             * Review Mode
+             * @description null: the chat's agent's
+             */
+            review_mode: ("autonomous" | "approve_each" | "judge") | null;
+        };
+        /** ReviewModeOut */
+        ReviewModeOut: {
+            /**
+             * Chat Id
+             * Format: uuid
+             */
+            chat_id: string;
+            /** Review Mode */
+            review_mode: ("autonomous" | "approve_each" | "judge") | null;
+        };
         /**
          * Rotate
          * @example {
@@ -5048,6 +5559,20 @@ export interface components {
              */
             signing_secret: string;
         };
+        /** SlackChannelIn */
+        SlackChannelIn: {
+            /**
+             * Agent
+             * @description the answering agent's slug
+             */
+            agent?: string | null;
+            /** Bot Token */
+            bot_token: string;
+            /** Signing Secret */
+            signing_secret: string;
+            /** Team Id */
+            team_id: string;
+        };
         /** SourceIn */
         SourceIn: {
             /**
@@ -5320,6 +5845,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** TelegramChannelIn */
+        TelegramChannelIn: {
+            /**
+             * Agent
+             * @description the answering agent's slug
+             */
+            agent?: string | null;
+            /** Bot Token */
+            bot_token: string;
+            /** Secret Token */
+            secret_token: string;
+        };
         /**
          * TextPart
          * @description A text part.
@@ -5552,6 +6089,174 @@ export interface components {
              */
             approval?: "never" | "gate" | "always";
         };
+        /** ToolPolicyIn */
+        ToolPolicyIn: {
+            /**
+             * Effect
+             * @enum {string}
+             */
+            effect: "allow" | "ask" | "deny";
+            /**
+             * Log Only
+             * @description record what it would have done, never enforce it
+             * @default false
+             */
+            log_only?: boolean;
+            /**
+             * Position
+             * @description its place in the order (0: first); left out: last
+             */
+            position?: number | null;
+            /**
+             * Quorum
+             * @description approvers an `ask` needs (2: two people, neither the requester)
+             * @default 1
+             * @enum {integer}
+             */
+            quorum?: 1 | 2;
+            /**
+             * Reason
+             * @default
+             */
+            reason?: string;
+            /**
+             * Tool
+             * @description a tool's name or a glob (`refund_*`, `*`)
+             */
+            tool: string;
+            /**
+             * When
+             * @description CEL over args, user.role, run.trigger, run.tier and run.untrusted, e.g. `args.amount > 500`
+             * @default true
+             */
+            when?: string;
+        };
+        /** ToolPolicyList */
+        ToolPolicyList: {
+            /** Items */
+            items: components["schemas"]["ToolPolicyOut"][];
+        };
+        /** ToolPolicyOrder */
+        ToolPolicyOrder: {
+            /**
+             * Ids
+             * @description every rule of the org, in its new order
+             */
+            ids: string[];
+        };
+        /** ToolPolicyOut */
+        ToolPolicyOut: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Effect
+             * @enum {string}
+             */
+            effect: "allow" | "ask" | "deny";
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Log Only */
+            log_only: boolean;
+            /** Position */
+            position: number;
+            /** Quorum */
+            quorum: number;
+            /** Reason */
+            reason: string;
+            /** Tool */
+            tool: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** When */
+            when: string;
+        };
+        /** ToolPolicyPatch */
+        ToolPolicyPatch: {
+            /** Effect */
+            effect?: ("allow" | "ask" | "deny") | null;
+            /** Log Only */
+            log_only?: boolean | null;
+            /**
+             * Position
+             * @description move it to this place in the order
+             */
+            position?: number | null;
+            /** Quorum */
+            quorum?: (1 | 2) | null;
+            /** Reason */
+            reason?: string | null;
+            /** Tool */
+            tool?: string | null;
+            /** When */
+            when?: string | null;
+        };
+        /** ToolPolicyReport */
+        ToolPolicyReport: {
+            /** Items */
+            items: components["schemas"]["ToolPolicyReportItem"][];
+            /**
+             * Since
+             * Format: date-time
+             */
+            since: string;
+            /**
+             * Until
+             * Format: date-time
+             */
+            until: string;
+        };
+        /** ToolPolicyReportItem */
+        ToolPolicyReportItem: {
+            /**
+             * Asked
+             * @description approvals this rule asked for
+             */
+            asked: number;
+            /** Effect */
+            effect: ("allow" | "ask" | "deny") | null;
+            /**
+             * Enforced
+             * @description enforced matches by effect
+             */
+            enforced: {
+                [key: string]: number;
+            };
+            /**
+             * Last At
+             * Format: date-time
+             */
+            last_at: string;
+            /** Log Only */
+            log_only: boolean | null;
+            /**
+             * Rule Id
+             * Format: uuid
+             */
+            rule_id: string;
+            /**
+             * Tool
+             * @description null: the rule was deleted since
+             */
+            tool: string | null;
+            /** When */
+            when: string | null;
+            /**
+             * Would Have
+             * @description log-only matches by the effect they would have had
+             */
+            would_have: {
+                [key: string]: number;
+            };
+        };
         /**
          * ToolsUnavailable
          * @description MCP servers this run could not reach (once per server per run); it goes on without their tools.
@@ -5577,6 +6282,11 @@ export interface components {
              * @description the older items before this page; null at the chat's start
              */
             next_cursor: string | null;
+            /**
+             * Queued
+             * @description the newest page only: messages queued behind the chat's active run, in the order they start
+             */
+            queued?: components["schemas"]["TranscriptQueued"][] | null;
             /**
              * Runs
              * @description how each run of the page's items ended (or goes)
@@ -5733,6 +6443,23 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "answered" | "expired";
+        };
+        /** TranscriptQueued */
+        TranscriptQueued: {
+            /** Created At */
+            created_at: string;
+            /**
+             * Id
+             * @description the follow-up's id (`DELETE /chats/{id}/followups/{followup_id}` cancels it)
+             */
+            id: string;
+            /** Message */
+            message: string;
+            /**
+             * Run Id
+             * @description the run it starts as
+             */
+            run_id: string;
         };
         /** TranscriptRun */
         TranscriptRun: {
@@ -5978,7 +6705,7 @@ export interface components {
             run_id: string;
             /**
              * Status
-             * @description `started`, or `skipped` (over budget: no run started)
+             * @description `started`, `queued` (the workflow's chat is busy: the run starts when its run ends, `lifecycle/followup_queue.py`), or `skipped` (over budget: no run started)
              */
             status: string;
             /** Status Url */
@@ -6431,6 +7158,250 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_email_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailChannelIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_slack_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SlackChannelIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_telegram_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TelegramChannelIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "slack" | "telegram" | "email";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "slack" | "telegram" | "email";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_channel_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "slack" | "telegram" | "email";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelEventOut"][];
+                };
             };
             /** @description Validation Error */
             422: {
@@ -7099,6 +8070,242 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrgSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_tool_policies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolPolicyList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_tool_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolPolicyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolPolicyOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    order_tool_policies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolPolicyOrder"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolPolicyList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    tool_policy_report: {
+        parameters: {
+            query?: {
+                since?: string | null;
+                until?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolPolicyReport"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_tool_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_tool_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolPolicyPatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolPolicyOut"];
                 };
             };
             /** @description Validation Error */
@@ -7852,6 +9059,155 @@ export interface operations {
             };
         };
     };
+    slack_commands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    slack_events: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    slack_interactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    telegram_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org_slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_chats: {
         parameters: {
             query?: {
@@ -8103,6 +9459,171 @@ export interface operations {
             };
         };
     };
+    get_followup_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FollowUpPolicy"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_followup_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FollowUpPolicy"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FollowUpPolicy"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_followups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FollowUpList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancel_followup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+                followup_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FollowUp"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     chat_transcript: {
         parameters: {
             query?: {
@@ -8127,6 +9648,50 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Transcript"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_chat_review_mode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewModeIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewModeOut"];
                 };
             };
             /** @description Validation Error */
@@ -9344,6 +10909,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MeOut"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_channel_links: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelLinkOut"][];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    confirm_channel_link: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkCodeIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChannelLinkOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_channel_link: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kind: "slack" | "telegram" | "email";
+                external_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */
