@@ -1,7 +1,8 @@
 """Deliver function: the outputs queue's messages with partial batch failures, dispatched by their `type` (the
 outbox's message kinds, `outbox/queue.py`) to the feature that reacts: a headless run's result or pending approvals
 fan out to its workflow's outputs, a logged delivery is tried again, a waiting approval is pushed to its owner's
-browsers. Retries of a failed send are its own delayed messages."""
+browsers, a chat whose run ended starts its next queued message. Retries of a failed send are its own delayed
+messages."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from uuid import UUID
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from personal_agent.lifecycle import followup_starts
 from personal_agent.observability import instrument
 from personal_agent.outbox import queue
 from personal_agent.push import notify
@@ -27,6 +29,7 @@ HANDLERS: dict[str, Callable[[UUID, dict[str, Any]], Coroutine[Any, Any, Any]]] 
     queue.APPROVAL_REQUESTED: output_dispatch.fan_out,
     queue.DELIVER: output_dispatch.retry,
     queue.PUSH_APPROVALS: notify.deliver,
+    queue.START_FOLLOWUPS: followup_starts.start_next,
 }
 
 

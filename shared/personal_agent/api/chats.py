@@ -183,6 +183,13 @@ class TranscriptRun(BaseModel):
     error: TranscriptError | None = Field(description="why it failed")
 
 
+class TranscriptQueued(BaseModel):
+    id: str = Field(description="the follow-up's id (`DELETE /chats/{id}/followups/{followup_id}` cancels it)")
+    run_id: str = Field(description="the run it starts as")
+    message: str
+    created_at: str
+
+
 class Transcript(BaseModel):
     items: list[TranscriptItem] = Field(description="oldest first within the page")
     next_cursor: str | None = Field(description="the older items before this page; null at the chat's start")
@@ -192,6 +199,9 @@ class Transcript(BaseModel):
         description="the model no longer reads this branch's turns up to this message whole: they are summarised",
     )
     runs: list[TranscriptRun] | None = Field(None, description="how each run of the page's items ended (or goes)")
+    queued: list[TranscriptQueued] | None = Field(
+        None, description="the newest page only: messages queued behind the chat's active run, in the order they start"
+    )
 
 
 @router.get(

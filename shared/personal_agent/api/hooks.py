@@ -29,7 +29,10 @@ _BODY = {
 
 class WebhookAccepted(BaseModel):
     run_id: str
-    status: str = Field(description="`started`, or `skipped` (over budget: no run started)")
+    status: str = Field(
+        description="`started`, `queued` (the workflow's chat is busy: the run starts when its run ends, "
+        "`lifecycle/followup_queue.py`), or `skipped` (over budget: no run started)"
+    )
     duplicate: bool = Field(description="true when this webhook-id already started the run")
     status_url: str
     events_url: str

@@ -12,6 +12,7 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("models", ("/api/v1/models",)),
     RouterGroup("approvals", ("/api/v1/approvals",)),
     RouterGroup("questions", ("/api/v1/questions",)),
+    RouterGroup("followups", ("/api/v1/chats",)),
     RouterGroup("governance", ("/api/v1/admin", "/api/v1/keys"), ("router", "keys_router")),
     RouterGroup("me_settings", ("/api/v1/me/settings",)),
     RouterGroup("workflows", ("/api/v1/workflows",)),

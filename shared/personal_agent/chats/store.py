@@ -201,3 +201,18 @@ async def raise_labels(conn: Conn, chat_id: UUID, labels: Labels) -> None:
         "UPDATE chats SET content_tier = greatest(content_tier, %s), untrusted = untrusted OR %s WHERE id = %s",
         [labels.content_tier, labels.untrusted, chat_id],
     )
+
+
+async def followup_policy(conn: Conn, chat_id: UUID, user_id: UUID) -> str | None:
+    """The owner's chat's policy for a message sent while one of its runs is active (None: no such chat)."""
+    cur = await conn.execute("SELECT followup_policy FROM chats WHERE id = %s AND user_id = %s", [chat_id, user_id])
+    row = await cur.fetchone()
+    return str(row["followup_policy"]) if row else None
+
+
+async def set_followup_policy(conn: Conn, chat_id: UUID, user_id: UUID, policy: str) -> bool:
+    """Set it (`reject`, `enqueue` or `interrupt`); False when the user has no such chat."""
+    cur = await conn.execute(
+        "UPDATE chats SET followup_policy = %s WHERE id = %s AND user_id = %s RETURNING id", [policy, chat_id, user_id]
+    )
+    return await cur.fetchone() is not None

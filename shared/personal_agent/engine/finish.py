@@ -18,7 +18,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
 from personal_agent import observability
 from personal_agent.approvals import store as approval_store
-from personal_agent.chats import message_store
+from personal_agent.chats import followup_store, message_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.retry import retrying
@@ -37,6 +37,17 @@ from personal_agent.spec.run_spec import RunSpec
 def run_ids(spec: RunSpec) -> dict[str, str]:
     """The AG-UI thread and run ids of the run's lifecycle events."""
     return {"thread_id": str(spec.chat_id), "run_id": str(spec.run_id)}
+
+
+async def _tell_outbox(spec: RunSpec, status: str) -> None:
+    """A headless run's result goes to its workflow's outputs; a chat with messages queued behind the run starts the
+    next (`lifecycle/followup_queue.py`). The queue is read with the chat locked, after the run's end committed: a
+    message queued before is seen here, one queued after sees the run ended and starts at once."""
+    await outbox.run_ended(spec, status)
+    async with org_transaction(spec.org_id) as conn:
+        queue = await followup_store.lock_queue(conn, spec.chat_id)
+    if queue is not None and queue.queued:
+        await outbox.followups_waiting(spec.org_id, spec.chat_id)
 
 
 async def end_run(
@@ -97,7 +108,7 @@ async def end_run(
             "mode": spec.mode,
         },
     )
-    await outbox.run_ended(spec, status)  # a headless run's result goes to its workflow's outputs
+    await _tell_outbox(spec, status)
     return StepOutcome(status, seq, ri)
 
 

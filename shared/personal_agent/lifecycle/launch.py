@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
-
-from pydantic import TypeAdapter
 
 from personal_agent.attachments import service as attachments
 from personal_agent.attachments.vision import plan_for_images
@@ -218,7 +216,7 @@ async def _plan(
     requested = request.model or await _user_default_model(conn, request) or org["default_model"]
     requested = requested or get_settings().default_model
     candidates = merge_candidates(await read_org_models(conn))
-    if request.vision or any(a["kind"] == "image" for a in attached):  # plan_for_images narrows to vision models, then plan_models
+    if request.vision or any(a["kind"] == "image" for a in attached):  # vision models only, then plan_models
         return plan_for_images(candidates, requested, tier, org["routing_model"]), attached
     return plan_models(candidates, requested, tier, org["routing_model"]), attached
 
@@ -232,12 +230,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     except followup_queue.ChatBusy:
         if request.followup_id is not None:
             raise
-        run_id = request.run_id or uuid.uuid4()
-        request = replace(request, run_id=run_id)
-        queued = TypeAdapter(LaunchRequest).dump_python(request, mode="json")
-        org, chat, user, source = request.org_id, request.chat_id, request.user_id, request.trigger_source
-        await followup_queue.enqueue(org, chat, user, run_id, request.message, queued, source)
-    return await _launch(request)  # the chat became free meanwhile
+        await followup_queue.enqueue(request)  # raises FollowUpQueued unless the chat became free meanwhile
+    return await _launch(request)
 
 
 async def _launch(request: LaunchRequest) -> RunSpec:
@@ -293,6 +287,7 @@ async def _launch(request: LaunchRequest) -> RunSpec:
             recall_memories=request.recall_memories,
             agent=agent_launch.ref(agent),
             tool_policy=await run_policies.launch_policy(conn, request.org_id, request.user_id, request.chat_id, agent),
+            input_messages=len(request.turns) if request.turns else int(not request.regenerate),
             client_tools=request.client_tools,
             model_settings=request.model_settings,
             output_schema=request.output_schema,

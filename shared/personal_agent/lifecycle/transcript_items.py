@@ -13,7 +13,8 @@ from uuid import UUID
 
 from personal_agent.approvals import store as approval_store
 from personal_agent.approvals.store import ApprovalRow
-from personal_agent.chats import service
+from personal_agent.chats import followup_store, service
+from personal_agent.chats.followup_store import FollowUpRow
 from personal_agent.db import org_transaction
 from personal_agent.identity import user_store
 from personal_agent.identity.principal import Principal
@@ -27,6 +28,9 @@ async def transcript(
     """A page of the chat's transcript (`chats.service.transcript_page`) with its tool calls' approvals and
     sub-agents, and `runs`: how each run of the page ended."""
     page = await service.transcript_page(principal, chat_id, limit, cursor, leaf)
+    if cursor is None:  # the newest page: the messages queued behind the chat's run follow it
+        async with org_transaction(principal.org_id) as conn:
+            page["queued"] = [_queued(row) for row in await followup_store.queued_of(conn, chat_id)]
     run_ids = list(dict.fromkeys(UUID(item["run_id"]) for item in page["items"] if item.get("run_id")))
     if not run_ids:
         return page
@@ -94,6 +98,15 @@ def question_view(row: ApprovalRow) -> dict[str, Any]:
         "answer": row.answer,
         "answered_at": row.decided_at.isoformat() if row.decided_at else None,
         "expires_at": row.expires_at.isoformat(),
+    }
+
+
+def _queued(row: FollowUpRow) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "run_id": str(row.run_id),
+        "message": row.message,
+        "created_at": row.created_at.isoformat(),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from uuid import UUID
 
 from personal_agent.outbox import queue
 from personal_agent.settings import get_settings
@@ -38,6 +39,18 @@ async def run_ended(spec: RunSpec, status: str) -> None:
     """A headless run's result goes to its workflow's outputs."""
     if _for_outputs(spec):
         await _send(spec, _pointer(queue.RUN_FINISHED, spec))
+
+
+async def followups_waiting(org_id: UUID, chat_id: UUID) -> None:
+    """A chat's run ended (or its queue stalled) with follow-ups queued: the oldest starts its run."""
+    message = {"type": queue.START_FOLLOWUPS, "org_id": str(org_id), "chat_id": str(chat_id)}
+    if not get_settings().output_queue_url:
+        log.warning("no outputs queue: the chat's queued messages wait", extra={"chat_id": str(chat_id)})
+        return
+    try:
+        await queue.enqueue(message)
+    except Exception:
+        log.warning("a start_followups message could not be queued", extra={"chat_id": str(chat_id)}, exc_info=True)
 
 
 async def run_paused(spec: RunSpec, approval_ids: list[str]) -> None:

@@ -17,6 +17,7 @@ RUN_FINISHED = "run_finished"  # a headless run ended: its workflow's outputs fa
 APPROVAL_REQUESTED = "approval_requested"  # a headless run waits: its workflow's outputs fan out
 PUSH_APPROVALS = "push_approvals"  # a run waits: its owner's browsers hear of it
 DELIVER = "deliver"  # one logged output delivery, tried again
+START_FOLLOWUPS = "start_followups"  # a chat's run ended (or its queue stalled): its next queued message starts
 
 
 def _sqs() -> Any:

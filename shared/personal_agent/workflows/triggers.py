@@ -20,6 +20,7 @@ from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
+from personal_agent.lifecycle.followup_queue import FollowUpQueued
 from personal_agent.lifecycle.launch import (
     DEFAULT_INSTRUCTIONS,
     LaunchRequest,
@@ -43,7 +44,7 @@ Source = Literal["webhook", "schedule"]
 @dataclass(frozen=True)
 class Accepted:
     run_id: UUID
-    status: str  # started | skipped
+    status: str  # started | queued | skipped
     duplicate: bool = False
 
 
@@ -121,6 +122,8 @@ async def start_delivery(
             run_id, status = (await launch_run(request)).run_id, "started"
         except BudgetExceeded as exc:
             run_id, status = await record_skipped(request, exc), "skipped"
+        except FollowUpQueued as queued:  # the workflow's chat is busy: this run starts when its run ends
+            run_id, status = UUID(str(queued.details["run_id"])), "queued"
     except BaseException as exc:
         if keep_failures and isinstance(exc, Exception):
             log.warning("a workflow run did not start", extra={"workflow_id": str(workflow.id)}, exc_info=True)
