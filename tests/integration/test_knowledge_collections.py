@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import psycopg
+import pytest
 
 from personal_agent.agents.config import AgentConfig
 from personal_agent.knowledge.search import search
@@ -235,6 +236,17 @@ async def test_a_sources_schedule_fires_once_per_due_time_and_other_buckets_are_
     assert (second["added"], second["unchanged"]) == (0, 1)
     moved = (await http.get(f"/api/v1/knowledge/sources/{source['id']}", headers=headers)).json()["next_sync_at"]
     assert datetime.fromisoformat(moved) == due + timedelta(hours=1)
+
+    # Its EventBridge schedule (moto here) goes with the collection, as do the source and its documents.
+    scheduler = boto3.client("scheduler", endpoint_url=settings.aws_endpoint_url, region_name=settings.aws_region)
+    name, group = f"pa-ks-{source['id']}", settings.schedule_group
+    assert scheduler.get_schedule(Name=name, GroupName=group)["ScheduleExpression"] == "rate(1 hour)"
+    assert (await http.delete(f"/api/v1/knowledge/collections/{collection['id']}", headers=headers)).status_code == 204
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.get_schedule(Name=name, GroupName=group)
+    assert (await http.get(f"/api/v1/knowledge/sources/{source['id']}", headers=headers)).status_code == 404
+    listed = (await http.get("/api/v1/knowledge/documents", headers=headers)).json()["items"]
+    assert collection["id"] not in {d["collection"] for d in listed}
 
     # On AWS (not local) only the buckets the operator listed: nobody syncs another tenant's bucket.
     assert not bucket_allowed(bucket, "", local=False)

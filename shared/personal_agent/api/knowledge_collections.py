@@ -175,9 +175,9 @@ async def update_collection(collection_id: UUID, body: CollectionPatch, principa
 @router.delete("/collections/{collection_id}", status_code=204, operation_id="delete_collection")
 async def delete_collection(collection_id: UUID, principal: CurrentPrincipal) -> Response:
     """Delete the collection with its documents, their passages and files, and its sources (owners, org admins)."""
-    from personal_agent.knowledge import collections
+    from personal_agent.workflows.source_schedules import delete_collection
 
-    await collections.delete(principal.org_id, principal.user_id, collection_id, admin=principal.is_org_admin)
+    await delete_collection(principal.org_id, principal.user_id, collection_id, admin=principal.is_org_admin)
     return Response(status_code=204)
 
 

@@ -99,3 +99,15 @@ async def create_source(org_id: UUID, user_id: UUID, body: sources.SourceIn) -> 
 async def delete_source(org_id: UUID, user_id: UUID, source_id: UUID) -> None:
     await sources.delete(org_id, user_id, source_id)
     await asyncio.to_thread(delete_schedule, source_id)
+
+
+async def delete_collection(org_id: UUID, user_id: UUID, collection_id: UUID, *, admin: bool) -> None:
+    """Delete a collection (its sources go with it) and then its sources' schedules."""
+    from personal_agent.knowledge import collections, sources_store
+    from personal_agent.knowledge.transaction import knowledge_transaction
+
+    async with knowledge_transaction(org_id, user_id, admin=admin) as conn:
+        scheduled = [s.id for s in await sources_store.list_in(conn, [collection_id]) if s.every]
+    await collections.delete(org_id, user_id, collection_id, admin=admin)
+    for source_id in scheduled:
+        await asyncio.to_thread(delete_schedule, source_id)
