@@ -4,6 +4,7 @@ to the org, and the tier gate keeps a conversation's data from a backend below i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -22,8 +23,11 @@ from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.code_execution import run_python
 from tests.auth import auth_headers
-from tests.runs import start_run
-from tests.scripted import scripted_model
+from tests.integration.test_agents_api import colleague_of
+from tests.integration.test_tool_gates import sure_router  # noqa: F401 - fixture: a router sure of every request
+from tests.knowledge import post_file, register
+from tests.runs import follow_approving, start_run
+from tests.scripted import Script, scripted_model
 from tests.sse import read_events
 
 CELLS = ["total = 41", "total + 1", "import os\nos.getpid()"]
@@ -116,3 +120,60 @@ async def test_a_file_that_is_not_the_chats_is_a_correction_not_a_crash(
     assert "'nowhere.csv' is not a file of this chat" in answer
     view = (await http.get(f"/api/v1/runs/{run['run_id']}", headers=headers)).json()
     assert view["sandbox_seconds"] == 0  # nothing ran
+
+
+FIGURES = b"quarter,revenue\nQ1,10\nQ2,12\n"
+
+
+def read_then_act(document_id: str) -> Script:
+    """Reads a knowledge document in the sandbox, then calls the acting demo tool, then answers."""
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        done = len(_returns(messages))
+        if done == 0:
+            args = json.dumps({"code": "open('figures.csv').read()", "files": [document_id]})
+            yield {0: DeltaToolCall(name="run_python", json_args=args, tool_call_id="py_0")}
+        elif done == 1:
+            args = json.dumps({"to": "finance", "text": "the figures"})
+            yield {0: DeltaToolCall(name="send_demo_message", json_args=args, tool_call_id="act_0")}
+        else:
+            yield "Sent."
+
+    return script
+
+
+async def _reads_then_acts(
+    http: httpx.AsyncClient, headers: dict[str, str], document_id: str
+) -> tuple[list[Any], bool]:
+    chat_id = (await http.post("/api/v1/chats", json={"title": "t"}, headers=headers)).json()["id"]
+    with scripted_model(read_then_act(document_id)) as (model, _):
+        body = {"message": "send finance the figures", "model": model, "mode": "inline"}
+        body["tools"] = ["run_python", "send_demo_message"]
+        started = (await http.post(f"/api/v1/chats/{chat_id}/runs", json=body, headers=headers)).json()
+        return await follow_approving(http, started["events_url"], headers, lambda: None)
+
+
+async def _document(http: httpx.AsyncClient, headers: dict[str, str]) -> str:
+    created = await register(http, headers, "figures.csv", "text/csv", len(FIGURES), collection="org")
+    assert (await asyncio.to_thread(post_file, created["upload"], FIGURES)).status_code in (200, 204)
+    return str(created["document"]["id"])
+
+
+async def test_a_colleagues_document_makes_the_result_untrusted_so_acting_asks_a_person(
+    http: httpx.AsyncClient,
+    make_tenant: Any,
+    admin_url: str,
+    sure_router: str,  # noqa: F811 - the fixture
+) -> None:
+    alice = make_tenant(roles=("org-admin",))
+    headers = auth_headers(alice, roles=("org-admin",))
+    sure = {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": sure_router}  # the confidence gate passes
+    assert (await http.put("/api/v1/admin/settings", headers=headers, json=sure)).status_code == 200
+    own, theirs = await _document(http, headers), await _document(http, auth_headers(colleague_of(admin_url, alice)))
+
+    frames, asked = await _reads_then_acts(http, headers, own)
+    assert not asked and frames[-1].type == "RUN_FINISHED"  # her own document: the acting tool just runs
+    frames, asked = await _reads_then_acts(http, headers, theirs)
+    assert asked  # the colleague's document made the result untrusted: the acting tool waited for a person
+    results = [f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT"]
+    assert "Q1,10" in results[0]
