@@ -98,6 +98,7 @@ async def test_readers_search_writers_upload_and_nobody_else_sees_a_thing(
     for headers in (hb, hc):  # a reader and a writer find it, in the collection and in a search of everything
         found = (await _search(http, headers, collection=hr["id"])).json()["items"]
         assert [p["document_id"] for p in found] == [doc["id"]]
+        chunk = found[0]["chunk_id"]
         everything = (await _search(http, headers)).json()["items"]
         assert doc["id"] in {p["document_id"] for p in everything}
 
@@ -106,6 +107,8 @@ async def test_readers_search_writers_upload_and_nobody_else_sees_a_thing(
         assert (missing.status_code, missing.json()["code"]) == (404, "collection_not_found")
         assert (await http.get(f"/api/v1/knowledge/collections/{hr['id']}", headers=headers)).status_code == 404
         assert (await http.get(f"/api/v1/knowledge/documents/{doc['id']}", headers=headers)).status_code == 404
+        assert (await http.get(f"/api/v1/knowledge/chunks/{chunk}", headers=headers)).status_code == 404
+        assert (await http.delete(f"/api/v1/knowledge/documents/{doc['id']}", headers=headers)).status_code == 404
         listed = (await http.get("/api/v1/knowledge/collections", headers=headers)).json()["items"]
         assert hr["id"] not in {c["id"] for c in listed}
         everything = (await _search(http, headers)).json()["items"]
