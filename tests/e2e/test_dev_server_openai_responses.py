@@ -152,6 +152,9 @@ def test_cancel_stops_a_background_response_and_only_those(world: World) -> None
     client = world.client()
     waiting = client.responses.create(model="careful", input="calc carefully", background=True)
     _wait_for_approval(world, _uuid(waiting.id))
+    with pytest.raises(openai.ConflictError) as busy:  # continuing a response still in progress
+        client.responses.create(model="careful", input="and then?", previous_response_id=waiting.id)
+    assert busy.value.code == "run_in_progress"
     client.responses.cancel(waiting.id)
     assert client.responses.retrieve(waiting.id).status == "cancelled"
     done = client.responses.create(model="fake:m", input="hi")

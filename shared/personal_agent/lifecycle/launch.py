@@ -228,8 +228,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     try:
         return await _launch(request)
     except followup_queue.ChatBusy:
-        if request.followup_id is not None:
-            raise
+        if request.followup_id is not None or request.trigger_source == "openai_api":
+            raise  # `/v1` answers 409 as OpenAI does for a response that continues one still in progress
         await followup_queue.enqueue(request)  # raises FollowUpQueued unless the chat became free meanwhile
     return await _launch(request)
 
