@@ -10,12 +10,13 @@
 
 import type { Approval, Message } from "../api/client";
 import type { components } from "../api/schema";
-import { type ApprovalItem, type ApprovalStatus, type LiveItem, type RunView, stoppedNotice, type SubagentItem, type ToolFailure } from "../stream/runView";
+import { type ApprovalItem, type ApprovalStatus, type LiveItem, type QuestionItem, type RunView, stoppedNotice, type SubagentItem, type ToolFailure } from "../stream/runView";
 
 /** A file a user turn carried (name, size, type). */
 export type Attachment = NonNullable<Message["attachments"]>[number];
 type StoredApproval = components["schemas"]["TranscriptApproval"];
 type StoredSubagent = components["schemas"]["TranscriptSubagent"];
+type StoredQuestion = components["schemas"]["TranscriptQuestion"];
 export type StoredRun = components["schemas"]["TranscriptRun"];
 
 /** A decision made on this page (shown at once, before the stored transcript has it). */
@@ -31,6 +32,7 @@ export type DisplayItem =
   | { kind: "assistant"; id: string; text: string; streaming: boolean; truncated?: boolean }
   | { kind: "tool"; id: string; name: string; args: unknown; result: unknown; done: boolean; failure?: ToolFailure | null; gated?: boolean; truncated?: boolean; runId?: string | null }
   | (Omit<ApprovalItem, "status"> & { status: ApprovalStatus | string })
+  | QuestionItem
   | { kind: "error"; id: string; message: string; code: string | null }
   | { kind: "notice"; id: string; text: string }
   | SubagentItem;
@@ -46,6 +48,22 @@ function messageText(message: Message): string {
 function approvalItem(a: StoredApproval, toolCallId: string | null, childRunId: string | null): DisplayItem {
   const { id, tool, args, status, reason } = a;
   return { kind: "approval", id, tool, args, expiresAt: a.expires_at, status, toolCallId, childRunId, decidedBy: a.decided_by, reason };
+}
+
+function questionItem(q: StoredQuestion, toolCallId: string, runId: string): QuestionItem {
+  return {
+    kind: "question",
+    id: q.id,
+    runId,
+    question: q.question,
+    choices: q.choices ?? null,
+    schema: (q.schema as Record<string, unknown> | null | undefined) ?? null,
+    default: q.default ?? null,
+    expiresAt: q.expires_at,
+    status: q.status,
+    answer: q.answer ?? null,
+    toolCallId,
+  };
 }
 
 function subagentItem(s: StoredSubagent, toolCallId: string): SubagentItem {
@@ -93,6 +111,7 @@ export function storedItems(messages: Message[], hideRun: string | null = null, 
         tools.set(call.id, item);
         items.push(item);
         if (call.approval) items.push(approvalItem(call.approval, call.id, null));
+        if (call.question) items.push(questionItem(call.question, call.id, message.run_id ?? ""));
         if (call.subagent) {
           const subagent = subagentItem(call.subagent, call.id);
           delegated.push([subagent, item]);
@@ -133,7 +152,8 @@ export function attachToCalls(items: DisplayItem[]): DisplayItem[] {
   const attached = new Map<string, DisplayItem[]>();
   const anchorOf = (item: DisplayItem): string | null => {
     if (item.kind === "approval" && item.childRunId && subagents.has(item.childRunId)) return `subagent:${item.childRunId}`;
-    if ((item.kind === "approval" && !item.childRunId) || item.kind === "subagent") return item.toolCallId && calls.has(item.toolCallId) ? `tool:${item.toolCallId}` : null;
+    if ((item.kind === "approval" && !item.childRunId) || item.kind === "subagent" || item.kind === "question")
+      return item.toolCallId && calls.has(item.toolCallId) ? `tool:${item.toolCallId}` : null;
     return null;
   };
   const rest: DisplayItem[] = [];
@@ -146,7 +166,7 @@ export function attachToCalls(items: DisplayItem[]): DisplayItem[] {
   const place = (item: DisplayItem) => {
     const after = attached.get(`${item.kind}:${item.id}`) ?? [];
     // A call whose approval is still pending is held by it ("gated").
-    const gated = item.kind === "tool" && after.some((a) => a.kind === "approval" && a.status === "pending");
+    const gated = item.kind === "tool" && after.some((a) => (a.kind === "approval" || a.kind === "question") && a.status === "pending");
     out.push(gated ? { ...item, gated } : item);
     for (const next of after) place(next);
   };

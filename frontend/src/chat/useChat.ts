@@ -14,6 +14,7 @@ import { chatTitle, refreshChat } from "./chats";
 import type { Generation } from "./generation";
 import { buildTranscript } from "./transcript";
 import { type BranchRequest, useTranscript } from "./useTranscript";
+import { isQueued, useFollowUps } from "./useFollowUps";
 import { useLiveRun } from "./useLiveRun";
 
 export type { BranchRequest } from "./useTranscript";
@@ -29,6 +30,7 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
   const sending = ref<string | null>(null);
   const transcript = useTranscript(chatId, generation, error);
   const approvals = useChatApprovals(chatId);
+  const followUps = useFollowUps(chatId, error);
   const run = useLiveRun(chatId, generation, {
     messages: transcript.messages,
     runs: transcript.runs,
@@ -42,6 +44,8 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
         if (fresh && open?.id === fresh.id && chatTitle(open) === "New chat") transcript.chat.value = { ...open, title: fresh.title };
       });
       void approvals.refresh();
+      // A message queued behind the run starts now: follow it once its turn is stored.
+      void followUps.refresh().then(() => (live.value ? undefined : run.resumeIfRunning()));
     },
   });
   const { live } = run;
@@ -69,6 +73,7 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
       await transcript.open();
       if (mine !== generation.value) return;
       void approvals.refresh();
+      void followUps.refresh();
       await run.resumeIfRunning();
     } catch (err) {
       if (mine !== generation.value) return;
@@ -89,7 +94,8 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
     branch: BranchRequest | null = null,
   ): Promise<boolean> {
     const message = branch?.regenerate ? "" : text.trim();
-    if ((!message && !branch?.regenerate) || sending.value !== null || running.value) return false;
+    // While an answer streams a new message is still sent (the chat's policy queues it); an edit or regenerate waits.
+    if ((!message && !branch?.regenerate) || sending.value !== null || (running.value && branch)) return false;
     const parent = transcript.parentOf(branch);
     sending.value = branch?.regenerate ? null : message;
     error.value = null;
@@ -110,6 +116,10 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
       });
       if (mine !== generation.value) return true;
       sending.value = null;
+      if (isQueued(started)) {
+        void followUps.refresh();
+        return true;
+      }
       transcript.runStarted(branch);
       run.follow(
         newRunView({
@@ -144,6 +154,7 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
   // Runs that start or finish elsewhere (another tab, a webhook, a schedule).
   const unsubscribe = onFeed((event) => {
     if (event.value.chat_id !== chatId.value) return;
+    if (event.name === "run_started" || event.name === "run_finished") void followUps.refresh();
     if (event.name === "run_started" && !running.value && sending.value === null) {
       // Its user message is stored at launch: show it, then follow the run from its first event.
       void transcript
@@ -195,6 +206,8 @@ export function useChat(chatId: Ref<string>, runExtras?: () => Promise<RunExtras
     stop,
     retryStream: run.retryStream,
     approvalDecided: approvals.approvalDecided,
+    queued: followUps.queued,
+    cancelQueued: followUps.cancel,
     loadEarlier: transcript.loadEarlier,
     showBranch: transcript.showBranch,
     reload: load,

@@ -28,10 +28,27 @@ export interface ApprovalItem {
   reason: string | null;
 }
 
+/** An `ask_user` question of the run (its `toolCallId`): the form the answer fits (`choices`, a JSON `schema`, or
+ * free text), and once answered the answer the run went on with. */
+export interface QuestionItem {
+  kind: "question";
+  id: string;
+  runId: string;
+  question: string;
+  choices: string[] | null;
+  schema: Record<string, unknown> | null;
+  default: unknown;
+  expiresAt: string | null;
+  status: "pending" | "answered" | "expired";
+  answer: unknown;
+  toolCallId: string | null;
+}
+
 export type LiveItem =
   | { kind: "assistant"; id: string; text: string; streaming: boolean }
   | { kind: "tool"; id: string; name: string; args: string; result: string | null; done: boolean; failure: ToolFailure | null }
   | ApprovalItem
+  | QuestionItem
   | { kind: "error"; id: string; message: string; code: string | null }
   | { kind: "notice"; id: string; text: string }
   | SubagentItem;
@@ -211,6 +228,29 @@ function applyCustom(view: RunView, event: RunCustomEvent, id: string | null): v
         });
       }
       break;
+    case "question_asked":
+      if (!find(view, "question", event.value.question_id)) {
+        const v = event.value;
+        view.items.push({
+          kind: "question",
+          id: v.question_id,
+          runId: v.run_id,
+          question: v.question,
+          choices: v.choices ?? null,
+          schema: (v.schema as Record<string, unknown> | null | undefined) ?? null,
+          default: v.default ?? null,
+          expiresAt: v.expires_at,
+          status: "pending",
+          answer: null,
+          toolCallId: v.tool_call_id,
+        });
+      }
+      break;
+    case "question_answered": {
+      const item = find(view, "question", event.value.question_id);
+      if (item) Object.assign(item, { status: event.value.status, answer: event.value.answer ?? null });
+      break;
+    }
     case "subagent_started":
     case "subagent_finished":
       applySubagent(view, event);
