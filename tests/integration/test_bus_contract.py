@@ -408,3 +408,32 @@ async def test_an_item_of_more_than_one_line_is_refused(bus: EventBus, stream: s
     with pytest.raises(ValueError, match="one line"):
         await bus.publish(stream, "carriage\rreturn", retention_seconds=RETENTION, maxlen=MAXLEN)
     assert not await raw.exists(stream), "nothing of a refused batch is written"
+
+
+async def test_a_patient_upstash_reader_polls_less_often_and_still_gets_what_comes(
+    bridge_url: str, stream: str
+) -> None:
+    """REST cannot block, so an idle reader polls, each poll a billed command: a feed (patience 2 s) polls a few
+    times where a run's stream polls four times a second, and still returns what is published meanwhile."""
+    bus = UpstashBus(bridge_url, TOKEN)
+    polls = 0
+    xread = bus._xread
+
+    async def counted(*args: object) -> list[BusEntry]:
+        nonlocal polls
+        polls += 1
+        return await xread(*args)  # type: ignore[arg-type]
+
+    bus._xread = counted  # type: ignore[method-assign]
+    try:
+        await bus.read(stream, "0-0", block_ms=6_000)
+        eager, polls = polls, 0
+        await bus.read(stream, "0-0", block_ms=6_000, patience_ms=2_000)
+        patient, polls = polls, 0
+        assert patient * 2 < eager, (patient, eager)
+        reader = asyncio.create_task(bus.read(stream, "0-0", block_ms=20_000, patience_ms=2_000))
+        await asyncio.sleep(1)
+        entry_id = await bus.publish(stream, "late", retention_seconds=RETENTION, maxlen=MAXLEN)
+        assert await asyncio.wait_for(reader, timeout=5) == [BusEntry(entry_id, "late")]
+    finally:
+        await bus.close()

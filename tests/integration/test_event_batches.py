@@ -73,3 +73,25 @@ async def test_with_batching_off_every_event_is_on_the_stream_when_emit_returns(
     for i in range(3):
         await emitter.emit(_delta(i))
         assert [e["delta"] for e in await _stream(emitter)] == [f"d{j} " for j in range(i + 1)]
+
+
+@pytest.mark.parametrize("batch_ms", [100], indirect=True)
+async def test_the_first_delta_of_a_message_goes_at_once_and_the_rest_wait_the_window(batch_ms: None) -> None:
+    """However wide the window, a reader's first token is not held by it (issue 35): only the deltas after it are."""
+    from ag_ui.core import TextMessageStartEvent, ToolCallArgsEvent, ToolCallStartEvent
+
+    emitter = scratch_emitter()
+    await emitter.emit(TextMessageStartEvent(message_id="m1", role="assistant"))
+    await emitter.emit(_delta(0))
+    assert [e.get("delta") for e in await _stream(emitter)] == [None, "d0 "]  # on the stream when emit returns
+    for i in range(1, 4):
+        await emitter.emit(_delta(i))
+    assert len(await _stream(emitter)) == 2  # held for the window
+    await emitter.emit(TextMessageEndEvent(message_id="m1"))
+    assert [e.get("delta") for e in await _stream(emitter)] == [None, "d0 ", "d1 ", "d2 ", "d3 ", None]
+    await emitter.emit(ToolCallStartEvent(tool_call_id="t1", tool_call_name="f"))
+    await emitter.emit(ToolCallArgsEvent(tool_call_id="t1", delta="{"))
+    await emitter.emit(ToolCallArgsEvent(tool_call_id="t1", delta="}"))
+    assert [e.get("delta") for e in await _stream(emitter)][-2:] == [None, "{"]  # the first args at once, not "}"
+    await emitter.flush()
+    assert [e.get("delta") for e in await _stream(emitter)][-1] == "}"

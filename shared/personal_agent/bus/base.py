@@ -62,8 +62,12 @@ class EventBus(Protocol):
         whose newest item of that writer is older than `seq - 1` (the bus lost it) refuses with `WriterBehind`."""
         ...
 
-    async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
-        """Entries after `after` ("0" for all); wait up to `block_ms` when there are none."""
+    async def read(
+        self, stream: str, after: str, *, block_ms: int, count: int = 100, patience_ms: int = 0
+    ) -> list[BusEntry]:
+        """Entries after `after` ("0" for all); wait up to `block_ms` when there are none. A backend that cannot
+        block (Upstash REST polls) may notice a new entry up to `patience_ms` late, polling less often while
+        nothing comes (0: as soon as it can); one that blocks answers at once whatever it is."""
         ...
 
     async def first_id(self, stream: str) -> str | None:

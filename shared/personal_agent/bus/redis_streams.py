@@ -92,7 +92,9 @@ class RedisStreamsBus:
             ids = await self._publish(keys=[stream], args=[maxlen, retention_seconds, writer, seq, *data])
         return [str(entry_id) for entry_id in ids]
 
-    async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
+    async def read(
+        self, stream: str, after: str, *, block_ms: int, count: int = 100, patience_ms: int = 0
+    ) -> list[BusEntry]:
         if entry_ids.inside(after):  # a resume point inside an entry: the rest of it is there, no need to wait
             async with _answering("read"):
                 items = await self._client.xrange(stream, min=entry_ids.entry_of(after), count=count)

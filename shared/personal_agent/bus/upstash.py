@@ -45,7 +45,8 @@ class UpstashBus:
     """EventBus over the Upstash REST API (`upstash-redis`).
 
     REST has no blocking read, so `read` polls XREAD, sleeping `poll_initial_s` doubling up to
-    `poll_max_s` until entries arrive or `block_ms` runs out. The client retries nothing: a failure worth another
+    `poll_max_s` (or the reader's `patience_ms`: an idle feed polls every 2 s, not 4 times a second, each poll a
+    billed command) until entries arrive or `block_ms` runs out. The client retries nothing: a failure worth another
     try raises `UpstashUnavailable`, and callers that can wait retry (`bus.outage`; a publish with a writer is
     idempotent, `publish_scripts`).
     """
@@ -113,7 +114,9 @@ class UpstashBus:
         entries = [entry for _name, items in result or [] for entry in _entries(items)]
         return entry_ids.items_after(entries, "0", count)
 
-    async def read(self, stream: str, after: str, *, block_ms: int, count: int = 100) -> list[BusEntry]:
+    async def read(
+        self, stream: str, after: str, *, block_ms: int, count: int = 100, patience_ms: int = 0
+    ) -> list[BusEntry]:
         if after == "$":  # "only what comes next": pin it to the current tail once, or every poll moves it
             after = await self.last_id(stream) or "0-0"
         if entry_ids.inside(after):  # a resume point inside an entry: the rest of it is there, no need to wait
@@ -130,7 +133,7 @@ class UpstashBus:
             if entries or remaining <= 0:
                 return entries
             await asyncio.sleep(min(delay, remaining))
-            delay = min(delay * 2, self._poll_max)
+            delay = min(delay * 2, max(self._poll_max, patience_ms / 1000))
 
     async def first_id(self, stream: str) -> str | None:
         items = _entries(await self._call("first_id", self._client.xrange(stream, "-", "+", count=1)))

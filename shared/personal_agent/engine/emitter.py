@@ -8,9 +8,11 @@ did) sent one or two events per round trip under load, with an XREAD for each on
 that never lets the timer run still sends once `INLINE_BATCH` events waited a window. Every other event (a
 message's start and end, a step's end, a run's end)
 sends what waits together with itself before `emit` returns, so a step never ends with events still held back, and
-`last_id` is the id of the newest event at every checkpoint. A batch is one stream entry (one XADD, whatever its
-size: `bus.publish_scripts`), and every event in it has an id of its own (`bus.entry_ids`: `<entry id>.<index>`,
-the last one the entry id), so `Last-Event-ID` resumes between any two events exactly as before.
+`last_id` is the id of the newest event at every checkpoint. The first delta after a message or tool call starts
+goes at once too, so the window never delays the first token a reader sees, only the ones after it. A batch is
+one stream entry (one XADD, whatever its size: `bus.publish_scripts`), and every event in it has an id of its own
+(`bus.entry_ids`: `<entry id>.<index>`, the last one the entry id), so `Last-Event-ID` resumes between any two
+events exactly as before.
 
 A bus that does not answer is waited out (`bus.stream_writer`: up to `PA_DEPENDENCY_RETRY_SECONDS`, never an
 event twice, lost ones sent again): events made meanwhile wait behind the batch on its way, at most MAX_PENDING of
@@ -46,6 +48,7 @@ DELTAS = frozenset(
         EventType.TOOL_CALL_CHUNK,
     }
 )
+OPENERS = frozenset({EventType.TEXT_MESSAGE_START, EventType.TOOL_CALL_START, EventType.REASONING_MESSAGE_START})
 MAX_BATCH = 256
 INLINE_BATCH = 64
 MAX_PENDING = 5_000  # events held while the bus is out, before `emit` waits for it
@@ -95,6 +98,7 @@ class RunEmitter:
         self._timer: asyncio.TimerHandle | None = None
         self._background: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self._opened = False  # a message or tool call started and no delta of it was sent yet
 
     async def emit(self, *events: BaseEvent) -> None:
         """Publish `events` in order: deltas by the batch timer (`event_batch_ms`, later under load), anything else
@@ -109,7 +113,9 @@ class RunEmitter:
                 self._first_at = time.monotonic()
                 batch_window.gathering(self)
             self._pending.append(encode(event))
-            urgent = urgent or event.type not in DELTAS
+            delta = event.type in DELTAS
+            urgent = urgent or not delta or self._opened  # a first delta goes at once: the first token is not held
+            self._opened = event.type in OPENERS
         if urgent or not self.batch_seconds or len(self._pending) >= MAX_BATCH or self._failure is not None:
             await self.flush()  # (a background flush that failed raises here, where the engine fails the run)
         elif len(self._pending) >= MAX_PENDING:

@@ -28,9 +28,10 @@ READ_COUNT = 500
 class Tail:
     """The entries of one stream after `base`, read once for every client of this process."""
 
-    def __init__(self, bus: EventBus, stream: str, base: str) -> None:
+    def __init__(self, bus: EventBus, stream: str, base: str, patience_ms: int = 0) -> None:
         self.bus = bus
         self.stream = stream
+        self.patience_ms = patience_ms
         self.base = entry_ids.key(base)  # the entries held are every entry after this id
         self.entries: list[BusEntry] = []
         self.keys: list[tuple[int, int, int]] = []
@@ -49,7 +50,9 @@ class Tail:
                 if self.clients <= 0:
                     break
                 self.wanted.clear()
-                got = await self.bus.read(self.stream, self.cursor, block_ms=READ_BLOCK_MS, count=READ_COUNT)
+                got = await self.bus.read(
+                    self.stream, self.cursor, block_ms=READ_BLOCK_MS, count=READ_COUNT, patience_ms=self.patience_ms
+                )
                 if got:
                     self._hold(got)
                 else:
@@ -104,13 +107,14 @@ _TAILS: dict[str, Tail] = {}
 
 
 @asynccontextmanager
-async def follow(stream: str) -> AsyncIterator[Tail]:
-    """The process's tail of `stream` (started by its first client), held while the block runs."""
+async def follow(stream: str, patience_ms: int = 0) -> AsyncIterator[Tail]:
+    """The process's tail of `stream` (started by its first client, with its `patience_ms`), held while the block
+    runs."""
     bus = get_bus()
     loop = asyncio.get_running_loop()
     tail = _TAILS.get(stream)
     if tail is None or tail.bus is not bus or tail.loop is not loop or tail.error is not None:
-        tail = Tail(bus, stream, await bus.last_id(stream) or "0-0")
+        tail = Tail(bus, stream, await bus.last_id(stream) or "0-0", patience_ms)
         existing = _TAILS.get(stream)  # another client may have started one while we asked for the newest id
         if existing is not None and existing.bus is bus and existing.loop is loop and existing.error is None:
             tail = existing

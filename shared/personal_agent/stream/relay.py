@@ -84,12 +84,14 @@ async def relay(
     max_lifetime: float,
     is_gone: Callable[[], Awaitable[bool]],
     stop_on_terminal: bool = True,
+    patience_ms: int = 0,
 ) -> AsyncIterator[str]:
     """Yield SSE frames from `stream` after `after` until a terminal event or `max_lifetime` passes.
 
     `is_gone` says whether a stream that no longer exists will never be written again (its run ended
     long ago); then, or when `after` is older than what is retained, a CUSTOM `resume_expired` event
-    tells the client to reload the transcript from the API.
+    tells the client to reload the transcript from the API. `patience_ms`: how late a new event may be noticed
+    on a bus that polls (`EventBus.read`; the feed's announcements can wait, a run's text cannot).
     """
     bus = get_bus()
     outage = Outage("relaying a stream", quiet=True)
@@ -108,7 +110,7 @@ async def relay(
                 yield resume_expired(position.cursor, "retention")
                 return
             outage.over()
-            async with _reader(stream) as read:
+            async with _reader(stream, patience_ms) as read:
                 async for frames in _frames(read, position, deadline, heartbeat, stop_on_terminal):
                     yield frames
             return
@@ -156,13 +158,13 @@ async def _ended_at(bus: EventBus, stream: str, after: str) -> bool:
 
 
 @asynccontextmanager
-async def _reader(stream: str) -> AsyncIterator[Callable[[str, int], Awaitable[list[BusEntry]]]]:
+async def _reader(stream: str, patience_ms: int) -> AsyncIterator[Callable[[str, int], Awaitable[list[BusEntry]]]]:
     """`read(after, block_ms)` of `stream`: the process's shared tail of it (`fanout`), or an XREAD of its own."""
     if not get_settings().sse_fanout:
         bus = get_bus()
-        yield lambda after, block_ms: bus.read(stream, after, block_ms=block_ms)
+        yield lambda after, block_ms: bus.read(stream, after, block_ms=block_ms, patience_ms=patience_ms)
         return
-    async with fanout.follow(stream) as tail:
+    async with fanout.follow(stream, patience_ms) as tail:
         yield lambda after, block_ms: tail.read(after, block_ms=block_ms)
 
 

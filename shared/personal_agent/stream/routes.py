@@ -21,6 +21,7 @@ from personal_agent.stream.connection_limit import holding_slot, take_stream_slo
 from personal_agent.stream.relay import parse_resume_point, relay
 
 router = APIRouter(prefix="/api/v1", tags=["events"])
+FEED_PATIENCE_MS = 2_000  # an announcement may reach a page 2 s late; an idle feed on Upstash polls every 2 s
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"}
 # The OpenAPI declaration of an event stream: the schema is each event's, as OpenAPI 3.2 describes
 # `text/event-stream` (its `itemSchema`; in 3.1 `schema` carries it, and schemathesis checks every event with it).
@@ -114,5 +115,6 @@ async def feed(
             max_lifetime=settings.sse_max_lifetime_seconds,
             is_gone=never_gone,
             stop_on_terminal=False,
+            patience_ms=FEED_PATIENCE_MS,
         ),
     )
