@@ -6,7 +6,9 @@ for the sender; an unlinked sender gets the connect reply only. A decision is re
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 from uuid import UUID
 
 from personal_agent.channels import run_follow, senders, thread_store
@@ -15,10 +17,11 @@ from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle import approval_decisions
+from personal_agent.lifecycle import approval_decisions, question_answers
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.spec.labels import Labels
 from personal_agent.spec.run_spec import RunSpec
+from personal_agent.tools.registry import default_tool_names
 
 log = logging.getLogger("personal_agent.channels")
 TITLE_CHARS = 60
@@ -67,16 +70,50 @@ async def launch(inbound: Inbound, principal: Principal, agent: str | None) -> R
         message=inbound.text,
         trigger_source=inbound.kind,
         agent=agent,
+        # A person is in the thread to answer: the built-in assistant may ask them (an agent's own tools decide).
+        tools=None if agent else (*default_tool_names(), "ask_user"),
         owned_chat=True,
         entered=Labels(untrusted=not inbound.verified_sender),
     )
     return await launch_run(request)
 
 
+def _answer_value(form: dict[str, Any], text: str) -> Any:
+    """A reply's text as the answer a question's form takes (a JSON Schema's value is JSON when it parses)."""
+    if "schema" in form:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text.strip()
+
+
+async def _answered_question(inbound: Inbound, principal: Principal, replier: Replier) -> bool:
+    """A message in a thread whose run asks its person a question answers it (the run goes on, its follower
+    answering the rest); False when no question of the thread's chat waits for this member."""
+    async with org_transaction(inbound.org_id) as conn:
+        chat_id = await thread_store.chat_of(conn, inbound.kind, inbound.thread_key)
+    if chat_id is None:
+        return False
+    pending = [q for q in await question_answers.list_questions(principal, "pending") if q.chat_id == chat_id]
+    if not pending:
+        return False
+    question = pending[-1]  # the oldest first: newest-first list
+    try:
+        await question_answers.answer_question(principal, question.id, _answer_value(question.args, inbound.text))
+    except AppError as exc:  # not an answer the form takes, or answered or expired meanwhile
+        await _status(inbound, exc.code)
+        await replier.notice(senders.refusal_text(exc))
+        return True
+    await _status(inbound, "answered")
+    return True
+
+
 async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) -> RunSpec | None:
-    """Run a member's message and answer it in its thread (None: nothing ran, and the sender was told why)."""
+    """Run a member's message and answer it in its thread, or answer the question the thread's run asks (None:
+    nothing new ran, and the sender was told why or their answer was taken)."""
     principal = await _sender(inbound, replier)
-    if principal is None:
+    if principal is None or await _answered_question(inbound, principal, replier):
         return None
     try:
         spec = await launch(inbound, principal, agent)

@@ -70,6 +70,12 @@ class Replier(ABC):
     async def ask_approval(self, approval: dict[str, Any]) -> None:
         """Offer an `approval_requested` event's approval to approve or deny."""
 
+    async def ask_question(self, question: dict[str, Any]) -> None:
+        """Offer a `question_asked` event's question; a reply in the thread answers it."""
+        choices = question.get("choices")
+        how = f"Reply with one of: {', '.join(choices)}." if choices else "Reply in this thread to answer."
+        await self.post(f"{question.get('question')}\n\n{how}")
+
     async def close(self) -> None:  # noqa: B027 (most hold nothing)
         """Release what the replier holds (an HTTP client)."""
 

@@ -80,6 +80,9 @@ async def answer(spec: RunSpec, replier: Replier) -> str:
         elif kind == "CUSTOM" and event.get("name") == "approval_requested":
             await current.show()
             await replier.ask_approval(event["value"])
+        elif kind == "CUSTOM" and event.get("name") == "question_asked":
+            await current.show()
+            await replier.ask_question(event["value"])
         elif kind == "RUN_FINISHED":
             await current.show()
             if (event.get("outcome") or {}).get("type") != "interrupt":
