@@ -27,6 +27,9 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("knowledge", ("/api/v1/knowledge",)),
     RouterGroup("knowledge_collections", ("/api/v1/knowledge/collections", "/api/v1/knowledge/sources")),
     RouterGroup("agents", ("/api/v1/agents",)),
+    RouterGroup("feedback", ("/api/v1/runs", "/api/v1/feedback")),
+    RouterGroup("run_trace", ("/api/v1/runs",)),
+    RouterGroup("evals", ("/api/v1/evals",)),
     RouterGroup("tool_policies", ("/api/v1/admin/tool-policies", "/api/v1/chats"), ("router", "chats_router")),
     # `/v1`, the OpenAI-compatible API: whole answers here; the stream function streams them (Mangum buffers).
     RouterGroup("routes", ("/v1",), package="personal_agent.openai_api"),

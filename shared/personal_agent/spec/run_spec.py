@@ -12,7 +12,7 @@ from personal_agent.spec.tool_policy import ToolPolicy
 RunMode = Literal["inline", "durable"]
 RequestedMode = Literal["inline", "durable", "auto"]
 TriggerSource = Literal[
-    "chat", "agui", "webhook", "schedule", "subagent", "openai_api", "a2a", "slack", "telegram", "email"
+    "chat", "agui", "webhook", "schedule", "subagent", "openai_api", "a2a", "slack", "telegram", "email", "eval"
 ]
 ApprovalPolicy = Literal["never", "gate", "always"]
 """Who decides whether a call of an MCP tool runs: nobody, the confidence gate (with `acts`), or a person."""

@@ -1,0 +1,1 @@
+"""Feedback on answers, evaluation datasets, scorers and evaluation runs (docs/evals.md)."""

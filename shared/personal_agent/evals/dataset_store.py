@@ -1,0 +1,100 @@
+"""The SQL of `eval_datasets` and `eval_cases`. Runs inside an org transaction (RLS)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from personal_agent.db.pool import Conn
+
+
+@dataclass(frozen=True)
+class DatasetRow:
+    id: UUID
+    name: str
+    created_at: datetime
+    cases: int
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    id: UUID
+    position: int
+    input: str
+    expected: str | None
+    criteria: str | None
+    tags: list[str]
+    source_run_id: UUID | None
+
+
+@dataclass(frozen=True)
+class NewCase:
+    input: str
+    expected: str | None = None
+    criteria: str | None = None
+    tags: tuple[str, ...] = ()
+    source_run_id: UUID | None = None
+
+
+async def insert_dataset(conn: Conn, org_id: UUID, name: str, user_id: UUID) -> UUID | None:
+    """The new dataset's id; None when the org has one of that name."""
+    cur = await conn.execute(
+        "INSERT INTO eval_datasets (org_id, name, created_by) VALUES (%s, %s, %s)"
+        " ON CONFLICT (org_id, name) DO NOTHING RETURNING id",
+        [org_id, name, user_id],
+    )
+    row = await cur.fetchone()
+    return UUID(str(row["id"])) if row else None
+
+
+async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewCase]) -> int:
+    """Append cases after the dataset's last; the number it has then."""
+    cur = await conn.execute(
+        "SELECT coalesce(max(position) + 1, 0) AS next FROM eval_cases WHERE dataset_id = %s", [dataset_id]
+    )
+    row = await cur.fetchone()
+    start = int(row["next"]) if row else 0
+    for offset, case in enumerate(cases):
+        await conn.execute(
+            "INSERT INTO eval_cases (org_id, dataset_id, position, input, expected, criteria, tags, source_run_id)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                org_id,
+                dataset_id,
+                start + offset,
+                case.input,
+                case.expected,
+                case.criteria,
+                list(case.tags),
+                case.source_run_id,
+            ],
+        )
+    return start + len(cases)
+
+
+async def get_dataset(conn: Conn, dataset_id: UUID) -> DatasetRow | None:
+    cur = await conn.execute(
+        "SELECT d.id, d.name, d.created_at, (SELECT count(*) FROM eval_cases c WHERE c.dataset_id = d.id) AS cases"
+        " FROM eval_datasets d WHERE d.id = %s",
+        [dataset_id],
+    )
+    row = await cur.fetchone()
+    return DatasetRow(**row) if row else None
+
+
+async def list_datasets(conn: Conn) -> list[DatasetRow]:
+    cur = await conn.execute(
+        "SELECT d.id, d.name, d.created_at, (SELECT count(*) FROM eval_cases c WHERE c.dataset_id = d.id) AS cases"
+        " FROM eval_datasets d ORDER BY d.created_at DESC"
+    )
+    return [DatasetRow(**row) for row in await cur.fetchall()]
+
+
+async def cases(conn: Conn, dataset_id: UUID) -> list[CaseRow]:
+    cur = await conn.execute(
+        "SELECT id, position, input, expected, criteria, tags, source_run_id FROM eval_cases"
+        " WHERE dataset_id = %s ORDER BY position",
+        [dataset_id],
+    )
+    return [CaseRow(**row) for row in await cur.fetchall()]

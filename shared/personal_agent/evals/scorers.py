@@ -1,0 +1,79 @@
+"""Scorers: each turns a case's answer into a score from 0 to 1. `exact`, `contains`, `regex` and `json_schema`
+are pure; `judge` (an LLM with a rubric) is scored by `evals.judge` with a metered run."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from personal_agent.errors import InvalidInput
+
+KINDS = ("exact", "contains", "regex", "json_schema", "judge")
+MAX_SCORERS = 8
+
+
+def validate(scorers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scorers as given, checked: a known `kind`, a compilable `pattern` for `regex`, a valid `schema` for
+    `json_schema`. 422 `invalid_scorer` otherwise."""
+    if not scorers or len(scorers) > MAX_SCORERS:
+        raise InvalidInput(f"give 1 to {MAX_SCORERS} scorers", code="invalid_scorer")
+    for scorer in scorers:
+        kind = scorer.get("kind")
+        if kind not in KINDS:
+            raise InvalidInput(f"unknown scorer {kind!r}; one of {', '.join(KINDS)}", code="invalid_scorer")
+        if kind == "regex" and scorer.get("pattern") is not None:
+            try:
+                re.compile(str(scorer["pattern"]))
+            except re.error as exc:
+                raise InvalidInput(
+                    f"the regex scorer's pattern does not compile: {exc}", code="invalid_scorer"
+                ) from exc
+        if kind == "json_schema":
+            _check_schema(scorer.get("schema"))
+    return scorers
+
+
+def _check_schema(schema: Any) -> None:
+    from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
+
+    if not isinstance(schema, dict):
+        raise InvalidInput("the json_schema scorer needs a `schema` object", code="invalid_scorer")
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise InvalidInput(f"the json_schema scorer's schema is invalid: {exc.message}", code="invalid_scorer") from exc
+
+
+def score(scorer: dict[str, Any], answer: str, expected: str | None) -> float | None:
+    """One pure scorer's score; None when the case has nothing for it to compare (no expected answer)."""
+    kind = scorer["kind"]
+    if kind == "json_schema":
+        return _json_valid(answer, scorer["schema"])
+    if kind == "regex":
+        pattern = scorer.get("pattern") or expected
+        return None if pattern is None else float(re.search(str(pattern), answer) is not None)
+    if expected is None:
+        return None
+    if kind == "exact":
+        return float(answer.strip() == expected.strip())
+    if kind == "contains":
+        return float(expected.strip().casefold() in answer.casefold())
+    raise ValueError(kind)
+
+
+def _json_valid(answer: str, schema: dict[str, Any]) -> float:
+    from jsonschema import Draft202012Validator
+
+    text = answer.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return 0.0
+    return float(not any(True for _ in Draft202012Validator(schema).iter_errors(value)))
+
+
+def verdict(text: str) -> float:
+    """The judge's score from its answer: the first `SCORE: n` with n from 0 to 10, as 0 to 1 (0 when none)."""
+    found = re.search(r"SCORE:\s*(\d+(?:\.\d+)?)", text, re.IGNORECASE)
+    return min(max(float(found.group(1)) / 10, 0.0), 1.0) if found else 0.0
