@@ -25,6 +25,7 @@ export const router = createRouter({
     { path: "/knowledge", component: () => import("./views/KnowledgeView.vue"), meta: { title: "Knowledge" } },
     { path: "/usage", component: () => import("./views/UsageView.vue"), meta: { title: "Usage" } },
     { path: "/settings", component: () => import("./views/SettingsView.vue"), meta: { title: "Settings" } },
+    { path: "/runs/:id/trace", component: () => import("./evals/RunTraceView.vue"), meta: { title: "Run trace" } },
     {
       path: "/admin",
       component: () => import("./views/admin/AdminLayout.vue"),
@@ -36,6 +37,8 @@ export const router = createRouter({
         { path: "members", component: () => import("./views/admin/AdminMembers.vue"), meta: { title: "Members" } },
         { path: "workflows", component: () => import("./views/admin/AdminWorkflows.vue"), meta: { title: "Workflows" } },
         { path: "audit", component: () => import("./views/admin/AdminAudit.vue"), meta: { title: "Approval audit" } },
+        { path: "feedback", component: () => import("./evals/AdminFeedback.vue"), meta: { title: "Feedback" } },
+        { path: "evals", component: () => import("./evals/AdminEvals.vue"), meta: { title: "Evaluations" } },
         { path: "tool-policies", component: () => import("./views/admin/AdminToolPolicies.vue"), meta: { title: "Tool policies" } },
       ],
     },

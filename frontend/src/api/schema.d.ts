@@ -1017,6 +1017,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/evals/compare": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare Eval Runs
+         * @description Two evaluation runs of one dataset side by side: per case and in total, and the cases that changed.
+         */
+        get: operations["compare_eval_runs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Datasets */
+        get: operations["list_eval_datasets"];
+        put?: never;
+        /**
+         * Create Dataset
+         * @description A dataset from `cases` and/or `jsonl`.
+         */
+        post: operations["create_eval_dataset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/datasets/{dataset_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Dataset */
+        get: operations["get_eval_dataset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/datasets/{dataset_id}/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add Case From Run
+         * @description Add a real conversation's turn: the run's question as the input, its answer as the reference.
+         */
+        post: operations["add_eval_case_from_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List Eval Runs */
+        get: operations["list_eval_runs"];
+        put?: never;
+        /**
+         * Start Eval Run
+         * @description Run the agent version (or model) over the dataset's cases, each a normal metered run, within `budget_usd`.
+         */
+        post: operations["start_eval_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/runs/{eval_run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Eval Run
+         * @description Its status, a summary of the cases done, and each case's answer, scores, cost and latency.
+         */
+        get: operations["get_eval_run"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/feed": {
         parameters: {
             query?: never;
@@ -1030,6 +1149,26 @@ export interface paths {
          *     unless resuming.
          */
         get: operations["feed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Feedback
+         * @description The org's ratings in [from, to), newest first, with the satisfaction per agent version and model.
+         */
+        get: operations["list_feedback"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1812,6 +1951,51 @@ export interface paths {
          * @description The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event.
          */
         get: operations["run_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Run Feedback
+         * @description The caller's rating of the run's answer.
+         */
+        get: operations["get_run_feedback"];
+        put?: never;
+        /**
+         * Rate Run
+         * @description Rate the run's answer; a second rating by the same person replaces the first.
+         */
+        post: operations["rate_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runs/{run_id}/trace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Run Trace
+         * @description What each model request of the run was given (instructions, memories, passages, tools, the history against
+         *     the context budget) and what it answered and cost; the run's owner and org admins only (404 otherwise).
+         */
+        get: operations["get_run_trace"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3086,6 +3270,45 @@ export interface components {
              */
             status: string;
         };
+        /** CaseFromRun */
+        CaseFromRun: {
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+        };
+        /** CaseIn */
+        CaseIn: {
+            /** Criteria */
+            criteria?: string | null;
+            /** Expected */
+            expected?: string | null;
+            /** Input */
+            input: string;
+            /** Tags */
+            tags?: string[];
+        };
+        /** CaseOut */
+        CaseOut: {
+            /** Criteria */
+            criteria: string | null;
+            /** Expected */
+            expected: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Input */
+            input: string;
+            /** Position */
+            position: number;
+            /** Source Run Id */
+            source_run_id: string | null;
+            /** Tags */
+            tags: string[];
+        };
         /** ChannelEventOut */
         ChannelEventOut: {
             /**
@@ -3388,6 +3611,66 @@ export interface components {
             /** Writers */
             writers?: string[] | null;
         };
+        /** CompareCase */
+        CompareCase: {
+            a: components["schemas"]["CompareSide"];
+            b: components["schemas"]["CompareSide"] | null;
+            /**
+             * Case Id
+             * Format: uuid
+             */
+            case_id: string;
+            /**
+             * Changed
+             * @description the two scores differ
+             */
+            changed: boolean;
+            /** Input */
+            input: string;
+            /** Position */
+            position: number;
+        };
+        /** CompareHead */
+        CompareHead: {
+            /** Agent */
+            agent: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Model */
+            model: string | null;
+            /** Status */
+            status: string;
+            summary: components["schemas"]["EvalSummary"];
+            /** Version */
+            version: number | null;
+        };
+        /** CompareSide */
+        CompareSide: {
+            /** Answer */
+            answer: string;
+            /** Cost Usd */
+            cost_usd: number;
+            /** Latency Ms */
+            latency_ms: number;
+            /** Run Id */
+            run_id: string | null;
+            /** Score */
+            score: number;
+            /** Status */
+            status: string;
+        };
+        /** Comparison */
+        Comparison: {
+            a: components["schemas"]["CompareHead"];
+            b: components["schemas"]["CompareHead"];
+            /** Cases */
+            cases: components["schemas"]["CompareCase"][];
+            /** Changed */
+            changed: number;
+        };
         /** ConnectionTestOut */
         ConnectionTestOut: {
             /** Elapsed Ms */
@@ -3440,6 +3723,65 @@ export interface components {
             value: string;
         } & {
             [key: string]: unknown;
+        };
+        /** DatasetDetail */
+        DatasetDetail: {
+            /**
+             * Cases
+             * @description how many cases it has
+             */
+            cases: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Items */
+            items: components["schemas"]["CaseOut"][];
+            /** Name */
+            name: string;
+        };
+        /** DatasetIn */
+        DatasetIn: {
+            /** Cases */
+            cases?: components["schemas"]["CaseIn"][];
+            /**
+             * Jsonl
+             * @description cases as JSONL, one `{input, expected?, criteria?, tags?}` a line
+             */
+            jsonl?: string | null;
+            /** Name */
+            name: string;
+        };
+        /** DatasetList */
+        DatasetList: {
+            /** Items */
+            items: components["schemas"]["DatasetOut"][];
+        };
+        /** DatasetOut */
+        DatasetOut: {
+            /**
+             * Cases
+             * @description how many cases it has
+             */
+            cases: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Name */
+            name: string;
         };
         /**
          * DecisionIn
@@ -3751,6 +4093,173 @@ export interface components {
             message: string;
             request_id: string;
         };
+        /** EvalAccepted */
+        EvalAccepted: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Status */
+            status: string;
+            /** Status Url */
+            status_url: string;
+        };
+        /** EvalCase */
+        EvalCase: {
+            /** Answer */
+            answer: string;
+            /**
+             * Case Id
+             * Format: uuid
+             */
+            case_id: string;
+            /** Cost Usd */
+            cost_usd: number;
+            /** Input */
+            input: string;
+            /** Latency Ms */
+            latency_ms: number;
+            /** Position */
+            position: number;
+            /** Run Id */
+            run_id: string | null;
+            /** Score */
+            score: number;
+            /** Scores */
+            scores: {
+                [key: string]: number;
+            };
+            /** Status */
+            status: string;
+        };
+        /** EvalRunHead */
+        EvalRunHead: {
+            /** Agent */
+            agent: string | null;
+            /** Budget Usd */
+            budget_usd: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Dataset Id
+             * Format: uuid
+             */
+            dataset_id: string;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Model */
+            model: string | null;
+            /** Scorers */
+            scorers: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Status
+             * @description queued, running, succeeded, failed or budget_exhausted
+             */
+            status: string;
+            /** Version */
+            version: number | null;
+        };
+        /** EvalRunIn */
+        EvalRunIn: {
+            /**
+             * Agent
+             * @description an agent's slug
+             */
+            agent?: string | null;
+            /** Budget Usd */
+            budget_usd: number | string;
+            /**
+             * Dataset
+             * Format: uuid
+             */
+            dataset: string;
+            /** Model */
+            model?: string | null;
+            /** Scorers */
+            scorers: components["schemas"]["Scorer"][];
+            /** Version */
+            version?: number | null;
+        };
+        /** EvalRunList */
+        EvalRunList: {
+            /** Items */
+            items: components["schemas"]["EvalRunHead"][];
+        };
+        /** EvalRunOut */
+        EvalRunOut: {
+            /** Agent */
+            agent: string | null;
+            /** Budget Usd */
+            budget_usd: number;
+            /** Cases */
+            cases: components["schemas"]["EvalCase"][];
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Dataset Id
+             * Format: uuid
+             */
+            dataset_id: string;
+            /** Error */
+            error: {
+                [key: string]: unknown;
+            } | null;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Model */
+            model: string | null;
+            /** Scorers */
+            scorers: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Status
+             * @description queued, running, succeeded, failed or budget_exhausted
+             */
+            status: string;
+            summary: components["schemas"]["EvalSummary"];
+            /** Version */
+            version: number | null;
+        };
+        /** EvalSummary */
+        EvalSummary: {
+            /** Cases Done */
+            cases_done: number;
+            /** Cases Total */
+            cases_total: number;
+            /** Cost Usd */
+            cost_usd: number;
+            /** Latency Ms P50 */
+            latency_ms_p50: number | null;
+            /**
+             * Score
+             * @description the mean score (0 to 1) over the cases done
+             */
+            score: number | null;
+        };
         /**
          * FeedApprovalsRequested
          * @description A run of the user's chat waits for `count` decisions.
@@ -3903,6 +4412,69 @@ export interface components {
              * @constant
              */
             status: "skipped";
+        };
+        /** FeedbackIn */
+        FeedbackIn: {
+            /**
+             * Comment
+             * @default
+             */
+            comment?: string;
+            /**
+             * Rating
+             * @description 1: thumbs up, -1: thumbs down
+             * @enum {integer}
+             */
+            rating: 1 | -1;
+        };
+        /** FeedbackList */
+        FeedbackList: {
+            /** Items */
+            items: components["schemas"]["FeedbackOut"][];
+            /**
+             * Satisfaction
+             * @description per agent version and model, over the same filters
+             */
+            satisfaction: components["schemas"]["SatisfactionOut"][];
+        };
+        /** FeedbackOut */
+        FeedbackOut: {
+            /**
+             * Agent Slug
+             * @description the agent the answer came from (as the run launched)
+             */
+            agent_slug: string | null;
+            /** Agent Version */
+            agent_version: number | null;
+            /** Comment */
+            comment: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Model
+             * @description the model that answered
+             */
+            model: string | null;
+            /** Rating */
+            rating: number;
+            /**
+             * Run Id
+             * Format: uuid
+             */
+            run_id: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
         };
         /**
          * FileSource
@@ -4442,6 +5014,11 @@ export interface components {
             quality?: number | null;
             /** Tags */
             tags?: ("frontier" | "coding" | "reasoning" | "vision" | "fast" | "cheap")[] | null;
+        };
+        /** MyFeedback */
+        MyFeedback: {
+            /** @description the caller's rating of the answer; null when none */
+            feedback: components["schemas"]["FeedbackOut"] | null;
         };
         /** OidcClientConfig */
         OidcClientConfig: {
@@ -5418,6 +5995,32 @@ export interface components {
              */
             untrusted: boolean;
         };
+        /** RunTrace */
+        RunTrace: {
+            agent: components["schemas"]["TraceAgent"] | null;
+            context: components["schemas"]["TraceContext"];
+            /** Created At */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Instructions */
+            instructions: string;
+            /** Model */
+            model: string | null;
+            /** Requests */
+            requests: components["schemas"]["TraceRequest"][];
+            /** Run Id */
+            run_id: string;
+            /** Status */
+            status: string;
+            /**
+             * Summaries
+             * @description summary requests the run made to fit its history
+             */
+            summaries: components["schemas"]["TraceUsage"][];
+            /** Tools */
+            tools: components["schemas"]["TraceTool"][];
+        };
         /** RunView */
         RunView: {
             /** @description the agent (and its version) the run launched with */
@@ -5495,6 +6098,24 @@ export interface components {
             /** Trigger Source */
             trigger_source: string;
         };
+        /** SatisfactionOut */
+        SatisfactionOut: {
+            /** Agent Slug */
+            agent_slug: string | null;
+            /** Agent Version */
+            agent_version: number | null;
+            /** Down */
+            down: number;
+            /** Model */
+            model: string | null;
+            /**
+             * Satisfaction
+             * @description the share of thumbs up, 0 to 1
+             */
+            satisfaction: number | null;
+            /** Up */
+            up: number;
+        };
         /** ScheduleIn */
         ScheduleIn: {
             /**
@@ -5541,6 +6162,36 @@ export interface components {
             next_fires: string[];
             /** Timezone */
             timezone: string;
+        };
+        /** Scorer */
+        Scorer: {
+            /**
+             * Kind
+             * @description exact, contains, regex, json_schema or judge
+             */
+            kind: string;
+            /**
+             * Model
+             * @description judge: a model of the org (default: the org's routing model)
+             */
+            model?: string | null;
+            /**
+             * Pattern
+             * @description regex: the pattern (else the case's expected answer)
+             */
+            pattern?: string | null;
+            /**
+             * Rubric
+             * @description judge: criteria for cases without their own
+             */
+            rubric?: string | null;
+            /**
+             * Schema
+             * @description json_schema: the schema
+             */
+            schema?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** SearchOut */
         SearchOut: {
@@ -6264,6 +6915,110 @@ export interface components {
         ToolsUnavailable: {
             /** Servers */
             servers: components["schemas"]["UnavailableServer"][];
+        };
+        /** TraceAgent */
+        TraceAgent: {
+            /** Slug */
+            slug: string;
+            /** Version */
+            version: number;
+        };
+        /** TraceContext */
+        TraceContext: {
+            /** Answer Tokens */
+            answer_tokens: number;
+            /** Budget Tokens */
+            budget_tokens: number;
+            /** Window Tokens */
+            window_tokens: number;
+        };
+        /** TracePart */
+        TracePart: {
+            /** Content */
+            content?: string | null;
+            /**
+             * Kind
+             * @description a pydantic-ai part kind: user-prompt, tool-return, text, tool-call, ...
+             */
+            kind: string;
+            /** Tool */
+            tool?: string | null;
+        };
+        /** TraceRequest */
+        TraceRequest: {
+            /**
+             * Cut
+             * @description the history was over the context budget: older turns were summarised
+             */
+            cut: boolean;
+            /** History Messages */
+            history_messages: number;
+            /**
+             * History Tokens
+             * @description an estimate of the history's size, 3 characters a token
+             */
+            history_tokens: number;
+            /** Index */
+            index: number;
+            /**
+             * Instructions
+             * @description the instructions the request carried (the agent's, then memories)
+             */
+            instructions: string;
+            /**
+             * Memories
+             * @description what the instructions add to the agent's: the user's recalled memories
+             */
+            memories: string;
+            /**
+             * Passages
+             * @description knowledge passages retrieved for it (search results)
+             */
+            passages: string[];
+            /** Response */
+            response: components["schemas"]["TracePart"][];
+            /**
+             * Sent
+             * @description the parts new since the previous response (user turn, tool results)
+             */
+            sent: components["schemas"]["TracePart"][];
+            usage: components["schemas"]["TraceUsage"] | null;
+        };
+        /** TraceTool */
+        TraceTool: {
+            /** Acts */
+            acts: boolean;
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+            /**
+             * Parameters
+             * @description the JSON schema of a client tool; null otherwise
+             */
+            parameters: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Source
+             * @description first_party, mcp or client
+             */
+            source: string;
+            /** Untrusted */
+            untrusted: boolean;
+        };
+        /** TraceUsage */
+        TraceUsage: {
+            /** At */
+            at: string;
+            /** Cost Usd */
+            cost_usd: number | null;
+            /** Input Tokens */
+            input_tokens: number;
+            /** Model */
+            model: string;
+            /** Output Tokens */
+            output_tokens: number;
         };
         /** Transcript */
         Transcript: {
@@ -9889,6 +10644,324 @@ export interface operations {
             };
         };
     };
+    compare_eval_runs: {
+        parameters: {
+            query: {
+                a: string;
+                b: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Comparison"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_eval_datasets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_eval_dataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_eval_dataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    add_eval_case_from_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CaseFromRun"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_eval_runs: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalRunList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    start_eval_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvalRunIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalAccepted"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_eval_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                eval_run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvalRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     feed: {
         parameters: {
             query?: {
@@ -9918,6 +10991,53 @@ export interface operations {
                         id?: string;
                         retry?: number;
                     };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_feedback: {
+        parameters: {
+            query?: {
+                /** @description an agent's slug */
+                agent?: string | null;
+                model?: string | null;
+                /** @description 1 or -1 */
+                rating?: number | null;
+                from?: string | null;
+                to?: string | null;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackList"];
                 };
             };
             /** @description Validation Error */
@@ -12081,6 +13201,130 @@ export interface operations {
                         id?: string;
                         retry?: number;
                     };
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_run_feedback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MyFeedback"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rate_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FeedbackOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_run_trace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunTrace"];
                 };
             };
             /** @description Validation Error */
