@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import psycopg
@@ -24,7 +24,8 @@ from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests import db_state
 from tests.auth import auth_headers
-from tests.scripted import scripted_model
+from tests.mcp_demo import register
+from tests.scripted import scripted_model, tool_rounds
 from tests.sse import Frame, read_events
 from tests.subagents import user_text
 
@@ -66,20 +67,25 @@ async def add_rule(http: httpx.AsyncClient, tenant: Any, **rule: Any) -> dict[st
 
 
 async def run_chat(
-    http: httpx.AsyncClient, tenant: Any, model: str, tools: tuple[str, ...] = ("refund_payment",), **chat: Any
+    http: httpx.AsyncClient,
+    tenant: Any,
+    model: str,
+    tools: tuple[str, ...] = ("refund_payment",),
+    mode: Literal["inline", "durable"] = "inline",
+    **chat: Any,
 ) -> RunSpec:
     headers = auth_headers(tenant)
     created = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
     if chat.get("review_mode"):
-        mode = await http.put(f"/api/v1/chats/{created['id']}/review-mode", json=chat, headers=headers)
-        assert mode.status_code == 200, mode.text
+        review = await http.put(f"/api/v1/chats/{created['id']}/review-mode", json=chat, headers=headers)
+        assert review.status_code == 200, review.text
     request = LaunchRequest(
         org_id=tenant.org_id,
         user_id=tenant.user_id,
         chat_id=created["id"],
         message="refund the order",
         model=model,
-        mode="inline",
+        mode=mode,
         tools=tools,
     )
     return await launch_run(request)
@@ -329,14 +335,15 @@ def colleague(admin_url: str, tenant: Any, roles: tuple[str, ...]) -> Any:
     return type(tenant)(tenant.org_id, tenant.slug, row[0], subject)
 
 
+@pytest.mark.parametrize("mode", ["inline", "durable"])
 async def test_quorum_two_needs_two_different_approvers_neither_the_requester(
-    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, refunds: list[dict[str, Any]]
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, refunds: list[dict[str, Any]], mode: Any
 ) -> None:
     owner = make_tenant(roles=ADMIN)  # an org admin whose own run asks: still not one of the two
     first, second = colleague(admin_url, owner, ADMIN), colleague(admin_url, owner, ADMIN)
     await add_rule(http, owner, tool="refund_payment", when="args.amount > 500", effect="ask", quorum=2)
     with scripted_model(refund_script(800)) as (model, _):
-        spec = await run_chat(http, owner, model)
+        spec = await run_chat(http, owner, model, mode=mode)  # durable: one task-token wait for both approvals
         asked = approvals_asked(await until_paused_or_done(http, owner, spec.run_id))
         url = f"/api/v1/approvals/{asked[0]['approval_id']}"
         mine = await http.post(url, json={"decision": "approve"}, headers=auth_headers(owner, roles=ADMIN))
@@ -379,3 +386,72 @@ async def test_an_approval_nobody_decided_in_time_escalates_to_the_org_admins_on
             for r in conn.execute("SELECT action FROM approval_audit WHERE approval_id = %s ORDER BY id", [approval_id])
         ]
     assert actions[:3] == ["requested", "review_asked", "escalated"] and actions.count("escalated") == 1
+
+
+async def test_a_deny_rule_holds_for_an_mcp_tool_that_would_run_without_asking(
+    http: httpx.AsyncClient, make_tenant: Any, demo: tuple[Any, Any]
+) -> None:
+    server, log = demo
+    tenant = make_tenant(roles=ADMIN)
+    await register(
+        http, auth_headers(tenant, roles=ADMIN), server.url, policies={"post_note": {"acts": True, "approval": "never"}}
+    )
+    await add_rule(http, tenant, tool="demo_*", when='args.team == "ops"', effect="deny", reason="ops is read-only")
+
+    async def post(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        if tool_rounds(messages) == 0:
+            yield {0: DeltaToolCall(name="demo_post_note", json_args='{"team": "ops", "text": "hi"}', tool_call_id="p")}
+        else:
+            yield "Done."
+
+    with scripted_model(post) as (model, _):
+        spec = await run_chat(http, tenant, model, tools=("demo_post_note",))
+        frames = await until_paused_or_done(http, tenant, spec.run_id)
+    assert frames[-1].data["outcome"] == {"type": "success"} and approvals_asked(frames) == []
+    assert log.sent == []  # the MCP server never saw the call
+    assert any("tool policy: ops is read-only" in r for r in tool_results(frames))
+
+
+async def test_an_agents_review_mode_applies_and_its_chat_cannot_lower_it(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    tenant = make_tenant(roles=ADMIN)
+    headers = auth_headers(tenant)
+    await add_rule(http, tenant, tool="send_demo_message", effect="allow")  # the gates alone would not ask now
+    body = {"slug": "notifier", "name": "Notifier", "instructions": "You send notes.", "tools": ["send_demo_message"]}
+    body["review_mode"] = "approve_each"
+    agent = await http.post("/api/v1/agents", json=body, headers=headers)
+    assert agent.status_code == 201, agent.text
+    chat = (await http.post("/api/v1/chats", json={"agent": "notifier"}, headers=headers)).json()
+    lowered = await http.put(
+        f"/api/v1/chats/{chat['id']}/review-mode", json={"review_mode": "autonomous"}, headers=headers
+    )
+    assert lowered.status_code == 200
+
+    async def send(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        if tool_rounds(messages) == 0:
+            yield {
+                0: DeltaToolCall(name="send_demo_message", json_args='{"to": "ops", "text": "hi"}', tool_call_id="s")
+            }
+        else:
+            yield "Sent."
+
+    with scripted_model(send) as (model, _):
+        request = LaunchRequest(
+            org_id=tenant.org_id,
+            user_id=tenant.user_id,
+            chat_id=chat["id"],
+            message="tell ops hi",
+            model=model,
+            mode="inline",
+        )
+        spec = await launch_run(request)
+        frames = await until_paused_or_done(http, tenant, spec.run_id)
+        asked = approvals_asked(frames)
+    assert spec.tool_policy.review_mode == "approve_each" and len(asked) == 1, tool_results(frames)
+    assert asked[0]["tool"] == "send_demo_message" and tool_results(frames) == []  # asked, not sent
+    other = make_tenant()
+    refused = await http.put(
+        f"/api/v1/chats/{chat['id']}/review-mode", json={"review_mode": "judge"}, headers=auth_headers(other)
+    )
+    assert (refused.status_code, refused.json()["code"]) == (404, "chat_not_found")

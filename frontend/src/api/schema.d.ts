@@ -2463,6 +2463,13 @@ export interface components {
              * @description the version runs use
              */
             published_version: number;
+            /**
+             * Review Mode
+             * @description who reviews its acting calls: the gates only, a person each time, or the judge
+             * @default autonomous
+             * @enum {string}
+             */
+            review_mode?: "autonomous" | "approve_each" | "judge";
             /** Slug */
             slug: string;
             /** Starter Prompts */
@@ -2556,6 +2563,13 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
+             * Review Mode
+             * @description who reviews its acting calls: the gates only, a person each time, or the judge
+             * @default autonomous
+             * @enum {string}
+             */
+            review_mode?: "autonomous" | "approve_each" | "judge";
+            /**
              * Slug
              * @description unique in the org: 2-64 lower-case letters, digits, `-`
              */
@@ -2643,6 +2657,13 @@ export interface components {
             output_schema?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Review Mode
+             * @description who reviews its acting calls: the gates only, a person each time, or the judge
+             * @default autonomous
+             * @enum {string}
+             */
+            review_mode?: "autonomous" | "approve_each" | "judge";
             /** Slug */
             slug: string;
             /** Starter Prompts */
@@ -2706,6 +2727,13 @@ export interface components {
             output_schema?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Review Mode
+             * @description who reviews its acting calls: the gates only, a person each time, or the judge
+             * @default autonomous
+             * @enum {string}
+             */
+            review_mode?: "autonomous" | "approve_each" | "judge";
             /** Starter Prompts */
             starter_prompts?: string[];
             /**
@@ -2766,6 +2794,8 @@ export interface components {
              * @default true
              */
             publish?: boolean;
+            /** Review Mode */
+            review_mode?: ("autonomous" | "approve_each" | "judge") | null;
             /** Slug */
             slug?: string | null;
             /** Starter Prompts */

@@ -22,6 +22,7 @@ from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.errors import InvalidInput
 from personal_agent.identity.principal import Principal
 from personal_agent.mcp_servers import service as mcp_service
+from personal_agent.spec.tool_policy import ReviewMode
 from personal_agent.tools.registry import first_party_names
 
 router = APIRouter(prefix="/api/v1/agents", tags=["agents"])
@@ -51,6 +52,9 @@ class AgentFields(BaseModel):
         default_factory=dict, max_length=100, description="per tool: stricter than the tool's own policy"
     )
     classification: Classification = Field("standard", description="the floor of its chats' classification")
+    review_mode: ReviewMode = Field(
+        "autonomous", description="who reviews its acting calls: the gates only, a person each time, or the judge"
+    )
     output_schema: dict[str, Any] | None = Field(
         None, description="a JSON Schema of an object: the run's final answer is validated structured output"
     )
@@ -79,6 +83,7 @@ class AgentPatch(BaseModel):
     starter_prompts: list[StarterPrompt] | None = Field(None, max_length=MAX_STARTERS)
     approval: dict[str, ApprovalOverride] | None = Field(None, max_length=100)
     classification: Classification | None = None
+    review_mode: ReviewMode | None = None
     output_schema: dict[str, Any] | None = None
     slug: str | None = Field(None, pattern=SLUG_PATTERN)
     visibility: Visibility | None = None
