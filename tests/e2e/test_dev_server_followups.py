@@ -66,9 +66,10 @@ def _texts(page: dict[str, Any]) -> list[tuple[str, str]]:
 
 @pytest.mark.timeout(300)
 def test_reject_answers_the_second_message_409(server: DevServer) -> None:
-    with httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http, FeedListener(
-        server.url, server.auth
-    ) as feed:
+    with (
+        httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http,
+        FeedListener(server.url, server.auth) as feed,
+    ):
         chat = http.post("/api/v1/chats", json={"title": "reject"}).json()
         first, second = _two_messages(http, chat["id"], "reject")
         assert (second.status_code, second.json()["code"]) == (409, "run_in_progress"), second.text
@@ -80,9 +81,10 @@ def test_reject_answers_the_second_message_409(server: DevServer) -> None:
 
 @pytest.mark.timeout(300)
 def test_enqueue_runs_the_second_message_after_the_first_in_order(server: DevServer) -> None:
-    with httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http, FeedListener(
-        server.url, server.auth
-    ) as feed:
+    with (
+        httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http,
+        FeedListener(server.url, server.auth) as feed,
+    ):
         chat = http.post("/api/v1/chats", json={"title": "enqueue"}).json()
         assert http.get(f"/api/v1/chats/{chat['id']}/followup-policy").json() == {"policy": "enqueue"}  # default
         first, second = _two_messages(http, chat["id"], None)
@@ -106,9 +108,10 @@ def test_enqueue_runs_the_second_message_after_the_first_in_order(server: DevSer
 
 @pytest.mark.timeout(300)
 def test_a_queued_message_can_be_cancelled_before_it_starts(server: DevServer) -> None:
-    with httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http, FeedListener(
-        server.url, server.auth
-    ) as feed:
+    with (
+        httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http,
+        FeedListener(server.url, server.auth) as feed,
+    ):
         chat = http.post("/api/v1/chats", json={"title": "cancel a queued one"}).json()
         first, second = _two_messages(http, chat["id"], "enqueue")
         queued = second.json()["details"]
@@ -128,9 +131,10 @@ def test_a_queued_message_can_be_cancelled_before_it_starts(server: DevServer) -
 
 @pytest.mark.timeout(300)
 def test_interrupt_stops_the_first_run_with_its_partial_answer_and_answers_the_second(server: DevServer) -> None:
-    with httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http, FeedListener(
-        server.url, server.auth
-    ) as feed:
+    with (
+        httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http,
+        FeedListener(server.url, server.auth) as feed,
+    ):
         chat = http.post("/api/v1/chats", json={"title": "interrupt"}).json()
         first, second = _two_messages(http, chat["id"], "interrupt")
         assert (second.status_code, second.json()["code"]) == (202, "followup_queued"), second.text

@@ -182,11 +182,13 @@ def test_a_webhook_run_leaves_its_chat_untrusted(dev: DevServer) -> None:
 
 
 def test_a_second_run_on_a_busy_chat_is_refused(dev: DevServer) -> None:
-    """Item 12: while a run waits for an approval, concurrent POSTs on its chat are refused with 409
-    `run_in_progress`, and nothing of theirs is stored; once it ends, the chat takes a run again."""
+    """Item 12: while a run waits for an approval, concurrent POSTs on a chat whose follow-up policy is `reject` are
+    refused with 409 `run_in_progress`, and nothing of theirs is stored; once it ends, the chat takes a run again.
+    (The default policy, `enqueue`, queues them instead: `test_dev_server_followups.py`.)"""
     headers = dev.auth_for("hank")
     with httpx.Client(base_url=dev.url, headers=headers, timeout=60) as http:
         chat_id = _chat(http)
+        assert http.put(f"/api/v1/chats/{chat_id}/followup-policy", json={"policy": "reject"}).status_code == 200
         acting = _tool("send_demo_message", {"to": "team", "text": "hi"})
         started = http.post(f"/api/v1/chats/{chat_id}/runs", json={"message": acting, "mode": "durable", "model": DEMO})
         assert started.status_code == 202, started.text

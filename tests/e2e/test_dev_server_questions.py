@@ -173,7 +173,10 @@ def test_a_question_nobody_answers_takes_its_default_at_the_workflows_timeout(
     text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
     assert text == "Deploying build 42 to staging."
     mine = next(q for q in questions if q["run_id"] == run_id)
-    assert (mine["answer"], mine["reason"]) == ("staging", "no answer before the question timed out: its default was taken")
+    assert (mine["answer"], mine["reason"]) == (
+        "staging",
+        "no answer before the question timed out: its default was taken",
+    )
     _, history = _execution(server, run_id)
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert entered.index("WaitForApproval") < entered.index("ApprovalTimedOut")

@@ -29,6 +29,7 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import AppError
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import run_views as runs
+from personal_agent.lifecycle.followup_queue import FollowUpQueued
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run, validate_message
 
 # The caller of the request being served (set by `serve` before the MCP server runs, read by the tools).
@@ -140,17 +141,20 @@ async def start_run(
         else:
             chat = _uuid(chat_id, "chat")
             await runs.ensure_own_chat(principal, chat)
-        spec = await launch_run(
-            LaunchRequest(
-                org_id=principal.org_id,
-                user_id=principal.user_id,
-                chat_id=chat,
-                message=message,
-                model=model,
-                mode=mode,
-                agent=agent,
-            )
+        request = LaunchRequest(
+            org_id=principal.org_id,
+            user_id=principal.user_id,
+            chat_id=chat,
+            message=message,
+            model=model,
+            mode=mode,
+            agent=agent,
         )
+        try:
+            spec = await launch_run(request)
+        except FollowUpQueued as queued:  # the chat's run is still going: this one starts when it ends (poll it)
+            run_id = str(queued.details["run_id"])
+            return StartedRun(run_id=run_id, chat_id=str(chat), status="queued", mode=mode, model=model or "auto")
         view = await runs.run_view(principal, spec.run_id)
     return StartedRun(
         run_id=str(spec.run_id), chat_id=str(chat), status=view["status"], mode=spec.mode, model=spec.model

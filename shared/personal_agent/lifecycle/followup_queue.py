@@ -30,6 +30,10 @@ from personal_agent.lifecycle.run_views import stop_run
 from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store as run_store
 
+QUEUED_SOURCES = frozenset({"chat", "webhook", "schedule"})
+"""The ways in whose answer says a message was queued (the API and its stream, `/mcp`, workflow triggers); the
+others (`/v1`, AG-UI, A2A, channels) keep answering 409 `run_in_progress` until theirs do."""
+
 
 class ChatBusy(Conflict):
     """A run of the chat is active (or messages wait before this one): the message follows the chat's policy."""
@@ -59,10 +63,14 @@ class FollowUpQueued(AppError):
         )
 
 
-async def claim_turn(conn: Conn, chat_id: UUID, followup_id: UUID | None, continues_latest: bool) -> None:
+async def claim_turn(
+    conn: Conn, chat_id: UUID, followup_id: UUID | None, continues_latest: bool, source: str = "chat"
+) -> None:
     """In a launch's transaction, with the chat locked: go on when the chat is free (a queued follow-up's own
     launch marks it started here); else 409 `run_in_progress` (`reject`, a message that does not continue the
-    latest turn, or a follow-up whose turn has not come) or `ChatBusy` (it will be queued)."""
+    latest turn or comes from a way in that cannot say "queued" yet, or a follow-up whose turn has not come) or
+    `ChatBusy` (it will be queued)."""
+    continues_latest = continues_latest and source in QUEUED_SOURCES
     active = await run_store.active_run_in_chat(conn, chat_id)
     if followup_id is not None:  # a queued message's turn: it waits while a run is active
         if active is not None:

@@ -184,7 +184,7 @@ async def _lock_chat(conn: Conn, request: LaunchRequest) -> chat_store.LockedCha
     if chat is None:
         raise NotFound("chat not found", code="chat_not_found")
     latest = request.parent_message_id == "latest" and not request.regenerate
-    await followup_queue.claim_turn(conn, request.chat_id, request.followup_id, latest)
+    await followup_queue.claim_turn(conn, request.chat_id, request.followup_id, latest, request.trigger_source)
     return chat
 
 
