@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     from personal_agent.tenants.command import add_tenants_parser
 
     add_tenants_parser(sub)
+    from personal_agent.evals.command import add_eval_parser
+
+    add_eval_parser(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

@@ -7,6 +7,7 @@ org admins' (404 for another member and another org) and carries no key."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider
 
 V1 = "You are the quiz bot, version one."
@@ -50,6 +51,10 @@ def script(messages: list[dict[str, Any]]) -> Reply:
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer, FakeProvider]]:
     with running_fake_provider(script) as fake, running_pa_dev(tmp_path_factory.mktemp("pa-dev-evals")) as server:
         yield server, fake
+
+
+def _pa(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(PA), *args], cwd=ROOT / "docs", env=env, capture_output=True, text=True, timeout=300)
 
 
 def _wait_eval(http: httpx.Client, eval_id: str, auth: dict[str, str]) -> dict[str, Any]:
@@ -134,7 +139,8 @@ def test_two_agent_versions_over_a_jsonl_dataset_compared_side_by_side(world: tu
         assert [c["scores"]["contains"] for c in one["cases"]] == [1.0, 0.0, 0.0]
         assert [c["scores"]["contains"] for c in two["cases"]] == [1.0, 1.0, 1.0]
         assert [c["scores"]["judge"] for c in one["cases"]] == [0.9, 0.2, 0.2]
-        assert two["summary"]["score"] == pytest.approx(0.95) and one["summary"]["score"] == pytest.approx(1.15 / 3, abs=1e-4)
+        assert two["summary"]["score"] == pytest.approx(0.95)
+        assert one["summary"]["score"] == pytest.approx((0.95 + 0.1 + 0.1) / 3, abs=1e-4)
         assert one["summary"]["cases_done"] == 3 and two["summary"]["cost_usd"] > 0
         assert all(c["run_id"] for c in two["cases"])  # each case is a normal run, on the ledger
 
@@ -145,6 +151,16 @@ def test_two_agent_versions_over_a_jsonl_dataset_compared_side_by_side(world: tu
         assert report["changed"] == 2
         assert [c["changed"] for c in report["cases"]] == [False, True, True]
         assert report["b"]["summary"]["score"] > report["a"]["summary"]["score"]
+
+        # The CLI wraps the same API: `pa eval run` prints the report, `pa eval compare` the table.
+        env = {**server.env, "PA_API_URL": server.url, "PA_TOKEN": admin["Authorization"].removeprefix("Bearer ")}
+        ran = _pa(env, "eval", "run", "quiz", "--agent", "quiz@2", "--scorer", "contains", "--json")
+        assert ran.returncode == 0, ran.stderr
+        cli_report = json.loads(ran.stdout)
+        assert cli_report["status"] == "succeeded" and cli_report["summary"]["score"] == 1.0
+        table = _pa(env, "eval", "compare", ids[1], ids[2])
+        print(table.stdout)
+        assert table.returncode == 0 and "| 2 | What is 2+2? | 0.10 | 0.95 | yes |" in table.stdout
 
 
 @pytest.mark.timeout(600)

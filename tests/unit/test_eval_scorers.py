@@ -1,0 +1,59 @@
+"""The evaluation scorers and reports as pure functions: each scorer's score, a bad scorer refused with a stable
+code, the judge's verdict parsed, the report's Markdown."""
+
+from __future__ import annotations
+
+import pytest
+
+from personal_agent.errors import InvalidInput
+from personal_agent.evals import scorers
+from personal_agent.evals.command import compare_markdown
+
+SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+
+
+@pytest.mark.parametrize(
+    ("scorer", "answer", "expected", "score"),
+    [
+        ({"kind": "exact"}, " Paris ", "Paris", 1.0),
+        ({"kind": "exact"}, "Paris.", "Paris", 0.0),
+        ({"kind": "contains"}, "It is PARIS.", "paris", 1.0),
+        ({"kind": "contains"}, "Lyon", "Paris", 0.0),
+        ({"kind": "contains"}, "anything", None, None),
+        ({"kind": "regex", "pattern": r"\b\d{4}\b"}, "in 1999", None, 1.0),
+        ({"kind": "regex"}, "abc", "^a.c$", 1.0),
+        ({"kind": "json_schema", "schema": SCHEMA}, '```json\n{"ok": true}\n```', None, 1.0),
+        ({"kind": "json_schema", "schema": SCHEMA}, '{"ok": "yes"}', None, 0.0),
+        ({"kind": "json_schema", "schema": SCHEMA}, "not json", None, 0.0),
+    ],
+)
+def test_each_scorer_scores_the_answer(scorer: dict, answer: str, expected: str | None, score: float | None) -> None:
+    assert scorers.score(scorer, answer, expected) == score
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [[], [{"kind": "vibes"}], [{"kind": "regex", "pattern": "("}], [{"kind": "json_schema", "schema": {"type": 3}}]],
+)
+def test_a_bad_scorer_is_refused_with_a_stable_code(bad: list[dict]) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        scorers.validate(bad)
+    assert refused.value.code == "invalid_scorer"
+
+
+def test_the_judge_verdict_is_its_first_score_out_of_ten() -> None:
+    assert scorers.verdict("SCORE: 7 because") == 0.7
+    assert scorers.verdict("score:10") == 1.0 and scorers.verdict("SCORE: 42") == 1.0
+    assert scorers.verdict("no verdict") == 0.0
+
+
+def test_the_comparison_prints_as_markdown() -> None:
+    side = {"score": 0.5, "cost_usd": 0.001, "latency_ms_p50": 10}
+    report = {
+        "a": {"summary": side},
+        "b": {"summary": {**side, "score": 1.0}},
+        "changed": 1,
+        "cases": [{"position": 0, "input": "q", "a": {"score": 0.5}, "b": {"score": 1.0}, "changed": True}],
+    }
+    table = compare_markdown(report)
+    assert "| 1 | q | 0.50 | 1.00 | yes |" in table and "total (1 changed) | 0.5 | 1.0" in table
