@@ -1,6 +1,7 @@
-"""Linking a channel account in the web chat (issue 34): a Telegram message from someone not yet linked gets a
-one-time code from the bot (a fake Bot API on loopback); the member signs in, enters it under Settings → Channels,
-and sees the account connected (then disconnects it); a wrong code is refused with the reason. Checked with axe."""
+"""Channels in the web chat (issue 34): an admin sets up the org's Telegram bot (secrets write-only); a Telegram
+message from someone not yet linked gets a one-time code from the bot (a fake Bot API on loopback); the member enters
+it under Settings -> Channels and sees the account connected (then disconnects it); a wrong code is refused with the
+reason; the admin's log shows the message as `unlinked`. Checked with axe."""
 
 from __future__ import annotations
 
@@ -30,9 +31,6 @@ def web_env(telegram: FakeTelegram) -> dict[str, str]:
 
 
 def _code(web: DevStack, telegram: FakeTelegram) -> str:
-    with web.api(web.token()) as api:
-        put = api.put("/api/v1/admin/channels/telegram", json={"bot_token": "1:web", "secret_token": SECRET})
-        assert put.status_code == 200, put.text
     headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET}
     sent = httpx.post(
         f"{web.url}/api/v1/channels/telegram/acme", content=telegram_message(1, 4242, 4242, "hi"), headers=headers
@@ -47,9 +45,21 @@ def _code(web: DevStack, telegram: FakeTelegram) -> str:
 def test_a_member_connects_a_telegram_account_with_its_code(page: Any, web: DevStack, telegram: FakeTelegram) -> None:
     from playwright.sync_api import expect
 
-    code = _code(web, telegram)
-    sign_in(page)
+    sign_in(page)  # an admin of acme
     page.goto("/settings")
+    org = page.get_by_test_id("org-channels")
+    bot = org.get_by_role("group", name="Telegram")
+    bot.get_by_label("Bot token").fill("1:web-bot-token")
+    bot.get_by_label("Secret token").fill(SECRET)
+    bot.get_by_role("button", name="Save Telegram").click()
+    expect(org.get_by_role("status")).to_have_text("Telegram saved.")
+    expect(bot).to_contain_text("Set up: acme (bot_token, secret_token stored)")
+    expect(bot.get_by_label("Secret token")).to_have_value("")  # write-only: never shown again
+    assert SECRET not in page.content() and "web-bot-token" not in page.content()
+
+    code = _code(web, telegram)
+    page.reload()
+    expect(page.get_by_test_id("org-channels").get_by_role("table")).to_contain_text("unlinked")
     section = page.get_by_test_id("channel-links")
     expect(section.get_by_text("No connected accounts.")).to_be_visible()
     section.get_by_label("Code").fill("WRONG234")
