@@ -7024,7 +7024,7 @@ export interface components {
             name: string;
             /**
              * Parameters
-             * @description the JSON schema of a client tool; null otherwise
+             * @description its parameters' JSON schema (null for an MCP tool)
              */
             parameters: {
                 [key: string]: unknown;

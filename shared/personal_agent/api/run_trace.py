@@ -20,7 +20,7 @@ class TraceTool(BaseModel):
     source: str = Field(description="first_party, mcp or client")
     acts: bool
     untrusted: bool
-    parameters: dict[str, Any] | None = Field(description="the JSON schema of a client tool; null otherwise")
+    parameters: dict[str, Any] | None = Field(description="its parameters' JSON schema (null for an MCP tool)")
 
 
 class TracePart(BaseModel):

@@ -81,8 +81,10 @@ def _window(spec: dict[str, Any]) -> tuple[int, int]:
 
 
 def _tools(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tool definitions the run offered: first-party ones with their description, MCP ones by name, the
-    caller's client tools with their JSON schema."""
+    """The tool definitions the run offered: first-party ones and the caller's client tools with their description
+    and JSON schema, MCP ones by name."""
+    from personal_agent.tools.toolset import pydantic_tool  # pydantic-ai: only when a trace is asked for
+
     out = []
     for tool in spec.get("tools", []):
         found = get_tool(tool["name"]) if not tool.get("server_id") else None
@@ -93,7 +95,7 @@ def _tools(spec: dict[str, Any]) -> list[dict[str, Any]]:
                 "source": "mcp" if tool.get("server_id") else "first_party",
                 "acts": bool(tool.get("acts")),
                 "untrusted": bool(tool.get("untrusted")),
-                "parameters": None,
+                "parameters": pydantic_tool(found).tool_def.parameters_json_schema if found else None,
             }
         )
     for tool in spec.get("client_tools", []):
