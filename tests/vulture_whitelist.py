@@ -24,3 +24,4 @@ _.send_demo_message
 _.web_fetch
 _.web_search
 _.remember
+_.ask_user

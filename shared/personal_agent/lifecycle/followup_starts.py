@@ -24,11 +24,6 @@ _REQUEST = TypeAdapter(LaunchRequest)
 MAX_STARTS = 20  # a queue of refused launches ends here; the next run's end goes on with the rest
 
 
-def request_json(request: LaunchRequest) -> dict[str, Any]:
-    """A launch request as a follow-up stores it."""
-    return dict(_REQUEST.dump_python(request, mode="json"))
-
-
 async def start_next(org_id: UUID, message: dict[str, Any]) -> str | None:
     """Launch the chat's oldest queued follow-up (the outbox's `start_followups` message); the run id it started,
     or None (nothing queued, or the chat is busy again)."""
