@@ -126,7 +126,7 @@ class UpstashBus:
             after = entry_ids.entry_of(after)  # that entry is gone (trimmed) and nothing follows: wait after it
         loop = asyncio.get_running_loop()
         deadline = loop.time() + max(block_ms, 0) / 1000
-        delay = self._poll_initial
+        delay = max(self._poll_initial, patience_ms / 4000)  # a patient reader starts slow too: each read restarts
         while True:
             entries = await self._xread(stream, after, count)
             remaining = deadline - loop.time()
