@@ -6,18 +6,27 @@ platform's share is measured on `pa dev` (the scripted model, no model latency) 
   transitions counted from the execution history, its Task durations from the history's timestamps);
 - Redis commands per turn (Valkey `INFO commandstats`, publisher + relay + slots), the API calls, and how long the
   SSE stream (the stream Lambda) stays open.
+Then the same turn again with the model's latency played by the scripted model (`ttft:`/`pace:`, from `--ttft` and
+`--tokens-per-s`): events then come at a real stream's rate, so the Redis commands per turn are those of a real
+turn (batches hold what one batch window gathers, not a whole instant reply); and once more through the Upstash REST
+path (`pa dev` with `UPSTASH_REDIS_REST_URL` pointing at the tests' REST bridge in front of a Valkey of its own,
+`bench/counting_bridge.py`), counting the REST requests (what Upstash bills if a script is one command) and the
+commands behind them (if every command a script runs is billed).
 Lambda time is then priced at the template's memory (API 1024 MB, stream 512 MB, steps/run worker 1024 MB, arm64),
 once at the measured durations (platform only) and once with the model's own latency added, because a Lambda that
 waits for a streaming model is billed for the wait. Model cost: genai-prices list prices for a cheap and a frontier
 model at the token counts printed. Every input is printed; change them with the flags.
 
-Run from the repo root (about 1-3 minutes): `.venv/bin/python bench/economics.py`
+Run from the repo root (about 4-6 minutes): `.venv/bin/python bench/economics.py`. The last line is JSON with the
+headline figures (model latency included), to compare runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import json
 import os
 import statistics
 import sys
@@ -46,6 +55,8 @@ PRICES = {
 ELASTICACHE_ECPU = 0.0034 / 1e6
 MEMORY_GB = {"api": 1.0, "stream": 0.5, "worker": 1.0, "steps": 1.0}  # template.yaml MemorySize / 1024
 MODELS = (("cheap", "openai", "gpt-4o-mini"), ("frontier", "anthropic", "claude-sonnet-4-0"))
+MODES = ("inline", "durable")
+UPSTASH_TOKEN = "bench-economics-upstash-token"
 
 
 @dataclass
@@ -57,6 +68,8 @@ class TurnFigures:
     transitions: list[int]
     task_s: list[float]
     tasks: list[int]
+    rest_requests: list[int]
+    rest_by_command: Counter[str]
 
 
 def redis_calls(port: int) -> Counter[str]:
@@ -102,19 +115,33 @@ def history_figures(events: list[dict[str, Any]]) -> tuple[int, int, float]:
     return transitions, tasks, inside
 
 
-async def turns(dev: DevProcess, token: str, mode: str, count: int, valkey_port: int, calls: int) -> TurnFigures:
+def turn_message(args: argparse.Namespace, paced: bool) -> str:
+    """What the client sends: `tools:N` (and, paced, the model's latency for the scripted model to play)."""
+    if not paced:
+        return f"tools:{args.tool_calls} what time is it?"
+    pace_ms = 1000 / args.tokens_per_s
+    return (
+        f"tools:{args.tool_calls} chunks:{args.answer_tokens} calls:{args.call_tokens} ttft:{args.ttft * 1000:.0f}"
+        f" pace:{pace_ms:.2f} what time is it?"
+    )
+
+
+async def turns(
+    dev: DevProcess, token: str, mode: str, count: int, valkey_port: int, calls: int, message: str, rest: Any = None
+) -> TurnFigures:
     import httpx
 
     auth = {"Authorization": f"Bearer {token}"}
-    figures = TurnFigures([], [], [], Counter(), [], [], [])
+    figures = TurnFigures([], [], [], Counter(), [], [], [], [], Counter())
     before = executions(int(dev.env["PA_MOTO_PORT"])) if mode == "durable" else {}
     async with httpx.AsyncClient(base_url=dev.url, timeout=120, headers=auth) as http:
         chat = await http.post("/api/v1/chats", json={"title": "economics"})
         chat.raise_for_status()
         for _ in range(count):
             calls0 = redis_calls(valkey_port)
+            rest0 = rest.snapshot() if rest is not None else (0, Counter())
             t0 = time.perf_counter()
-            body = {"message": f"tools:{calls} what time is it?", "model": MODEL_ID, "mode": mode}
+            body = {"message": message, "model": MODEL_ID, "mode": mode}
             started = await http.post(f"/api/v1/chats/{chat.json()['id']}/runs", json=body)
             started.raise_for_status()
             t1 = time.perf_counter()
@@ -130,6 +157,10 @@ async def turns(dev: DevProcess, token: str, mode: str, count: int, valkey_port:
             used = redis_calls(valkey_port) - calls0
             figures.redis_commands.append(sum(used.values()))
             figures.redis_by_command.update(used)
+            if rest is not None:
+                requests, by_command = rest.snapshot()
+                figures.rest_requests.append(requests - rest0[0])
+                figures.rest_by_command.update(by_command - rest0[1])
     if mode == "durable":
         after = executions(int(dev.env["PA_MOTO_PORT"]))
         for arn, events in after.items():
@@ -166,8 +197,11 @@ def model_seconds(requests: list[tuple[int, int]], ttft: float, tokens_per_s: fl
     return sum(ttft + out / tokens_per_s for _, out in requests)
 
 
-def platform_cost(mode: str, f: TurnFigures, args: argparse.Namespace, wait_s: float) -> dict[str, float]:
-    """USD per turn by line item; `wait_s` is model time the run's Lambda and the open stream also pay for."""
+def platform_cost(
+    mode: str, f: TurnFigures, args: argparse.Namespace, wait_s: float, redis: float | None = None
+) -> dict[str, float]:
+    """USD per turn by line item; `wait_s` is model time the run's Lambda and the open stream also pay for;
+    `redis` the Redis commands per turn when not `f`'s (the paced turn's, with the model's latency)."""
     med = statistics.median
     api = med(f.post_s) * MEMORY_GB["api"] * PRICES["lambda_gb_s"] * args.api_calls + PRICES["lambda_request"]
     stream_s = med(f.stream_s) + wait_s
@@ -176,7 +210,7 @@ def platform_cost(mode: str, f: TurnFigures, args: argparse.Namespace, wait_s: f
         "API Lambda": api,
         "stream Lambda (open for the run)": stream_s * MEMORY_GB["stream"] * PRICES["lambda_gb_s"]
         + PRICES["lambda_request"],
-        "Redis commands": med(f.redis_commands) * PRICES["redis_command"],
+        "Redis commands": (med(f.redis_commands) if redis is None else redis) * PRICES["redis_command"],
     }
     if mode == "inline":
         run_s = med(f.stream_s) + wait_s
@@ -189,7 +223,30 @@ def platform_cost(mode: str, f: TurnFigures, args: argparse.Namespace, wait_s: f
     return cost
 
 
-def report(args: argparse.Namespace, figures: dict[str, TurnFigures], taken: str) -> None:
+def paced_report(args: argparse.Namespace, paced: dict[str, TurnFigures], upstash: dict[str, TurnFigures]) -> None:
+    med = statistics.median
+    print(f"\nInputs: measured with the model's latency played (message {turn_message(args, True)!r})")
+    for mode, f in paced.items():
+        top = ", ".join(f"{name} {n / len(f.post_s):.0f}" for name, n in f.redis_by_command.most_common(6))
+        print(f"  {mode:<8} Valkey: Redis commands {med(f.redis_commands):.0f} per turn (n={len(f.post_s)}): {top}")
+    for mode, f in upstash.items():
+        top = ", ".join(f"{name} {n / len(f.post_s):.0f}" for name, n in f.rest_by_command.most_common(6))
+        print(
+            f"  {mode:<8} Upstash REST: {med(f.rest_requests):.0f} requests per turn ({top});"
+            f" {med(f.redis_commands):.0f} commands behind them (n={len(f.post_s)})"
+        )
+    print(
+        "  Upstash bills per command; its docs do not say whether the commands a script runs are billed one by one,"
+        "\n  so Redis is priced below at the commands Valkey counts (every command a script runs: the upper bound);"
+        "\n  at one command per REST request (a script = one EVALSHA) it is the lower bound printed above."
+    )
+
+
+def report(
+    args: argparse.Namespace, figures: dict[str, TurnFigures], taken: str, paced: dict[str, TurnFigures]
+) -> dict[str, Any]:
+    """Print everything; the headline figures (model latency included) for the JSON line."""
+    headline: dict[str, Any] = {"cheap_pct": {}, "frontier_pct": {}, "redis_commands": {}}
     med = statistics.median
     requests = model_turn(args)
     print(
@@ -200,6 +257,7 @@ def report(args: argparse.Namespace, figures: dict[str, TurnFigures], taken: str
     for name, value in PRICES.items():
         print(f"  {name:<22} ${value:.10f}")
     print(f"  memory GB              {MEMORY_GB}")
+    print(f"  PA_EVENT_BATCH_MS      {args.batch_ms if args.batch_ms is not None else 'pa dev default'}")
     print(f"  API calls per turn     {args.api_calls} (POST the run + GET the transcript); SSE goes to a Function URL")
     print("\nInputs: measured on pa dev (scripted model, no model latency), median of the turns")
     for mode, f in figures.items():
@@ -227,8 +285,12 @@ def report(args: argparse.Namespace, figures: dict[str, TurnFigures], taken: str
         print(f"\n{label} model {provider}:{model}: ${spend:.6f} per turn (genai-prices)")
         for mode, f in figures.items():
             for waits, what in ((0.0, "platform time only"), (wait, "with the model's latency")):
-                cost = platform_cost(mode, f, args, waits)
+                redis = med(paced[mode].redis_commands) if waits and mode in paced else None
+                cost = platform_cost(mode, f, args, waits, redis)
                 total = sum(cost.values())
+                if waits:
+                    headline[f"{label}_pct"][mode] = round(100 * total / spend, 2)
+                    headline["redis_commands"][mode] = med(f.redis_commands) if redis is None else redis
                 items = ", ".join(f"{k} ${v:.7f}" for k, v in cost.items())
                 verdict = "met" if total <= 0.03 * spend else "missed"
                 print(
@@ -238,13 +300,14 @@ def report(args: argparse.Namespace, figures: dict[str, TurnFigures], taken: str
                 print(f"           {items}")
     redis_per_turn = statistics.median(figures["inline"].redis_commands)
     print(
-        f"\nRedis is the largest platform item (one XADD per event is the resume contract). The same"
+        f"\nThe same"
         f" {redis_per_turn:.0f} commands on ElastiCache Serverless (${ELASTICACHE_ECPU * 1e6:.4f} per million ECPUs,"
         f" 1 per command under 1 KB) cost ${redis_per_turn * ELASTICACHE_ECPU:.8f} per turn, but its storage"
         " minimum (1 GB at $0.125/GB-hour) is not $0 when idle; Upstash is."
     )
     print("\nIdle: $0. Every part above is billed per request or per GB-second (Lambda, Step Functions, HTTP API,")
     print("Upstash); storage (Postgres, S3, Redis data) is billed by size, not by time idle.")
+    return headline
 
 
 def parse_args() -> argparse.Namespace:
@@ -260,25 +323,55 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--ttft", type=float, default=0.5, help="model seconds to first token")
     parser.add_argument("--tokens-per-s", type=float, default=80.0, help="model output speed")
     parser.add_argument("--api-calls", type=int, default=2)
+    parser.add_argument("--paced-turns", type=int, default=3, help="turns per driver with the model's latency")
+    parser.add_argument("--no-upstash", action="store_true", help="skip the Upstash REST path")
+    parser.add_argument("--batch-ms", type=float, default=None, help="PA_EVENT_BATCH_MS for pa dev (default: its own)")
     return parser.parse_args()
+
+
+def measure(label: str, data_dir: Path, env: dict[str, str], args: argparse.Namespace, **kw: Any) -> Any:
+    """Turns on one `pa dev`: unpaced and paced for both drivers (or only paced, `paced_only`)."""
+    valkey, rest, paced_only = kw.get("valkey"), kw.get("rest"), kw.get("paced_only", False)
+    dev = DevProcess(label, data_dir, env)
+    try:
+        dev.wait_ready()
+        (token,) = dev.tokens(1)
+        port = valkey or int(dev.env["PA_VALKEY_PORT"])
+        run = functools.partial(turns, dev, token, valkey_port=port, calls=args.tool_calls, rest=rest)
+        unpaced = (
+            {} if paced_only else {m: asyncio.run(run(m, args.turns, message=turn_message(args, False))) for m in MODES}
+        )
+        paced = {m: asyncio.run(run(m, args.paced_turns, message=turn_message(args, True))) for m in MODES}
+    finally:
+        dev.stop()
+    return unpaced, paced
 
 
 def main() -> None:
     args = parse_args()
     taken = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    upstash: dict[str, TurnFigures] = {}
+    base = {} if args.batch_ms is None else {"PA_EVENT_BATCH_MS": str(args.batch_ms)}
     with tempfile.TemporaryDirectory(prefix="pa-economics-") as tmp:
-        dev = DevProcess("economics", Path(tmp) / "economics", {})
-        try:
-            dev.wait_ready()
-            (token,) = dev.tokens(1)
-            valkey = int(dev.env["PA_VALKEY_PORT"])
-            figures = {
-                mode: asyncio.run(turns(dev, token, mode, args.turns, valkey, args.tool_calls))
-                for mode in ("inline", "durable")
-            }
-        finally:
-            dev.stop()
-    report(args, figures, taken)
+        figures, paced = measure("economics", Path(tmp) / "economics", base, args)
+        if not args.no_upstash:
+            from bench.counting_bridge import counting_bridge
+            from personal_agent.local.valkey import start_embedded_valkey
+
+            server, redis_url = start_embedded_valkey(Path(tmp) / "upstash-valkey")
+            try:
+                with counting_bridge(redis_url, UPSTASH_TOKEN) as (url, counting):
+                    env = {**base, "UPSTASH_REDIS_REST_URL": url, "UPSTASH_REDIS_REST_TOKEN": UPSTASH_TOKEN}
+                    kw = {"valkey": server.port, "rest": counting, "paced_only": True}
+                    _, upstash = measure("economics-upstash", Path(tmp) / "economics-upstash", env, args, **kw)
+            finally:
+                server.stop()
+    paced_report(args, paced, upstash)
+    headline = report(args, figures, taken, paced)
+    if upstash:
+        headline["upstash_requests"] = {m: statistics.median(f.rest_requests) for m, f in upstash.items()}
+        headline["upstash_commands"] = {m: statistics.median(f.redis_commands) for m, f in upstash.items()}
+    print(json.dumps(headline))
 
 
 if __name__ == "__main__":

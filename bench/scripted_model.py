@@ -3,12 +3,16 @@ as 200 chunks), optionally after tool calls, with no delay and no network.
 
 A message `tools:N <text>` makes the model call `current_time` N times, one model request each, before the
 reply (a "typical turn" for `bench/economics.py`); `chunks:N` changes the reply's length (one long stream for
-events/s); any other message gets the 200-chunk reply at once (one request).
+events/s); any other message gets the 200-chunk reply at once (one request). `ttft:MS` waits MS milliseconds
+before each request's first chunk and `pace:MS` that long between chunks (a real model's latency and output speed,
+so what the platform does per batch of events is measured at a real stream's rate; a tool call's request waits
+`ttft` and then `calls:N` chunks' worth of `pace`, its arguments being N tokens).
 `bench/scripted_dev.py` serves `pa dev` with this model registered as `bench:scripted`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from collections.abc import AsyncIterator
@@ -20,6 +24,9 @@ MODEL_ID = "bench:scripted"
 CHUNKS = int(os.environ.get("PA_BENCH_CHUNKS", "200"))
 _TOOLS = re.compile(r"\btools:(\d+)\b")
 _CHUNKS = re.compile(r"\bchunks:(\d+)\b")
+_TTFT = re.compile(r"\bttft:(\d+(?:\.\d+)?)\b")
+_PACE = re.compile(r"\bpace:(\d+(?:\.\d+)?)\b")
+_CALL = re.compile(r"\bcalls:(\d+)\b")
 # Words of about the length of an LLM token (4-5 characters with the space), so a chunk is one token.
 WORDS = ("the ", "run ", "has ", "one ", "more ", "word ", "for ", "you ", "and ", "then ")
 
@@ -49,10 +56,18 @@ async def _stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterato
     sized = _CHUNKS.search(prompt)
     turn = _this_turn(messages)
     done = sum(1 for m in turn if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart))
+    ttft, pace = (float(m.group(1)) / 1000 if m else 0.0 for m in (_TTFT.search(prompt), _PACE.search(prompt)))
+    if ttft:
+        await asyncio.sleep(ttft)
     if done < wanted and any(t.name == "current_time" for t in info.function_tools):
+        call = _CALL.search(prompt)
+        if pace and call:
+            await asyncio.sleep(pace * int(call.group(1)))
         yield {0: DeltaToolCall(name="current_time", json_args="{}", tool_call_id=f"bench_{done}")}
         return
     for i in range(int(sized.group(1)) if sized else CHUNKS):
+        if pace and i:
+            await asyncio.sleep(pace)
         yield WORDS[i % len(WORDS)]
 
 
