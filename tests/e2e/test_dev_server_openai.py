@@ -14,8 +14,10 @@ import httpx
 import openai
 import pytest
 
+from tests.e2e.feed_listener import FeedListener
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider, tool_results
+from tests.knowledge import make_pdf
 
 WEATHER_TOOL = {
     "type": "function",
@@ -46,6 +48,8 @@ def script(messages: list[dict[str, Any]]) -> Reply:
         return {
             "tool_calls": [{"name": "ask_user", "arguments": {"question": "Which city?", "choices": ["Paris", "Rome"]}}]
         }
+    if "what do the docs say" in asked:
+        return {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "when is the summer party"}}]}
     if "structured" in asked:
         return {"tool_calls": [{"name": "final_result", "arguments": {"city": "Paris", "celsius": 21}}]}
     return {"content": "Hello from the fake model."}
@@ -101,6 +105,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         world = World(server, fake, cheap)
         world.agent(slug="calculator", tools=["calculate"])
         world.agent(slug="careful", tools=["calculate"], approval={"calculate": "always"})
+        world.agent(slug="librarian", tools=["search_knowledge"])
         yield world
         world.http.close()
 
@@ -235,3 +240,26 @@ def test_a_restricted_agent_never_reaches_a_tier_0_model(world: World) -> None:
             model="secretive", messages=[{"role": "user", "content": "hi"}], stream=True
         )
     assert len(world.cheap.requests) == before
+
+
+def test_an_answer_from_the_knowledge_base_ends_with_its_sources_streamed_or_stored(world: World) -> None:
+    data = make_pdf(["Holiday calendar: the office closes on the second Monday of August for the summer party."])
+    body = {"filename": "calendar.pdf", "content_type": "application/pdf", "size": len(data)}
+    created = world.http.post("/api/v1/knowledge/documents", json=body, headers=world.member)
+    assert created.status_code == 201, created.text
+    upload, document_id = created.json()["upload"], created.json()["document"]["id"]
+    with FeedListener(world.server.url, world.member) as feed:
+        sent = httpx.post(upload["url"], data=upload["fields"], files={"file": ("calendar.pdf", data)}, timeout=30)
+        assert sent.status_code == 204, sent.text
+        assert feed.until_done(document_id)["status"] == "ready"
+    messages: list[Any] = [{"role": "user", "content": "what do the docs say about August?"}]
+    answer = world.client().chat.completions.create(model="librarian", messages=messages)
+    content = answer.choices[0].message.content or ""
+    body_text, _, footnote = content.rpartition("\n\nSources:\n")
+    assert body_text.startswith("Result: ") and footnote.startswith("[1] calendar.pdf, p. 1") and "\n" not in footnote
+    client = world.client()
+    streamed = list(client.responses.create(model="librarian", input="what do the docs say?", stream=True))
+    final = streamed[-1].response  # type: ignore[union-attr]
+    deltas = "".join(e.delta for e in streamed if e.type == "response.output_text.delta")  # type: ignore[union-attr]
+    assert final.output[-1].content[0].text.startswith("Sources:\n[1] calendar.pdf, p. 1")  # type: ignore[union-attr]
+    assert deltas == client.responses.retrieve(final.id).output_text == final.output_text

@@ -3,7 +3,8 @@ the whole `message` at the end.
 
 What the caller sees: the run's text (the text of several model responses, as one answer), calls of the caller's
 own tools (`tool_calls`, `finish_reason: "tool_calls"`), and a structured answer's JSON as the content. The
-agent's own tools run inside, under the gates, and are not shown. An acting tool that needed a person's approval
+agent's own tools run inside, under the gates, and are not shown; the passages its knowledge searches returned end
+the answer as numbered sources. An acting tool that needed a person's approval
 was denied (a synchronous request cannot wait): the answer ends saying so."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from personal_agent.openai_api.citations import SEARCH_TOOL, Sources
 from personal_agent.spec.run_spec import OUTPUT_TOOL
 
 APPROVAL_NOTE = (
@@ -41,6 +43,8 @@ class CompletionBuilder:
     _structured: set[str] = field(default_factory=set)
     _open_text: bool = False
     _said_role: bool = False
+    _searches: set[str] = field(default_factory=set)
+    sources: Sources = field(default_factory=Sources)
 
     def feed(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         """The deltas this event adds (none for what the caller does not see); raises `RunFailed` on RUN_ERROR."""
@@ -53,6 +57,8 @@ class CompletionBuilder:
             return self._call_start(event)
         elif kind == "TOOL_CALL_ARGS":
             return self._call_args(event)
+        elif kind == "TOOL_CALL_RESULT" and event.get("toolCallId") in self._searches:
+            self.sources.add(event.get("content"))
         elif kind == "CUSTOM" and event.get("name") == "approval_requested":
             self.denied.append(str((event.get("value") or {}).get("tool", "a tool")))
         elif kind == "RUN_ERROR":
@@ -85,6 +91,8 @@ class CompletionBuilder:
 
     def _call_start(self, event: dict[str, Any]) -> list[dict[str, Any]]:
         call_id, name = str(event.get("toolCallId")), str(event.get("toolCallName"))
+        if name == SEARCH_TOOL:
+            self._searches.add(call_id)
         if name == OUTPUT_TOOL:
             self._structured.add(call_id)
             self.content = ""  # a retried structured answer starts over
@@ -108,6 +116,8 @@ class CompletionBuilder:
 
     def _finish(self) -> list[dict[str, Any]]:
         deltas = []
+        if (footnote := self.sources.footnote()) and not self._structured:
+            deltas += self._text_tail(f"\n\n{footnote}")
         if self.denied:
             tools = ", ".join(f"`{name}`" for name in dict.fromkeys(self.denied))
             deltas += self._text_tail(APPROVAL_NOTE.format(tools=tools))

@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from personal_agent.openai_api.citations import SEARCH_TOOL, Sources
 from personal_agent.openai_api.response_object import (
     call_item,
     item_id,
     message_item,
     question_item,
+    sources_item_id,
     structured_item_id,
 )
 from personal_agent.spec.run_spec import OUTPUT_TOOL
@@ -37,10 +39,14 @@ class ResponseEvents:
 
     skeleton: dict[str, Any]
     client_tools: frozenset[str]
+    structured: bool = False
+    """The answer is JSON (an output schema): no sources are appended to it."""
     seq: int = -1
     ending: Ending | None = None
     _items: dict[str, _Item] = field(default_factory=dict)  # by AG-UI message or tool call id
     _count: int = 0
+    _searches: set[str] = field(default_factory=set)
+    _sources: Sources = field(default_factory=Sources)
 
     def opening(self) -> list[dict[str, Any]]:
         queued = {**self.skeleton, "status": "queued"}
@@ -58,6 +64,8 @@ class ResponseEvents:
             return self._call_start(str(event.get("toolCallId")), str(event.get("toolCallName")))
         if kind == "TOOL_CALL_ARGS":
             return self._delta(str(event.get("toolCallId")), str(event.get("delta", "")))
+        if kind == "TOOL_CALL_RESULT" and event.get("toolCallId") in self._searches:
+            self._sources.add(event.get("content"))
         if kind in ("TEXT_MESSAGE_END", "TOOL_CALL_END"):
             key = str(event.get("messageId") if kind == "TEXT_MESSAGE_END" else event.get("toolCallId"))
             return self._close(key)
@@ -69,7 +77,16 @@ class ResponseEvents:
             outcome = (event.get("outcome") or {}).get("type")
             if outcome != "interrupt":  # an interrupt: the run waits for a person and goes on
                 self.ending = "cancelled" if outcome == "cancelled" else "completed"
+                return self._footnote() if self.ending == "completed" else []
         return []
+
+    def _footnote(self) -> list[dict[str, Any]]:
+        """The sources the run's knowledge searches returned, as a last message item (as stored: `sources_item`)."""
+        footnote = self._sources.footnote()
+        if not footnote or self.structured:
+            return []
+        item = sources_item_id(str(self.skeleton["id"]))
+        return [*self._open(item, item, "text"), *self._delta(item, footnote), *self._close(item)]
 
     def terminal(self, response: dict[str, Any]) -> dict[str, Any]:
         """The last event, with the response object as Postgres has it once the run ended."""
@@ -107,6 +124,8 @@ class ResponseEvents:
         ]
 
     def _call_start(self, call_id: str, name: str) -> list[dict[str, Any]]:
+        if name == SEARCH_TOOL:
+            self._searches.add(call_id)
         if name == OUTPUT_TOOL:
             return self._open(call_id, structured_item_id(call_id), "text")
         if name in self.client_tools:

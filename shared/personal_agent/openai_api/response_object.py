@@ -11,6 +11,7 @@ from uuid import UUID
 
 from personal_agent.agents.config import BUILTIN_SLUG
 from personal_agent.errors import NotFound
+from personal_agent.openai_api.citations import Sources
 from personal_agent.openai_api.response_schema import RESPONSE_ID_PREFIX
 from personal_agent.runs.store import RunRow
 from personal_agent.spec.run_spec import OUTPUT_TOOL, RunSpec
@@ -43,6 +44,11 @@ def run_id_of(value: str) -> UUID:
 def item_id(message_id: str) -> str:
     """An output message item's id from the AG-UI message id (`run:request:part`), the same live and stored."""
     return "msg_" + message_id.replace("-", "").replace(":", "_")
+
+
+def sources_item_id(response: str) -> str:
+    """The last message item of an answer that searched the knowledge base: its numbered sources."""
+    return f"msg_sources_{response.removeprefix(RESPONSE_ID_PREFIX)}"
 
 
 def structured_item_id(call_id: str) -> str:
@@ -103,7 +109,11 @@ def response_object(
     questions it waits on, each with its `question_id`)."""
     spec = RunSpec.model_validate(row.spec)
     body = skeleton(spec, STATUS.get(row.status, "in_progress"), int(row.created_at.timestamp()))
-    body["output"] = output_items(spec, messages[spec.input_messages :]) + [question_item(q) for q in questions]
+    answer = messages[spec.input_messages :]
+    body["output"] = output_items(spec, answer) + [question_item(q) for q in questions]
+    footnote = Sources.of_messages(answer).footnote() if spec.answer_schema is None else ""
+    if row.status == "succeeded" and footnote:
+        body["output"].append(message_item(sources_item_id(body["id"]), footnote))
     if row.status == "failed":
         error = row.error or {}
         body["error"] = {"code": str(error.get("code", "server_error")), "message": str(error.get("message", ""))}

@@ -168,7 +168,9 @@ async def semantic_frames(row: store.RunRow, frames: AsyncIterator[str], after: 
     """The run's semantic events as SSE, those numbered after `after` only (a resume), ending with the terminal one."""
     spec = RunSpec.model_validate(row.spec)
     builder = ResponseEvents(
-        objects.skeleton(spec, "queued", int(row.created_at.timestamp())), frozenset(t.name for t in spec.client_tools)
+        objects.skeleton(spec, "queued", int(row.created_at.timestamp())),
+        frozenset(t.name for t in spec.client_tools),
+        structured=spec.answer_schema is not None,
     )
     pending = builder.opening()
     async for event in events(frames):
