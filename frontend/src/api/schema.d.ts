@@ -3339,6 +3339,22 @@ export interface components {
             /** Tags */
             tags: string[];
         };
+        /**
+         * ChannelAck
+         * @description The channel's request was taken (its run, if any, starts after this answer).
+         */
+        ChannelAck: {
+            /**
+             * Challenge
+             * @description Slack's `url_verification`: its challenge, echoed
+             */
+            challenge?: string | null;
+            /**
+             * Ok
+             * @default true
+             */
+            ok?: boolean;
+        };
         /** ChannelEventOut */
         ChannelEventOut: {
             /**
@@ -6253,6 +6269,19 @@ export interface components {
             signing_secret: string;
             /** Team Id */
             team_id: string;
+        };
+        /**
+         * SlackCommandAck
+         * @description What Slack shows the person who used the slash command (only them: `ephemeral`).
+         */
+        SlackCommandAck: {
+            /**
+             * Response Type
+             * @default ephemeral
+             */
+            response_type?: string;
+            /** Text */
+            text: string;
         };
         /** SourceIn */
         SourceIn: {
@@ -9863,9 +9892,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["SlackCommandAck"];
                 };
             };
             /** @description an error the caller can act on */
@@ -9898,9 +9925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ChannelAck"];
                 };
             };
             /** @description an error the caller can act on */
@@ -9933,9 +9958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["ChannelAck"];
                 };
             };
             /** @description an error the caller can act on */
@@ -9970,7 +9993,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ChannelAck"];
                 };
             };
             /** @description Validation Error */

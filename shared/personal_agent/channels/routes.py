@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from pydantic import BaseModel, Field
 
 router = APIRouter(prefix="/api/v1/channels", tags=["channels"])
 MAX_BODY = 256 * 1024
@@ -23,6 +23,20 @@ _FORM_BODY = {
 }
 
 
+class ChannelAck(BaseModel):
+    """The channel's request was taken (its run, if any, starts after this answer)."""
+
+    ok: bool = True
+    challenge: str | None = Field(None, description="Slack's `url_verification`: its challenge, echoed")
+
+
+class SlackCommandAck(BaseModel):
+    """What Slack shows the person who used the slash command (only them: `ephemeral`)."""
+
+    response_type: str = "ephemeral"
+    text: str
+
+
 async def _body(request: Request) -> bytes:
     from personal_agent.errors import AppError
 
@@ -32,7 +46,13 @@ async def _body(request: Request) -> bytes:
     return body
 
 
-@router.post("/slack/events", operation_id="slack_events", openapi_extra=_JSON_BODY)
+@router.post(
+    "/slack/events",
+    operation_id="slack_events",
+    response_model=ChannelAck,
+    response_model_exclude_none=True,
+    openapi_extra=_JSON_BODY,
+)
 async def slack_events(request: Request) -> dict[str, Any]:
     """Slack's Events API: `url_verification`, `app_mention`, `message.im` (signed with the app's signing secret)."""
     from personal_agent.channels.slack_receive import receive_event
@@ -40,7 +60,13 @@ async def slack_events(request: Request) -> dict[str, Any]:
     return await receive_event(await _body(request), request.headers)
 
 
-@router.post("/slack/interactions", operation_id="slack_interactions", openapi_extra=_FORM_BODY)
+@router.post(
+    "/slack/interactions",
+    operation_id="slack_interactions",
+    response_model=ChannelAck,
+    response_model_exclude_none=True,
+    openapi_extra=_FORM_BODY,
+)
 async def slack_interactions(request: Request) -> dict[str, Any]:
     """Slack's interactivity payloads: the approval buttons."""
     from personal_agent.channels.slack_receive import receive_interaction
@@ -48,7 +74,7 @@ async def slack_interactions(request: Request) -> dict[str, Any]:
     return await receive_interaction(await _body(request), request.headers)
 
 
-@router.post("/slack/commands", operation_id="slack_commands", openapi_extra=_FORM_BODY)
+@router.post("/slack/commands", operation_id="slack_commands", response_model=SlackCommandAck, openapi_extra=_FORM_BODY)
 async def slack_commands(request: Request) -> dict[str, Any]:
     """The Slack app's slash command: its text starts a conversation answered in a thread."""
     from personal_agent.channels.slack_receive import receive_command
@@ -56,10 +82,16 @@ async def slack_commands(request: Request) -> dict[str, Any]:
     return await receive_command(await _body(request), request.headers)
 
 
-@router.post("/telegram/{org_slug}", operation_id="telegram_update", status_code=200, openapi_extra=_JSON_BODY)
-async def telegram_update(org_slug: str, request: Request) -> Response:
+@router.post(
+    "/telegram/{org_slug}",
+    operation_id="telegram_update",
+    response_model=ChannelAck,
+    response_model_exclude_none=True,
+    openapi_extra=_JSON_BODY,
+)
+async def telegram_update(org_slug: str, request: Request) -> ChannelAck:
     """An update from the org's Telegram bot (its webhook, with the secret token it was given)."""
     from personal_agent.channels.telegram import receive_update
 
     await receive_update(org_slug, await _body(request), request.headers)
-    return Response(status_code=200)
+    return ChannelAck()
