@@ -151,6 +151,12 @@ def test_two_agent_versions_over_a_jsonl_dataset_compared_side_by_side(world: tu
         assert report["changed"] == 2
         assert [c["changed"] for c in report["cases"]] == [False, True, True]
         assert report["b"]["summary"]["score"] > report["a"]["summary"]["score"]
+        elsewhere = server.auth_for("ada", "org-admin", org="elsewhere")
+        assert http.get(f"/api/v1/evals/runs/{ids[1]}", headers=elsewhere).status_code == 404
+        assert (
+            http.get("/api/v1/evals/compare", params={"a": ids[1], "b": ids[2]}, headers=elsewhere).status_code == 404
+        )
+        assert http.get("/api/v1/evals/datasets", headers=elsewhere).json()["items"] == []
 
         # The CLI wraps the same API: `pa eval run` prints the report, `pa eval compare` the table.
         env = {**server.env, "PA_API_URL": server.url, "PA_TOKEN": admin["Authorization"].removeprefix("Bearer ")}

@@ -28,12 +28,31 @@ SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required
     ],
 )
 def test_each_scorer_scores_the_answer(scorer: dict, answer: str, expected: str | None, score: float | None) -> None:
-    assert scorers.score(scorer, answer, expected) == score
+    assert scorers.score(scorer, scorers.Answered(answer), expected) == score
+
+
+def test_tool_called_latency_and_cost_read_what_the_run_did() -> None:
+    answered = scorers.Answered("42", (("calculate", {"expression": "6*7", "precision": 2}),), 900, 0.002)
+    assert (
+        scorers.score({"kind": "tool_called", "tool": "calculate", "args": {"expression": "6*7"}}, answered, None) == 1
+    )
+    assert scorers.score({"kind": "tool_called", "tool": "calculate", "args": {"expression": "1"}}, answered, None) == 0
+    assert scorers.score({"kind": "tool_called", "tool": "web_search"}, answered, None) == 0
+    assert scorers.score({"kind": "latency", "max_ms": 1000}, answered, None) == 1
+    assert scorers.score({"kind": "cost", "max_usd": 0.001}, answered, None) == 0
 
 
 @pytest.mark.parametrize(
     "bad",
-    [[], [{"kind": "vibes"}], [{"kind": "regex", "pattern": "("}], [{"kind": "json_schema", "schema": {"type": 3}}]],
+    [
+        [],
+        [{"kind": "vibes"}],
+        [{"kind": "regex", "pattern": "("}],
+        [{"kind": "json_schema", "schema": {"type": 3}}],
+        [{"kind": "tool_called"}],
+        [{"kind": "latency", "max_ms": -1}],
+        [{"kind": "cost"}],
+    ],
 )
 def test_a_bad_scorer_is_refused_with_a_stable_code(bad: list[dict]) -> None:
     with pytest.raises(InvalidInput) as refused:

@@ -6212,10 +6212,27 @@ export interface components {
         /** Scorer */
         Scorer: {
             /**
+             * Args
+             * @description tool_called: arguments the call must include
+             */
+            args?: {
+                [key: string]: unknown;
+            } | null;
+            /**
              * Kind
-             * @description exact, contains, regex, json_schema or judge
+             * @description exact, contains, regex, json_schema, tool_called, latency, cost or judge
              */
             kind: string;
+            /**
+             * Max Ms
+             * @description latency: the most a case may take
+             */
+            max_ms?: number | null;
+            /**
+             * Max Usd
+             * @description cost: the most a case may cost
+             */
+            max_usd?: number | null;
             /**
              * Model
              * @description judge: a model of the org (default: the org's routing model)
@@ -6238,6 +6255,11 @@ export interface components {
             schema?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Tool
+             * @description tool_called: the tool the run must call
+             */
+            tool?: string | null;
         };
         /** SearchOut */
         SearchOut: {

@@ -63,7 +63,11 @@ class CaseFromRun(BaseModel):
 
 
 class Scorer(BaseModel):
-    kind: str = Field(description="exact, contains, regex, json_schema or judge")
+    kind: str = Field(description="exact, contains, regex, json_schema, tool_called, latency, cost or judge")
+    tool: str | None = Field(None, description="tool_called: the tool the run must call")
+    args: dict[str, Any] | None = Field(None, description="tool_called: arguments the call must include")
+    max_ms: int | None = Field(None, description="latency: the most a case may take")
+    max_usd: float | None = Field(None, description="cost: the most a case may cost")
     pattern: str | None = Field(None, description="regex: the pattern (else the case's expected answer)")
     schema_: dict[str, Any] | None = Field(None, alias="schema", description="json_schema: the schema")
     rubric: str | None = Field(None, max_length=4000, description="judge: criteria for cases without their own")

@@ -4,9 +4,11 @@ what came of it: the answer's text, the run's cost (its sub-agents included) and
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 from uuid import UUID
 
 from personal_agent.chats import message_store
@@ -38,6 +40,7 @@ class Outcome:
     latency_ms: int
     router_model: str | None = None
     error: str | None = None
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 async def run_prompt(org_id: UUID, user_id: UUID, title: str, prompt: str, target: Target) -> Outcome:
@@ -70,7 +73,7 @@ async def run_prompt(org_id: UUID, user_id: UUID, title: str, prompt: str, targe
         cost = await store.tree_cost(conn, spec.run_id)
     latency = int((time.monotonic() - started) * 1000)
     router = spec.router_model.id if spec.router_model else None
-    return Outcome(spec.run_id, status, answer_text(messages), cost, latency, router)
+    return Outcome(spec.run_id, status, answer_text(messages), cost, latency, router, tool_calls=tool_calls(messages))
 
 
 async def _until_ended(org_id: UUID, run_id: UUID) -> str:
@@ -87,6 +90,22 @@ async def _until_ended(org_id: UUID, run_id: UUID) -> str:
             return "timeout"
         await asyncio.sleep(pause)
         pause = min(pause * 2, 0.5)
+
+
+def tool_calls(messages: list[object]) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The run's tool calls in order: each tool's name and its arguments (an object; `{}` when they did not parse)."""
+    calls = []
+    for message in messages:
+        for part in message.get("parts", []) if isinstance(message, dict) else []:
+            if part.get("part_kind") == "tool-call":
+                args = part.get("args")
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except ValueError:
+                        args = {}
+                calls.append((str(part.get("tool_name")), args if isinstance(args, dict) else {}))
+    return tuple(calls)
 
 
 def answer_text(messages: list[object]) -> str:

@@ -124,7 +124,8 @@ async def _scores(
             value, spent = await _judge(org_id, user_id, scorer, case, outcome)
             scores["judge"], cost = value, cost + spent
             continue
-        found = scorers.score(scorer, outcome.answer, case.expected)
+        answered = scorers.Answered(outcome.answer, outcome.tool_calls, outcome.latency_ms, float(outcome.cost_usd))
+        found = scorers.score(scorer, answered, case.expected)
         if found is not None:
             scores[scorer["kind"]] = found
     return scores, cost

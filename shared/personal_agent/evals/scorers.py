@@ -1,15 +1,17 @@
-"""Scorers: each turns a case's answer into a score from 0 to 1. `exact`, `contains`, `regex` and `json_schema`
-are pure; `judge` (an LLM with a rubric) is scored by `evals.judge` with a metered run."""
+"""Scorers: each turns a case's answer into a score from 0 to 1. `exact`, `contains`, `regex`, `json_schema`,
+`tool_called`, `latency` and `cost` are pure; `judge` (an LLM with a rubric) is scored by `evals.runner` with a
+metered run."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from personal_agent.errors import InvalidInput
 
-KINDS = ("exact", "contains", "regex", "json_schema", "judge")
+KINDS = ("exact", "contains", "regex", "json_schema", "tool_called", "latency", "cost", "judge")
 MAX_SCORERS = 8
 
 
@@ -31,7 +33,19 @@ def validate(scorers: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ) from exc
         if kind == "json_schema":
             _check_schema(scorer.get("schema"))
+        _check_fields(scorer)
     return scorers
+
+
+def _check_fields(scorer: dict[str, Any]) -> None:
+    kind = scorer["kind"]
+    if kind == "tool_called" and (
+        not isinstance(scorer.get("tool"), str) or not isinstance(scorer.get("args", {}), dict)
+    ):
+        raise InvalidInput("the tool_called scorer needs a `tool` name (and `args`, an object)", code="invalid_scorer")
+    limit = {"latency": "max_ms", "cost": "max_usd"}.get(kind)
+    if limit and not (isinstance(scorer.get(limit), int | float) and scorer[limit] > 0):
+        raise InvalidInput(f"the {kind} scorer needs a positive `{limit}`", code="invalid_scorer")
 
 
 def _check_schema(schema: Any) -> None:
@@ -45,9 +59,27 @@ def _check_schema(schema: Any) -> None:
         raise InvalidInput(f"the json_schema scorer's schema is invalid: {exc.message}", code="invalid_scorer") from exc
 
 
-def score(scorer: dict[str, Any], answer: str, expected: str | None) -> float | None:
+@dataclass(frozen=True)
+class Answered:
+    """What a case's run gave: its answer's text, the tool calls it made (name, arguments), its latency and cost."""
+
+    text: str
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    latency_ms: int = 0
+    cost_usd: float = 0.0
+
+
+def score(scorer: dict[str, Any], answered: Answered, expected: str | None) -> float | None:
     """One pure scorer's score; None when the case has nothing for it to compare (no expected answer)."""
-    kind = scorer["kind"]
+    kind, answer = scorer["kind"], answered.text
+    if kind == "tool_called":
+        wanted = scorer.get("args") or {}
+        calls = answered.tool_calls
+        return float(any(n == scorer["tool"] and wanted.items() <= args.items() for n, args in calls))
+    if kind == "latency":
+        return float(answered.latency_ms <= scorer["max_ms"])
+    if kind == "cost":
+        return float(answered.cost_usd <= scorer["max_usd"])
     if kind == "json_schema":
         return _json_valid(answer, scorer["schema"])
     if kind == "regex":
