@@ -15,7 +15,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from personal_agent.errors import InvalidInput
-from personal_agent.lifecycle.launch import snapshot_tools
+from personal_agent.lifecycle.launch_snapshot import snapshot_tools
 from personal_agent.settings import get_settings
 from personal_agent.tools import web
 from personal_agent.tools.registry import default_tool_names, get_tool

@@ -19,16 +19,16 @@ from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnava
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import merge_candidates, read_org_models, read_org_settings
 from personal_agent.governance.selection import ModelPlan, plan_models
-from personal_agent.governance.tiers import classification_tier, routing_tier, tool_tier_passes
+from personal_agent.governance.tiers import classification_tier, routing_tier
 from personal_agent.identity.members import check_member_active
 from personal_agent.lifecycle import agent_launch, followup_queue, run_policies
 from personal_agent.lifecycle.bus_gate import require_bus
 from personal_agent.lifecycle.drivers import drives_here, ensure_driver_available, start_run
+from personal_agent.lifecycle.launch_snapshot import choose_mode, model_ref, snapshot_tools, tier_gate
 from personal_agent.lifecycle.lease import Leased
 from personal_agent.lifecycle.stored_runs import store_prepared as store_prepared  # the chokepoint's one store
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.memories import recall as memory_recall
-from personal_agent.models.catalog import ModelInfo
 from personal_agent.runs import store
 from personal_agent.sandbox import policy as sandbox_policy
 from personal_agent.settings import get_settings
@@ -36,17 +36,12 @@ from personal_agent.spec.labels import Labels, launch_labels
 from personal_agent.spec.run_spec import (
     MAX_MESSAGE_CHARS,
     ClientTool,
-    GatedTool,
-    McpServerRef,
-    ModelRef,
     ModelSettings,
     RequestedMode,
-    RunMode,
     RunSpec,
-    ToolRef,
     TriggerSource,
 )
-from personal_agent.tools.registry import default_tool_names, get_tool
+from personal_agent.tools.registry import get_tool
 
 DEFAULT_INSTRUCTIONS = "You are Personal Agent, a helpful assistant. Answer clearly and concisely in Markdown. \
 Use tools when they help; never invent tool results."
@@ -112,69 +107,6 @@ def validate_message(message: str) -> str:
             limit=MAX_MESSAGE_CHARS,
         )
     return message
-
-
-def choose_mode(requested: RequestedMode, tools: tuple[ToolRef, ...], trigger: TriggerSource) -> RunMode:
-    """`auto` is durable when the run may wait for a person or nobody is watching; otherwise inline."""
-    if requested != "auto":
-        return requested
-    if trigger in ("webhook", "schedule") or any(t.requires_approval for t in tools):
-        return "durable"
-    return "inline"
-
-
-def snapshot_tools(names: tuple[str, ...] | None) -> tuple[ToolRef, ...]:
-    refs = []
-    for name in names if names is not None else tuple(default_tool_names()):
-        tool = get_tool(name)
-        if tool is None:
-            raise InvalidInput(f"unknown tool {name!r}", code="unknown_tool")
-        refs.append(
-            ToolRef(
-                name=name,
-                requires_approval=tool.requires_approval,
-                acts=tool.acts,
-                required_tier=tool.required_tier,
-                untrusted=tool.untrusted,
-            )
-        )
-    return tuple(refs)
-
-
-def _tier_gate(
-    tools: tuple[ToolRef, ...], servers: tuple[McpServerRef, ...], tier: int
-) -> tuple[tuple[ToolRef, ...], tuple[GatedTool, ...]]:
-    """The tier gate: an MCP tool whose server's trust tier is below the run's routing tier never reaches the
-    model; it is reported instead (`gated_tools`, and a CUSTOM `tool_gated` event when the run starts)."""
-    names = {s.id: s.name for s in servers}
-    kept = tuple(t for t in tools if tool_tier_passes(t.trust_tier, tier))
-    gated = tuple(
-        GatedTool(
-            name=t.name,
-            server=names.get(t.server_id, "") if t.server_id else "",
-            trust_tier=t.trust_tier,
-            required_tier=tier,
-        )
-        for t in tools
-        if not tool_tier_passes(t.trust_tier, tier)
-    )
-    return kept, gated
-
-
-def _ref(info: ModelInfo) -> ModelRef:
-    return ModelRef(
-        id=info.id,
-        provider=info.provider,
-        kind=info.kind,
-        tier=info.tier,
-        model_name=info.model_name,
-        base_url=info.base_url,
-        key_id=info.key_id,
-        input_price=info.input_price,
-        output_price=info.output_price,
-        platform_key=info.platform_key,
-        context_window=info.context_window,
-    )
 
 
 async def _lock_chat(conn: Conn, request: LaunchRequest) -> chat_store.LockedChat:
@@ -261,7 +193,7 @@ async def _launch(request: LaunchRequest) -> RunSpec:
         plan, attached = await _plan(conn, request, tier, org)
         labels = await _labels(conn, request, chat, plan)
         tier = max(tier, labels.content_tier)  # recallable memories pass every model of the plan
-        mcp_tools, gated = _tier_gate(mcp_tools, mcp_servers, tier)
+        mcp_tools, gated = tier_gate(mcp_tools, mcp_servers, tier)
         await chat_store.raise_labels(conn, request.chat_id, labels)
         spec = RunSpec(
             run_id=request.run_id or uuid.uuid4(),
@@ -269,8 +201,8 @@ async def _launch(request: LaunchRequest) -> RunSpec:
             user_id=request.user_id,
             chat_id=request.chat_id,
             model=plan.primary.id,
-            model_chain=tuple(_ref(m) for m in (plan.primary, *plan.fallbacks)),
-            router_model=_ref(plan.router) if plan.router else None,
+            model_chain=tuple(model_ref(m) for m in (plan.primary, *plan.fallbacks)),
+            router_model=model_ref(plan.router) if plan.router else None,
             routing_tier=tier,
             classification=chat.classification,
             labels=labels,
@@ -280,21 +212,28 @@ async def _launch(request: LaunchRequest) -> RunSpec:
             mcp_servers=tuple(s for s in mcp_servers if any(t.server_id == s.id for t in mcp_tools)),
             gated_tools=gated,
             mode=mode,
-            trigger_source=request.trigger_source,
-            approval_timeout_seconds=request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
-            approval_policy=request.approval_policy,
-            history=request.history,
-            recall_memories=request.recall_memories,
             agent=agent_launch.ref(agent),
             tool_policy=await run_policies.launch_policy(conn, request.org_id, request.user_id, request.chat_id, agent),
-            input_messages=len(request.turns) if request.turns else int(not request.regenerate),
-            client_tools=request.client_tools,
-            model_settings=request.model_settings,
-            output_schema=request.output_schema,
+            **_as_asked(request),
         )
         spec, leased = await _store_turn(conn, request, spec, attached, message)
     await _start_or_fail(spec, leased)
     return spec
+
+
+def _as_asked(request: LaunchRequest) -> dict[str, Any]:
+    """The RunSpec's fields the request sets as it is (its trigger, waits, history, the caller's tools and settings)."""
+    return {
+        "trigger_source": request.trigger_source,
+        "approval_timeout_seconds": request.approval_timeout_seconds or get_settings().approval_timeout_seconds,
+        "approval_policy": request.approval_policy,
+        "history": request.history,
+        "recall_memories": request.recall_memories,
+        "input_messages": len(request.turns) if request.turns else int(not request.regenerate),
+        "client_tools": request.client_tools,
+        "model_settings": request.model_settings,
+        "output_schema": request.output_schema,
+    }
 
 
 async def _store_turn(

@@ -17,7 +17,7 @@ from personal_agent.db.keyset import decode_uuid_cursor, encode_cursor
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle.launch import snapshot_tools
+from personal_agent.lifecycle.launch_snapshot import snapshot_tools
 from personal_agent.workflows import delivery_store, ownership, schedule_store, schedules, store
 from personal_agent.workflows.credentials import (
     HINT_CHARS,

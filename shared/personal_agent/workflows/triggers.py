@@ -21,14 +21,8 @@ from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput
 from personal_agent.governance.budgets import BudgetExceeded
 from personal_agent.lifecycle.followup_queue import FollowUpQueued
-from personal_agent.lifecycle.launch import (
-    DEFAULT_INSTRUCTIONS,
-    LaunchRequest,
-    choose_mode,
-    launch_run,
-    snapshot_tools,
-    store_prepared,
-)
+from personal_agent.lifecycle.launch import DEFAULT_INSTRUCTIONS, LaunchRequest, launch_run, store_prepared
+from personal_agent.lifecycle.launch_snapshot import choose_mode, snapshot_tools
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.workflows import delivery_store, schedule_store
