@@ -111,6 +111,10 @@ class Settings(BaseSettings):
     local_scheduler_interval_seconds: float = Field(
         5.0, gt=0, validation_alias=_env("PA_LOCAL_SCHEDULER_INTERVAL_SECONDS")
     )
+    # Retention (issue 38): how often `pa dev` sweeps temporary and expired chats (daily on AWS), and a skew of
+    # the clock the sweep and share links' expiry read (tests move time forward with it instead of waiting).
+    retention_interval_seconds: float = Field(3600.0, gt=0, validation_alias=_env("PA_RETENTION_INTERVAL_SECONDS"))
+    retention_clock_skew_seconds: float = Field(0.0, validation_alias=_env("PA_RETENTION_CLOCK_SKEW_SECONDS"))
 
     # Identity.
     oidc_issuer: str | None = Field(None, validation_alias=_env("PA_OIDC_ISSUER"))

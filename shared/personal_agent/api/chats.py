@@ -35,6 +35,11 @@ class ChatCreate(BaseModel):
         description="the slug of the agent the chat is bound to (its runs use its published version at each launch);"
         " the chat's classification is at least the agent's floor",
     )
+    temporary: bool = Field(
+        False,
+        description="a temporary chat: never listed, not used for memories, deleted with its runs' content after the"
+        " org's `temporary_hours` (default 24)",
+    )
 
 
 class ChatRename(BaseModel):
@@ -60,11 +65,17 @@ class ChatPage(BaseModel):
 @router.post("", status_code=201, operation_id="create_chat", response_model=Chat)
 async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> ChatRow:
     if body.agent is None:
-        return await service.create_chat(principal, body.title, body.classification)
-    agent = await agent_service.resolve_slug(principal, body.agent)
-    floor = agent.config.classification
-    classification = max(body.classification, floor, key=classification_tier)
-    return await service.create_chat(principal, body.title, classification, agent.id)
+        chat = await service.create_chat(principal, body.title, body.classification)
+    else:
+        agent = await agent_service.resolve_slug(principal, body.agent)
+        floor = agent.config.classification
+        classification = max(body.classification, floor, key=classification_tier)
+        chat = await service.create_chat(principal, body.title, classification, agent.id)
+    if body.temporary:
+        from personal_agent.chats.retention import make_temporary
+
+        await make_temporary(principal, chat.id)
+    return chat
 
 
 @router.get("", operation_id="list_chats", response_model=ChatPage)

@@ -80,7 +80,7 @@ async def list_owned(
 ) -> list[ChatRow]:
     """The user's chats, most recently updated first, after the keyset `before`; with `words`, those whose title
     matches `title_like` or whose messages match the full-text query, each with a `snippet` of its latest match."""
-    clauses = ["c.user_id = %s"]
+    clauses = ["c.user_id = %s", "c.temporary_until IS NULL"]  # a temporary chat is never listed (0036)
     params: list[Any] = [user_id]
     if before is not None:
         clauses.append("(c.updated_at, c.id) < (%s, %s)")

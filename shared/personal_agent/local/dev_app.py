@@ -92,6 +92,7 @@ def _run_local_scheduler(app: FastAPI) -> None:
         from personal_agent.lifecycle.approval_escalation import EscalationLoop
         from personal_agent.lifecycle.drivers import stop_local_runs
         from personal_agent.lifecycle.recovery import RecoveryLoop
+        from personal_agent.local.retention_loop import RetentionLoop
         from personal_agent.local.scheduler import LocalScheduler
         from personal_agent.local.source_scheduler import SourceScheduler
 
@@ -104,12 +105,15 @@ def _run_local_scheduler(app: FastAPI) -> None:
             recovery.start()
             escalation = EscalationLoop()  # approvals nobody decided in time go to the org's admins too
             escalation.start()
+            retention = RetentionLoop()  # temporary and expired chats (a daily job on AWS)
+            retention.start()
             smtp = await _inbound_smtp()
             try:
                 yield
             finally:
                 if smtp is not None:
                     smtp.close()
+                await retention.stop()
                 await escalation.stop()
                 await recovery.stop()
                 await sources.stop()
