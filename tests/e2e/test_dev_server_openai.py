@@ -147,6 +147,9 @@ def test_a_streamed_completion_sends_the_text_as_it_comes_and_the_usage_last(wor
         messages=[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "calc again"}],
         stream=True,
         stream_options={"include_usage": True},
+        temperature=0.2,
+        max_tokens=64,
+        stop=["END"],
     )
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
@@ -154,8 +157,10 @@ def test_a_streamed_completion_sends_the_text_as_it_comes_and_the_usage_last(wor
     assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
     assert not chunks[-1].choices and chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 50
     assert len({c.id for c in chunks}) == 1
-    sent = world.fake.requests[-1]["messages"]
-    assert any(m["role"] == "system" and "Be brief." in str(m["content"]) for m in sent)
+    sent = world.fake.requests[-1]
+    assert any(m["role"] == "system" and "Be brief." in str(m["content"]) for m in sent["messages"])
+    assert sent["temperature"] == 0.2 and sent["stop"] == ["END"]  # passed on to every request of the run
+    assert 64 in (sent.get("max_tokens"), sent.get("max_completion_tokens"))
 
 
 def test_a_client_tool_call_goes_back_to_the_caller_and_its_result_continues_the_answer(world: World) -> None:
