@@ -164,3 +164,32 @@ def test_forged_stale_and_replayed_signatures_are_refused_and_start_nothing(worl
         runs = http.get("/api/v1/runs", headers=server.auth).json()["items"]
         assert len(runs) == len(runs_before) + 1  # the one signed request, once
         assert len(slack.calls) > calls_before
+
+
+@pytest.mark.timeout(300)
+def test_url_verification_and_the_slash_command(world: tuple[DevServer, FakeSlack]) -> None:
+    server, slack = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        check = json.dumps({"token": "x", "challenge": "c-123", "type": "url_verification"}).encode()
+        assert _event(http, check).json() == {"challenge": "c-123", "ok": True}
+        forged = _send(http, "events", check, slack_headers("not-the-secret", check), "application/json")
+        assert (forged.status_code, forged.json()["code"]) == (401, "signature_invalid")
+
+        if not http.get("/api/v1/me/channel-links", headers=server.auth).json():
+            _link(http, server, slack, "U0ALICE")
+        form = {"team_id": TEAM, "user_id": "U0ALICE", "channel_id": "C0CMD", "text": "what time is it?"}
+        body = urlencode({**form, "command": "/agent", "trigger_id": "trig-1"}).encode()
+        answered = _send(http, "commands", body, slack_headers(SECRET, body), "application/x-www-form-urlencoded")
+        assert answered.status_code == 200 and answered.json()["response_type"] == "ephemeral", answered.text
+        slack.wait_for(
+            lambda calls: any(p.get("channel") == "C0CMD" and "The time is" in str(p.get("text")) for _, p in calls)
+        )
+        first = next(p for m, p in slack.calls if m == "chat.postMessage" and p.get("channel") == "C0CMD")
+        assert "thread_ts" not in first  # the first answer starts the thread under the command
+
+        admin = server.auth_for("boss", "org-admin")
+        log = http.get("/api/v1/admin/channels/slack/events", headers=admin).json()
+        assert {e["status"] for e in log} >= {"unlinked", "started"} and not any(
+            e["event_id"].startswith("sig:") for e in log
+        )
+        assert http.get("/api/v1/admin/channels/slack/events", headers=server.auth).status_code == 403  # admins only

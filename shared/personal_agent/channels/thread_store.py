@@ -60,7 +60,7 @@ async def set_status(conn: Conn, kind: ChannelKind, event_id: str, status: str, 
 async def recent(conn: Conn, kind: ChannelKind, limit: int = 50) -> list[ChannelEvent]:
     cur = await conn.execute(
         "SELECT kind, event_id, external_id, status, run_id, created_at FROM channel_events WHERE kind = %s"
-        " ORDER BY created_at DESC LIMIT %s",
+        " AND event_id NOT LIKE 'sig:%%' ORDER BY created_at DESC LIMIT %s",  # a request's signature: not a message
         [kind, limit],
     )
     return [ChannelEvent(**r) for r in await cur.fetchall()]
