@@ -2,13 +2,15 @@
 of a small JSON Schema. The model's form is checked when it asks (a bad form is the model's to fix); a person's
 answer is checked against it before anything is stored (`AnswerMismatch` -> 422 `answer_invalid`).
 
-Pure functions over JSON values: the tool, the engine and the API all use them. `jsonschema` (already a dependency
-of `mcp`) is imported only when a form has a schema."""
+Pure functions over JSON values: the tool, the engine and the API all use them. A schema is the small subset
+`approvals/small_schema.py` checks (the API function has no JSON Schema library)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from personal_agent.approvals import small_schema
 
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 20
@@ -62,18 +64,13 @@ def _choices(choices: list[str]) -> list[str]:
 
 
 def _schema(schema: dict[str, Any]) -> dict[str, Any]:
-    from jsonschema import Draft202012Validator, SchemaError  # type: ignore[import-untyped]
-
     if not isinstance(schema, dict) or len(json.dumps(schema)) > MAX_SCHEMA_BYTES:
         raise InvalidForm(f"`schema` must be a JSON Schema object of at most {MAX_SCHEMA_BYTES} bytes")
-    if "$ref" in json.dumps(schema):
-        raise InvalidForm("`schema` may not use `$ref`: write the form out")
     if schema.get("type") not in SCHEMA_TYPES:
         raise InvalidForm(f"`schema.type` must be one of {sorted(SCHEMA_TYPES)}")
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        raise InvalidForm(f"`schema` is not a valid JSON Schema: {exc.message}") from exc
+    problem = small_schema.schema_problem(schema)
+    if problem:
+        raise InvalidForm(problem)
     return schema
 
 
@@ -86,12 +83,9 @@ def check_answer(form: dict[str, Any], answer: Any) -> Any:
             raise AnswerMismatch(f"the answer must be one of {form['choices']}")
         return answer.strip()
     if "schema" in form:
-        from jsonschema import Draft202012Validator
-
-        errors = sorted(Draft202012Validator(form["schema"]).iter_errors(answer), key=lambda e: list(e.path))
-        if errors:
-            where = "/".join(str(p) for p in errors[0].path) or "the answer"
-            raise AnswerMismatch(f"{where}: {errors[0].message}")
+        error = small_schema.first_error(form["schema"], answer)
+        if error:
+            raise AnswerMismatch(error)
         return answer
     if not isinstance(answer, str) or not answer.strip():
         raise AnswerMismatch("the answer must be non-empty text")
