@@ -43,12 +43,22 @@ def test_thumbs_on_an_answer_persist_the_trace_shows_what_was_sent_and_evals_com
     expect(actions.get_by_test_id("thumbs-up")).to_have_attribute("aria-pressed", "false")
     screenshot(page, "answer-feedback")
 
+    with web.api(web.token()) as api:
+        kept = api.post("/api/v1/evals/datasets", json={"name": "from chats"}).json()["id"]
     actions.get_by_test_id("answer-trace").click()
     trace = page.get_by_test_id("run-trace")
     expect(trace.get_by_test_id("trace-request").first).to_be_visible()
     expect(trace.get_by_test_id("trace-sent").filter(has_text="Tell me about otters").first).to_be_visible()
     expect(trace.get_by_test_id("trace-response").first).to_contain_text("You said")
     screenshot(page, "run-trace")
+
+    # "Add this conversation to a dataset": the question becomes a case, the answer its reference.
+    page.get_by_test_id("dataset-picker").select_option(kept)
+    page.get_by_role("button", name="Add", exact=True).click()
+    expect(page.get_by_test_id("add-to-dataset").get_by_role("status")).to_have_text("Added to from chats (1 cases)")
+    with web.api(web.token()) as api:
+        case = api.get(f"/api/v1/evals/datasets/{kept}").json()["items"][0]
+    assert case["input"] == "Tell me about otters" and "You said" in (case["expected"] or "")
 
     page.goto("/admin/feedback")
     item = page.get_by_test_id("feedback-item")
