@@ -1,4 +1,5 @@
-"""The `pa` command: `pa dev`, `pa migrate`, `pa token`, `pa tenants`."""
+"""The `pa` command: `pa dev`, `pa migrate`, `pa token`, `pa tenants`; the terminal client (`pa login`, `pa run`,
+`pa chat`, ...: personal_agent/terminal)."""
 
 from __future__ import annotations
 
@@ -99,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     from personal_agent.evals.command import add_eval_parser
 
     add_eval_parser(sub)
+    from personal_agent.terminal.command import add_terminal_parsers
+
+    add_terminal_parsers(sub)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code

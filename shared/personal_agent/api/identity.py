@@ -18,6 +18,7 @@ def include_identity_routers(app: FastAPI) -> None:
     from personal_agent.identity.dev_issuer import dev_mode
 
     if dev_mode(get_settings()):
-        from personal_agent.api import dev_login
+        from personal_agent.api import dev_device, dev_login
 
         app.include_router(dev_login.router)
+        app.include_router(dev_device.router)

@@ -1,0 +1,170 @@
+"""The terminal client against `pa dev` as a user runs both: `pa login` with the device grant (the test plays the
+person who approves the code, through the API the web chat's /device page calls), the login refreshed and revoked,
+and `pa run` in a pipe with `--json` and its exit codes (success, cancelled, over budget, denied approval)."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
+from tests.e2e.terminal_client import client_env, pa, pending_approval, personal_token
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    # Dev tokens live 60 s: a stored login is refreshed on every use within its last minute.
+    with running_pa_dev(tmp_path_factory.mktemp("pa-dev"), env_extra={"PA_DEV_TOKEN_TTL_SECONDS": "60"}) as dev:
+        yield dev
+
+
+def _device_login(server: DevServer, env: dict[str, str], approver: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`pa login`, with the person entering the code it prints (as the web chat's /device page does)."""
+    proc = subprocess.Popen(
+        [str(PA), "login"], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert "enter the code" in first, first
+    user_code = first.rsplit(" ", 1)[-1].strip()
+    assert "/device" in first
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        wrong = http.post("/api/v1/dev/device/verify", json={"user_code": "ZZZZ-ZZZZ"}, headers=approver)
+        assert wrong.status_code == 404 and wrong.json()["code"] == "device_code_not_found"
+        anonymous = http.post("/api/v1/dev/device/verify", json={"user_code": user_code})
+        assert anonymous.status_code == 401
+        ok = http.post("/api/v1/dev/device/verify", json={"user_code": user_code.lower()}, headers=approver)
+        assert ok.status_code == 200 and ok.json() == {"user_code": user_code, "status": "approved"}
+        again = http.post("/api/v1/dev/device/verify", json={"user_code": user_code}, headers=approver)
+        assert again.status_code == 404  # a code is approved once
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, first + out, err)
+
+
+def test_device_login_refresh_and_logout(server: DevServer, tmp_path: Path) -> None:
+    env = client_env(server, tmp_path / "config")
+    assert pa(env, "run", "hello").returncode == 2  # not signed in yet: bad usage, with the way out
+    done = _device_login(server, env, server.auth_for("carol", org="e2e"))
+    assert done.returncode == 0, done.stderr
+    assert "Signed in to" in done.stdout and "as carol (org e2e)" in done.stdout
+    stored = tmp_path / "config" / "credentials.json"
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600  # no keyring here: a file only the user can read
+    first = json.loads(stored.read_text())[server.url]
+
+    # The stored login runs as carol; its access token expires within a minute, so it was refreshed (rotated).
+    ran = pa(env, "run", "--json", "hello there")
+    assert ran.returncode == 0, ran.stderr
+    refreshed = json.loads(stored.read_text())[server.url]
+    assert refreshed["refresh_token"] != first["refresh_token"]
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        me = http.get("/api/v1/me", headers={"Authorization": f"Bearer {refreshed['access_token']}"}).json()
+        assert me["subject"] == "carol"
+        reused = http.post(
+            "/api/v1/dev/device/token", data={"grant_type": "refresh_token", "refresh_token": first["refresh_token"]}
+        )
+        assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"  # spent by rotation
+
+        # `pa logout` revokes the refresh token at the issuer and forgets the login.
+        out = pa(env, "logout")
+        assert out.returncode == 0 and "Signed out" in out.stdout
+        revoked = http.post(
+            "/api/v1/dev/device/token",
+            data={"grant_type": "refresh_token", "refresh_token": refreshed["refresh_token"]},
+        )
+        assert revoked.status_code == 400 and revoked.json()["error"] == "invalid_grant"
+    assert server.url not in json.loads(stored.read_text())
+    assert pa(env, "run", "hello").returncode == 2
+
+
+def test_a_denied_code_fails_the_login(server: DevServer, tmp_path: Path) -> None:
+    env = client_env(server, tmp_path / "config")
+    proc = subprocess.Popen(
+        [str(PA), "login"], cwd=ROOT / "docs", env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    user_code = proc.stdout.readline().rsplit(" ", 1)[-1].strip()
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        denied = http.post(
+            "/api/v1/dev/device/verify",
+            json={"user_code": user_code, "decision": "deny"},
+            headers=server.auth_for("carol"),
+        )
+        assert denied.json()["status"] == "denied"
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 4 and "access_denied" in err
+    assert not (tmp_path / "config" / "credentials.json").exists()
+
+
+def test_pa_run_in_a_pipe_with_json(server: DevServer, tmp_path: Path) -> None:
+    env = client_env(server, tmp_path / "config", PA_TOKEN=personal_token(server, "dave"))
+    ran = pa(env, "run", "--json", "please echo", stdin="alpha beta gamma\n")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert set(doc) >= {"run_id", "chat_id", "status", "answer", "output", "cost_usd"}
+    assert doc["status"] == "succeeded" and "alpha beta gamma" in doc["answer"]
+
+    # Plain: the answer streamed to stdout; "what time is it?" makes the demo model call current_time.
+    timed = pa(env, "run", "what time is it?")
+    assert timed.returncode == 0, timed.stderr
+    assert timed.stdout.strip()
+    run_id = json.loads(pa(env, "run", "--json", "what time is it?").stdout)["run_id"]
+    events = [json.loads(line) for line in pa(env, "runs", "events", run_id).stdout.splitlines()]
+    assert any(e.get("toolCallName") == "current_time" for e in events if e["type"] == "TOOL_CALL_START")
+    got = json.loads(pa(env, "runs", "get", run_id).stdout)
+    assert got["status"] == "succeeded"
+
+    assert pa(env, "run", "--no-wait", "hi").stdout.strip()  # the run id
+    assert pa(env, "run", stdin="").returncode == 2  # no prompt at all
+
+
+def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        # CI's way in: a personal access token in PA_TOKEN.
+        pat = personal_token(server, "erin")
+        user = {"Authorization": f"Bearer {pat}"}
+        env = client_env(server, tmp_path / "config", PA_TOKEN=pat)
+        # A denied approval: exit 4.
+        proc = subprocess.Popen(
+            [str(PA), "run", "send hello to bob"],
+            cwd=ROOT / "docs",
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        approval = pending_approval(http, user)
+        http.post(f"/api/v1/approvals/{approval['id']}", json={"decision": "deny"}, headers=user).raise_for_status()
+        proc.communicate(timeout=120)
+        assert proc.returncode == 4
+
+        # Cancelled while waiting on an approval: exit 1.
+        proc = subprocess.Popen(
+            [str(PA), "run", "send hello to bob"],
+            cwd=ROOT / "docs",
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        approval = pending_approval(http, user)
+        assert pa(env, "runs", "cancel", approval["run_id"]).returncode == 0
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1, err
+
+        # Over budget: erin's monthly cap is 0, so the launch is refused: exit 3.
+        admin = server.auth_for("root", "org-admin")
+        me = http.get("/api/v1/me", headers=user).json()
+        capped = http.put(
+            "/api/v1/admin/budgets", json={"scope": "user", "user_id": me["user_id"], "monthly_usd": "0"}, headers=admin
+        )
+        assert capped.status_code == 200, capped.text
+        refused = pa(env, "run", "--json", "hello")
+        assert refused.returncode == 3 and "budget_exceeded" in refused.stderr
