@@ -1,7 +1,8 @@
 """Human input in the web chat (issue 33, items 1 and 2) in a real browser against a `pa dev` stack.
 
-- A run asks a question (`ask_user`, the demo model's `/tool` command): the chat shows it as a form, the person picks
-  an answer, the run goes on with it; after a reload the question shows with its answer (the transcript).
+- A run asks a question (`ask_user`, the demo model's `/tool` command): the chat shows it as a form (the approvals
+  inbox lists it too), the person picks an answer, the run goes on with it; after a reload the question shows with
+  its answer (the transcript).
 - A follow-up typed while an answer streams is sent (the chat's default policy queues it): it shows as queued under
   the transcript and is answered after the first answer ends, in order.
 """
@@ -43,6 +44,12 @@ def test_answering_a_question_form_and_seeing_it_after_a_reload(page: Any, web: 
     expect(card.get_by_test_id("question-text")).to_have_text(QUESTION["question"])
     assert serious_violations(page) == [], describe_violations(serious_violations(page))
     screenshot(page, "question-form")
+    chat_url = page.url
+    page.goto("/approvals")  # the inbox lists it too
+    expect(page.get_by_test_id("inbox-questions").get_by_test_id("question-text")).to_have_text(QUESTION["question"])
+    page.goto(chat_url)
+    card = page.get_by_test_id("question-card")
+    expect(card).to_have_attribute("data-status", "pending")
 
     card.get_by_role("button", name="Answer").click()  # nothing picked: said, nothing sent
     expect(card.get_by_test_id("question-error")).to_have_text("Pick one of the answers.")
