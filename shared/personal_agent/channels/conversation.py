@@ -149,6 +149,8 @@ async def handle_decision(decision: Decision, replier: Replier) -> int:
             decided += 1
         except AppError as exc:  # not theirs to decide (404), already decided or expired (409)
             await replier.notice(senders.refusal_text(exc))
+    if not ids:
+        await replier.notice("Nothing in this conversation is waiting for a decision.")
     verb = "approved" if decision.decision == "approve" else "denied"
     await _status(decision, verb if decided else "not_decided")
     if decided:

@@ -53,6 +53,13 @@ def thread_of(message: EmailMessage) -> str:
     return (references or own or ["<no-id>"])[0]
 
 
+def automatic(message: EmailMessage) -> bool:
+    """An auto-reply, a bounce or a list's mail (RFC 3834): never answered, so two responders cannot loop."""
+    submitted = str(message.get("Auto-Submitted", "no")).strip().lower()
+    precedence = str(message.get("Precedence", "")).strip().lower()
+    return submitted != "no" or precedence in ("bulk", "junk", "list") or "List-Id" in message
+
+
 def recipients(message: EmailMessage) -> list[str]:
     fields = [str(v) for k in ("To", "Cc", "Delivered-To") for v in message.get_all(k, [])]
     return [address.lower() for _, address in getaddresses(fields) if address]
@@ -87,6 +94,9 @@ async def receive(raw: bytes, envelope_to: list[str], verdicts: dict[str, str] |
         log.warning("an inbound e-mail failing its SES verdicts was dropped: %s", verdicts)
         return False
     message = parse(raw)
+    if automatic(message):
+        log.info("an automatic inbound e-mail (an auto-reply or a list's) was dropped")
+        return False
     for address in [*(a.lower() for a in envelope_to), *recipients(message)]:
         opened = await configs.by_key("email", address)
         if opened is not None:

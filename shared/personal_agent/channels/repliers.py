@@ -137,6 +137,7 @@ class EmailReplier(Replier):
         out["From"], out["Reply-To"], out["To"] = get_settings().output_email_from, self.address, self.reply["to"]
         out["Message-ID"] = make_msgid(domain=self.address.partition("@")[2] or None)
         out["In-Reply-To"], out["References"] = self.reply["in_reply_to"], self.reply["references"]
+        out["Auto-Submitted"] = "auto-replied"  # RFC 3834: other responders do not answer it
         out.set_content(text)
         aws_client("ses").send_raw_email(RawMessage={"Data": out.as_bytes()})
         return str(out["Message-ID"])
