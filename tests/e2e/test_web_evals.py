@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.e2e.web_chat_stack import DevStack, screenshot
+from tests.e2e.web_chat_stack import DevStack, describe_violations, screenshot, serious_violations
 from tests.e2e.web_chat_steps import new_chat, reply, send, sign_in
 
 
@@ -42,6 +42,8 @@ def test_thumbs_on_an_answer_persist_the_trace_shows_what_was_sent_and_evals_com
     expect(actions.get_by_test_id("thumbs-down")).to_have_attribute("aria-pressed", "true")
     expect(actions.get_by_test_id("thumbs-up")).to_have_attribute("aria-pressed", "false")
     screenshot(page, "answer-feedback")
+    violations = serious_violations(page)
+    assert not violations, describe_violations(violations)
 
     with web.api(web.token()) as api:
         kept = api.post("/api/v1/evals/datasets", json={"name": "from chats"}).json()["id"]
@@ -51,6 +53,8 @@ def test_thumbs_on_an_answer_persist_the_trace_shows_what_was_sent_and_evals_com
     expect(trace.get_by_test_id("trace-sent").filter(has_text="Tell me about otters").first).to_be_visible()
     expect(trace.get_by_test_id("trace-response").first).to_contain_text("You said")
     screenshot(page, "run-trace")
+    violations = serious_violations(page)
+    assert not violations, describe_violations(violations)
 
     # "Add this conversation to a dataset": the question becomes a case, the answer its reference.
     page.get_by_test_id("dataset-picker").select_option(kept)
@@ -66,12 +70,28 @@ def test_thumbs_on_an_answer_persist_the_trace_shows_what_was_sent_and_evals_com
     expect(item).to_contain_text("too vague")
     expect(page.get_by_test_id("satisfaction-row")).to_contain_text("0%")
 
+    violations = serious_violations(page)
+    assert not violations, describe_violations(violations)
+
     with web.api(web.token()) as api:
         cases = [{"input": "say otter", "expected": "otter"}, {"input": "say beaver", "expected": "platypus"}]
         dataset = api.post("/api/v1/evals/datasets", json={"name": "animals", "cases": cases}).json()["id"]
-        first, second = _eval(api, dataset), _eval(api, dataset)
+        first = _eval(api, dataset)
     page.goto("/admin/evals")
+    expect(page.get_by_test_id("eval-run")).to_have_count(1)
+    # The second evaluation started from the console, as an admin would.
+    form = page.get_by_test_id("start-eval")
+    form.get_by_label("Dataset").select_option(dataset)
+    form.get_by_label("Agent or model").fill("offline:demo")
+    form.get_by_role("button", name="Start evaluation").click()
+    expect(form.get_by_role("status")).to_contain_text("Started")
     expect(page.get_by_test_id("eval-run")).to_have_count(2)
+    with web.api(web.token()) as api:
+        second = next(r["id"] for r in api.get("/api/v1/evals/runs").json()["items"] if r["id"] != first)
+        deadline = time.monotonic() + 120
+        while api.get(f"/api/v1/evals/runs/{second}").json()["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
     page.get_by_test_id("compare-a").select_option(first)
     page.get_by_test_id("compare-b").select_option(second)
     page.get_by_role("button", name="Compare").click()
@@ -82,3 +102,5 @@ def test_thumbs_on_an_answer_persist_the_trace_shows_what_was_sent_and_evals_com
     expect(rows.nth(1).locator("td").nth(1)).to_have_text("0.00")
     expect(page.get_by_test_id("comparison-total")).to_contain_text("0 changed")
     screenshot(page, "eval-comparison")
+    violations = serious_violations(page)
+    assert not violations, describe_violations(violations)
