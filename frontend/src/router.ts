@@ -18,6 +18,8 @@ export const router = createRouter({
     { path: "/auth/callback", component: () => import("./views/AuthCallbackView.vue"), meta: { public: true, title: "Signing in" } },
     { path: "/", component: () => import("./chat/ChatsView.vue"), meta: { title: "Chats" } },
     { path: "/chats/:id", component: () => import("./chat/ChatsView.vue"), meta: { title: "Chat" } },
+    // A shared chat (issue 38): public, since a public link opens without signing in (the API decides who sees it).
+    { path: "/s/:token", component: () => import("./sharing/SharedChatView.vue"), meta: { public: true, title: "Shared chat" } },
     { path: "/agents", component: () => import("./agents/AgentsView.vue"), meta: { title: "Agents" } },
     { path: "/agents/new", component: () => import("./agents/AgentEditor.vue"), meta: { title: "New agent" } },
     { path: "/agents/:id", component: () => import("./agents/AgentEditor.vue"), meta: { title: "Agent" } },

@@ -3,7 +3,8 @@ chat, bob (same org) sees it, mallory (another org) and an anonymous browser get
 when the chat goes on; restricted chats are refused, confidential ones stay inside the org, public links only once an
 admin allows them; revoke works at once; a guessed token is 404. The sweep's and share expiry's clock runs 25 hours
 ahead (`PA_RETENTION_CLOCK_SKEW_SECONDS`), so a 1-day link has expired and a 24-hour temporary chat is due, without
-waiting; a temporary chat is deleted with its runs while the usage ledger keeps their rows."""
+waiting; a temporary chat is unlisted, saves no memories, and is deleted with its runs while the usage ledger keeps
+their rows."""
 
 from __future__ import annotations
 
@@ -197,7 +198,10 @@ def test_a_temporary_chat_is_unlisted_then_deleted_and_the_ledger_stays(dev: Dev
     with httpx.Client(base_url=dev.url, timeout=60) as http:
         kept = _chat(http, alice, title="Keep me")
         temporary = _chat(http, alice, title="Off the record", temporary=True)
-        run_id = _turn(http, alice, temporary, "a private question")
+        run_id = _turn(http, alice, temporary, "Remember: a private question about green tea")
+        _turn(http, alice, kept, "Remember: I cycle to work")  # a normal chat saves it (the demo model's tool call)
+        memories = http.get("/api/v1/me/memories", headers=alice).text
+        assert "cycle to work" in memories and "green tea" not in memories  # a temporary chat saves none
         listed = [c["id"] for c in http.get("/api/v1/chats", headers=alice).json()["items"]]
         assert kept in listed and temporary not in listed
         assert http.get(f"/api/v1/chats/{temporary}", headers=alice).status_code == 200
@@ -217,5 +221,5 @@ def test_a_temporary_chat_is_unlisted_then_deleted_and_the_ledger_stays(dev: Dev
         assert http.get(f"/api/v1/chats/{kept}", headers=alice).status_code == 200
         ledger = http.get("/api/v1/usage/export", headers=alice).text
         assert [r for r in csv.DictReader(io.StringIO(ledger)) if r["run_id"] == run_id]  # its usage rows stay
-        assert "private question" not in ledger
+        assert "green tea" not in ledger
         assert http.post("/api/v1/admin/retention/run", headers=alice).status_code == 403

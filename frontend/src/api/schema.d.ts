@@ -125,7 +125,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Put Telegram */
+        /**
+         * Put Telegram
+         * @description Set the org's bot (and, when the deployment knows its public address, point the bot at its webhook).
+         */
         put: operations["put_telegram_channel"];
         post?: never;
         delete?: never;
@@ -347,6 +350,44 @@ export interface paths {
          *     run): ok, needs_key or error with a plain message. 422 `connection_test_unsupported` for Bedrock.
          */
         post: operations["test_provider_connection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Retention */
+        get: operations["get_retention"];
+        /** Put Retention */
+        put: operations["put_retention"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/retention/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run Retention
+         * @description Run the org's retention sweep now (the daily job does the same): what it deleted, as counts.
+         */
+        post: operations["run_retention"];
         delete?: never;
         options?: never;
         head?: never;
@@ -977,6 +1018,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/chats/{chat_id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Share
+         * @description Freeze the chat up to a message as a read-only link. 403 `share_restricted` (a restricted chat),
+         *     `share_public_confidential`, `share_public_not_allowed`.
+         */
+        post: operations["create_share"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/config": {
         parameters: {
             query?: never;
@@ -991,6 +1053,26 @@ export interface paths {
         get: operations["client_config"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/dev/device/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Device Verify
+         * @description The signed-in person approves (or denies) the user code a terminal shows: it signs in as them, in this org.
+         */
+        post: operations["dev_device_verify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1603,6 +1685,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List My Shares */
+        get: operations["list_my_shares"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/tokens": {
         parameters: {
             query?: never;
@@ -1998,6 +2097,67 @@ export interface paths {
         get: operations["get_run_trace"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shares/{share_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke Share
+         * @description Revoke a link of yours: it stops working at once.
+         */
+        delete: operations["revoke_share"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shares/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * View Share
+         * @description The snapshot behind a link (404 `share_not_found` for a revoked, expired or unknown link, and for a viewer
+         *     outside the audience).
+         */
+        get: operations["view_share"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shares/{token}/continue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Continue Share
+         * @description Copy the shared conversation's text into a new chat of yours, to go on with it.
+         */
+        post: operations["continue_share"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3469,6 +3629,12 @@ export interface components {
              * @enum {string}
              */
             classification?: "standard" | "confidential" | "restricted";
+            /**
+             * Temporary
+             * @description a temporary chat: never listed, not used for memories, deleted with its runs' content after the org's `temporary_hours` (default 24)
+             * @default false
+             */
+            temporary?: boolean;
             /** Title */
             title?: string | null;
         };
@@ -3937,6 +4103,27 @@ export interface components {
             subagentRunId?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** DeviceVerifyIn */
+        DeviceVerifyIn: {
+            /**
+             * Decision
+             * @default approve
+             * @enum {string}
+             */
+            decision?: "approve" | "deny";
+            /** User Code */
+            user_code: string;
+        };
+        /** DeviceVerifyOut */
+        DeviceVerifyOut: {
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "approved" | "denied";
+            /** User Code */
+            user_code: string;
         };
         /** DocumentCreated */
         DocumentCreated: {
@@ -5709,6 +5896,36 @@ export interface components {
              */
             reason: "retention" | "unavailable";
         };
+        /** Retention */
+        Retention: {
+            /**
+             * Allow Public Shares
+             * @default false
+             */
+            allow_public_shares?: boolean;
+            /** Confidential Days */
+            confidential_days?: number | null;
+            /** Restricted Days */
+            restricted_days?: number | null;
+            /**
+             * Standard Days
+             * @description null: kept forever
+             */
+            standard_days?: number | null;
+            /**
+             * Temporary Hours
+             * @description how long a temporary chat lives
+             * @default 24
+             */
+            temporary_hours?: number;
+        };
+        /** RetentionSweep */
+        RetentionSweep: {
+            /** Expired Chats */
+            expired_chats: number;
+            /** Temporary Chats */
+            temporary_chats: number;
+        };
         /** ReviewModeIn */
         ReviewModeIn: {
             /**
@@ -6267,6 +6484,120 @@ export interface components {
             embedding_model: string;
             /** Items */
             items: components["schemas"]["PassageOut"][];
+        };
+        /** Share */
+        Share: {
+            /**
+             * Audience
+             * @enum {string}
+             */
+            audience: "org" | "public";
+            /**
+             * Chat Id
+             * Format: uuid
+             */
+            chat_id: string;
+            /** Classification */
+            classification: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Revoked At */
+            revoked_at: string | null;
+            /** Show Tools */
+            show_tools: boolean;
+            /** Title */
+            title: string;
+            /** Upto Message Id */
+            upto_message_id: number | null;
+        };
+        /** ShareCreate */
+        ShareCreate: {
+            /**
+             * Audience
+             * @description `org`: signed-in members of your org; `public`: anyone with the link (an admin allows it)
+             * @default org
+             * @enum {string}
+             */
+            audience?: "org" | "public";
+            /**
+             * Expires In Days
+             * @description null: until revoked
+             */
+            expires_in_days?: number | null;
+            /**
+             * Show Tools
+             * @description show tool calls' arguments and results (hidden by default)
+             * @default false
+             */
+            show_tools?: boolean;
+            /**
+             * Upto Message Id
+             * @description the last message the snapshot shows (null: the chat's newest message)
+             */
+            upto_message_id?: number | null;
+        };
+        /** ShareCreated */
+        ShareCreated: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Token
+             * @description the link's secret: shown once, never stored
+             */
+            token: string;
+            /** Url */
+            url: string;
+        };
+        /** ShareList */
+        ShareList: {
+            /** Items */
+            items: components["schemas"]["Share"][];
+        };
+        /** SharedChat */
+        SharedChat: {
+            /**
+             * Audience
+             * @enum {string}
+             */
+            audience: "org" | "public";
+            /** Classification */
+            classification: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Expires At */
+            expires_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Items
+             * @description the transcript items as they were when the link was made
+             */
+            items: {
+                [key: string]: unknown;
+            }[];
+            /** Show Tools */
+            show_tools: boolean;
+            /** Title */
+            title: string;
         };
         /** SigningSecretOut */
         SigningSecretOut: {
@@ -8857,6 +9188,106 @@ export interface operations {
             };
         };
     };
+    get_retention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    put_retention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Retention"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    run_retention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetentionSweep"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     get_org_settings: {
         parameters: {
             query?: never;
@@ -10639,6 +11070,50 @@ export interface operations {
             };
         };
     };
+    create_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                chat_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareCreated"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     client_config: {
         parameters: {
             query?: never;
@@ -10655,6 +11130,66 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClientConfig"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    dev_device_verify: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeviceVerifyIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceVerifyOut"];
+                };
+            };
+            /** @description `dev_login_disabled` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `device_code_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */
@@ -12451,6 +12986,35 @@ export interface operations {
             };
         };
     };
+    list_my_shares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_tokens: {
         parameters: {
             query?: never;
@@ -13400,6 +13964,124 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunTrace"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revoke_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                share_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    view_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedChat"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    continue_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
                 };
             };
             /** @description Validation Error */

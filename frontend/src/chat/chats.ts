@@ -32,10 +32,12 @@ export async function loadChats(more = false): Promise<void> {
   }
 }
 
-/** `agent`: the slug of the agent the chat is bound to (none: the built-in assistant). */
-export async function createChat(title?: string, agent?: string): Promise<Chat> {
-  const chat = await call("create_chat", { body: { ...(title ? { title } : {}), ...(agent ? { agent } : {}) } });
-  chats.items = [chat, ...chats.items.filter((c) => c.id !== chat.id)];
+/** `agent`: the slug of the agent the chat is bound to (none: the built-in assistant); `temporary`: a chat never
+ * listed and deleted after the org's set time (so it is not added to the list either). */
+export async function createChat(title?: string, agent?: string, temporary = false): Promise<Chat> {
+  const body = { ...(title ? { title } : {}), ...(agent ? { agent } : {}), ...(temporary ? { temporary } : {}) };
+  const chat = await call("create_chat", { body });
+  if (!temporary) chats.items = [chat, ...chats.items.filter((c) => c.id !== chat.id)];
   return chat;
 }
 

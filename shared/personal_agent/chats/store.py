@@ -174,12 +174,14 @@ class LockedChat:
 
     classification: str
     labels: Labels
+    temporary: bool = False
+    """A temporary chat (0036): its runs neither recall nor save memories."""
 
 
 async def lock_chat(conn: Conn, chat_id: UUID, owner: UUID | None = None, *, owned: bool = False) -> LockedChat | None:
     """Lock the chat until the transaction ends (a run and its message land together): its classification and
     labels, or None when there is no such chat (`owned`: of `owner`)."""
-    columns = "classification, content_tier, untrusted"
+    columns = "classification, content_tier, untrusted, temporary_until IS NOT NULL AS temporary"
     if owned:
         cur = await conn.execute(
             f"SELECT {columns} FROM chats WHERE id = %s AND user_id = %s FOR UPDATE", [chat_id, owner]
@@ -190,7 +192,7 @@ async def lock_chat(conn: Conn, chat_id: UUID, owner: UUID | None = None, *, own
     if row is None:
         return None
     labels = Labels(content_tier=int(row["content_tier"]), untrusted=bool(row["untrusted"]))
-    return LockedChat(str(row["classification"]), labels)
+    return LockedChat(str(row["classification"]), labels, bool(row["temporary"]))
 
 
 async def raise_labels(conn: Conn, chat_id: UUID, labels: Labels) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -185,6 +185,9 @@ async def _launch(request: LaunchRequest) -> RunSpec:
         if request.trigger_source in ("webhook", "schedule") and request.user_id is not None:
             await check_member_active(conn, request.user_id)  # an offboarded owner's workflows stop too
         chat = await _lock_chat(conn, request)
+        if chat.temporary:  # a temporary chat is not used for memories: none recalled, none saved (issue 38)
+            request = replace(request, recall_memories=False)
+            tools = tuple(t for t in tools if t.name != agent_launch.MEMORY_TOOL)
         await check_launch_budget(conn, request.user_id)
         tools = await sandbox_policy.offered_tools(conn, request.org_id, tools, local, agent.config.tools)
         org = await read_org_settings(conn, request.org_id)

@@ -1,0 +1,133 @@
+"""Sharing and temporary chats in the web chat (issue 38), headless Chromium against a `pa dev` stack: alice shares
+a chat from its header; bob, a member of her org, opens the link, reads the chat as it was and continues it into
+his own chats; a browser with no sign-in (at phone width) and, once alice revokes it, bob too are told there is no
+such link. A temporary chat started from the landing page is answered but never listed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.e2e.web_browser import DESKTOP, PHONE, assert_fits, open_page
+from tests.e2e.web_chat_stack import DevStack, screenshot
+from tests.e2e.web_chat_steps import UUID_PATH, new_chat, reply, send, sign_in
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def web_env() -> dict[str, str]:
+    return {"PA_DEMO_DELAY_MS": "0"}
+
+
+def _sign_in_as(page: Any, user: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Dev login")).to_be_visible()
+    page.get_by_label("User", exact=True).fill(user)
+    page.get_by_label("Role").select_option("user")
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect(page.get_by_test_id("who")).to_contain_text(user)
+
+
+def _share_link(page: Any) -> str:
+    from playwright.sync_api import expect
+
+    page.get_by_test_id("share-chat").click()
+    expect(page.get_by_test_id("share-org")).to_be_checked()  # org-only unless the sharer picks otherwise
+    page.get_by_test_id("share-create").click()
+    url = page.get_by_test_id("share-url")
+    expect(url).to_have_value(re.compile(r".*/s/[A-Za-z0-9_-]{40,}$"))
+    return urlparse(url.input_value()).path
+
+
+def test_share_view_continue_and_revoke(page: Any, browser: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    sign_in(page)
+    new_chat(page)
+    send(page, "hello sharing world")
+    expect(reply(page)).to_have_count(1)
+    link = _share_link(page)
+    screenshot(page, "share-dialog")
+    page.get_by_role("button", name="Done").click()
+
+    send(page, "a later message")  # after the link was made: not in it
+    expect(reply(page)).to_have_count(2)
+
+    with open_page(browser, web.url, DESKTOP) as bob:
+        _sign_in_as(bob, "bob")
+        bob.goto(link)
+        expect(bob.get_by_test_id("shared-title")).to_be_visible()
+        expect(bob.get_by_test_id("shared-user")).to_have_count(1)
+        expect(bob.get_by_test_id("shared-user")).to_contain_text("hello sharing world")
+        expect(bob.get_by_test_id("shared-transcript")).not_to_contain_text("a later message")
+        screenshot(bob, "shared-chat")
+        bob.get_by_test_id("share-continue").click()
+        bob.wait_for_url(UUID_PATH)
+        expect(bob.get_by_test_id("user-message")).to_contain_text("hello sharing world")
+
+        with open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True) as anonymous:
+            anonymous.goto(link)
+            expect(anonymous.get_by_test_id("share-missing")).to_be_visible()
+            expect(anonymous.get_by_test_id("share-missing").get_by_role("link", name="sign in")).to_be_visible()
+            expect(anonymous.get_by_test_id("shared-transcript")).to_have_count(0)
+            assert_fits(anonymous, "share-missing-phone")
+
+        page.get_by_test_id("share-chat").click()  # a second link, revoked from the dialog at once
+        page.get_by_test_id("share-create").click()
+        second = urlparse(page.get_by_test_id("share-url").input_value()).path
+        page.get_by_test_id("share-revoke").click()
+        bob.goto(second)
+        expect(bob.get_by_test_id("share-missing")).to_be_visible()
+        bob.goto(link)  # the first link still works
+        expect(bob.get_by_test_id("shared-title")).to_be_visible()
+
+
+def test_shared_chat_at_phone_width(browser: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    token = web.token(user="carol", role="user")
+    with web.api(token) as api:
+        chat = api.post("/api/v1/chats", json={"title": "Phone share"}).json()
+        made = api.post(f"/api/v1/chats/{chat['id']}/shares", json={})
+        assert made.status_code == 201, made.text
+    with open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True) as phone:
+        _sign_in_as(phone, "dave")
+        phone.goto(urlparse(made.json()["url"]).path)
+        expect(phone.get_by_test_id("shared-title")).to_have_text("Phone share")
+        expect(phone.get_by_test_id("share-continue")).to_be_in_viewport()
+        assert_fits(phone, "shared-chat-phone")
+
+
+@pytest.fixture
+def landing(page: Any) -> Iterator[Any]:
+    sign_in(page)
+    yield page
+
+
+def test_a_temporary_chat_is_answered_and_not_listed(landing: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = landing
+    page.get_by_role("button", name="New chat", exact=True).click()
+    page.get_by_test_id("temporary-chat").check()
+    page.get_by_test_id("landing").get_by_role("textbox", name="Message").fill("an off the record question")
+    page.get_by_role("button", name="Send", exact=True).click()
+    page.wait_for_url(UUID_PATH)
+    expect(reply(page)).to_have_count(1)
+    chat_id = page.url.rsplit("/", 1)[-1]
+    page.reload()
+    expect(reply(page)).to_have_count(1)
+    listed = page.request.get("/api/v1/chats", headers={"Authorization": f"Bearer {_token(page)}"}).json()
+    assert chat_id not in [c["id"] for c in listed["items"]]
+    expect(page.locator(f'a[href="/chats/{chat_id}"]')).to_have_count(0)
+
+
+def _token(page: Any) -> str:
+    return str(page.evaluate("sessionStorage.getItem('pa.devToken')"))
