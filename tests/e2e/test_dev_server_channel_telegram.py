@@ -1,9 +1,9 @@
 """Telegram in (issue 34) on `pa dev` as a user runs it, against a fake Bot API on loopback that
-python-telegram-bot's `Bot` talks to (`PA_TELEGRAM_API_URL`), with updates posted as the Bot API posts them to a
-webhook (`X-Telegram-Bot-Api-Secret-Token`): a wrong or missing secret token is a 401 that starts nothing; an
-unlinked user gets the connect reply only; a linked member's message runs the agent and the answer is sent and
-edited in the chat; in a group only a mention of the bot is answered; an inline key resumes a run waiting for an
-approval."""
+python-telegram-bot's `Bot` talks to (`PA_TELEGRAM_API_URL`): the admin's save points the bot at the org's webhook
+(`setWebhook` with the secret token), and updates are posted as the Bot API posts them to it
+(`X-Telegram-Bot-Api-Secret-Token`): a wrong or missing secret token is a 401 that starts nothing; an unlinked user
+gets the connect reply only; a linked member's message runs the agent and the answer is sent and edited in the chat;
+in a group only a mention of the bot is answered; an inline key resumes a run waiting for an approval."""
 
 from __future__ import annotations
 
@@ -26,13 +26,20 @@ USER, CHAT, GROUP = 5001, 5001, -100777
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer, FakeTelegram]]:
     with running_fake_telegram() as telegram:
-        env = {"PA_TELEGRAM_API_URL": telegram.base_url}
+        env = {"PA_TELEGRAM_API_URL": telegram.base_url, "PA_PUBLIC_URL": "https://pa.example.com"}
         with running_pa_dev(tmp_path_factory.mktemp("pa-dev-telegram"), env_extra=env) as server:
             admin = server.auth_for("boss", "org-admin")
             body = {"bot_token": BOT_TOKEN, "secret_token": SECRET}
             put = httpx.put(f"{server.url}/api/v1/admin/channels/telegram", json=body, headers=admin, timeout=30)
             assert put.status_code == 200, put.text
             assert put.json()["key"] == "e2e" and SECRET not in put.text and BOT_TOKEN not in put.text
+            # The deployment knows its address: the bot is pointed at the org's webhook with the secret token.
+            (hook,) = telegram.of("setWebhook")
+            assert (
+                hook["url"] == "https://pa.example.com/api/v1/channels/telegram/e2e" and hook["secret_token"] == SECRET
+            )
+            assert hook["_token"] == BOT_TOKEN and json.loads(hook["allowed_updates"]) == ["message", "callback_query"]
+            telegram.calls.clear()
             yield server, telegram
 
 

@@ -9,8 +9,9 @@ from personal_agent.channels import config_store, thread_store
 from personal_agent.channels.channel_secrets import seal
 from personal_agent.channels.config_store import ChannelConfig, ChannelKind
 from personal_agent.db import org_transaction
-from personal_agent.errors import Conflict, NotFound
+from personal_agent.errors import AppError, Conflict, NotFound
 from personal_agent.identity.principal import Principal
+from personal_agent.settings import get_settings
 
 SECRET_NAMES: dict[ChannelKind, tuple[str, ...]] = {
     "slack": ("bot_token", "signing_secret"),
@@ -30,6 +31,28 @@ async def put_channel(
         if owner is not None and owner != principal.org_id:
             raise Conflict(f"this {kind} channel belongs to another org", code="channel_taken")
         return await config_store.put(conn, principal.org_id, kind, key, agent, sealed)
+
+
+async def set_telegram_webhook(org_slug: str, bot_token: str, secret_token: str) -> None:
+    """Point the org's bot at its webhook with its secret token (`setWebhook`), when the deployment knows its public
+    address (`PA_PUBLIC_URL`); 502 `telegram_unreachable` otherwise nothing is stored. Without the address the admin
+    runs the one `setWebhook` call docs/channels.md shows."""
+    url = get_settings().public_url.rstrip("/")
+    if not url:
+        return
+    from telegram import Bot
+    from telegram.error import TelegramError
+
+    bot = Bot(bot_token, base_url=get_settings().telegram_api_url.rstrip("/") + "/bot")
+    try:
+        async with bot:
+            await bot.set_webhook(
+                f"{url}/api/v1/channels/telegram/{org_slug}",
+                secret_token=secret_token,
+                allowed_updates=["message", "callback_query"],
+            )
+    except TelegramError as exc:
+        raise AppError(f"Telegram refused the webhook: {exc}", code="telegram_unreachable", status=502) from None
 
 
 async def get_channel(principal: Principal, kind: ChannelKind) -> ChannelConfig:

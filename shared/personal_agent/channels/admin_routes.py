@@ -67,6 +67,8 @@ async def put_slack(body: SlackChannelIn, principal: OrgAdmin) -> ChannelOut:
 
 @router.put("/telegram", operation_id="put_telegram_channel", response_model=ChannelOut)
 async def put_telegram(body: TelegramChannelIn, principal: OrgAdmin) -> ChannelOut:
+    """Set the org's bot (and, when the deployment knows its public address, point the bot at its webhook)."""
+    await admin.set_telegram_webhook(principal.org_slug, body.bot_token, body.secret_token)
     secrets = {"bot_token": body.bot_token, "secret_token": body.secret_token}
     return _out(await admin.put_channel(principal, "telegram", principal.org_slug, body.agent, secrets))
 
