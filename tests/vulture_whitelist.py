@@ -25,3 +25,25 @@ _.web_fetch
 _.web_search
 _.remember
 _.ask_user
+# a2a-sdk's JSON-RPC dispatcher calls the request handler's methods by name (a2a/handler.py).
+_.on_message_send
+_.on_message_send_stream
+_.on_get_task
+_.on_cancel_task
+_.on_list_tasks
+_.on_subscribe_to_task
+_.on_create_task_push_notification_config
+_.on_get_task_push_notification_config
+_.on_list_task_push_notification_configs
+_.on_delete_task_push_notification_config
+_.on_get_extended_agent_card
+# The knowledge parsers are looked up by name per format (knowledge/parsing/__init__.py PARSERS).
+_.parse_pdf
+_.parse_docx
+_.parse_csv
+_.parse_xlsx
+_.parse_pptx
+_.parse_eml
+_.parse_image
+# io.TextIOBase's protocol: print() asks a stream whether it is writable (sandbox/kernel.py's capped output).
+_.writable

@@ -59,7 +59,7 @@ def _deadline(seconds: float) -> Iterator[None]:
         yield
         return
 
-    def expire(signum: int, frame: Any) -> None:
+    def expire(_signum: int, _frame: Any) -> None:
         raise _PageTimeout
 
     previous = signal.signal(signal.SIGALRM, expire)
