@@ -136,13 +136,16 @@ def _requests(
     by_index = {u["request_index"]: u for u in usage if u["request_index"] >= 0}
     base = spec.get("instructions", "")
     out: list[dict[str, Any]] = []
-    sent_from = start
+    sent_from, chars, given = start, 0, None  # the history's characters so far: one pass, however long the run
     for i, message in enumerate(messages):
+        if message.get("kind") == "request":
+            given = message.get("instructions") or given
         if i < start or message.get("kind") != "response":
+            chars += len(json.dumps(message, default=str))
             continue
         new = [p for m in messages[sent_from:i] for p in m.get("parts", []) if m.get("kind") == "request"]
-        given = next((m.get("instructions") for m in reversed(messages[:i]) if m.get("kind") == "request"), None)
-        history_tokens = -(-len(json.dumps(messages[:i], default=str)) // CHARS_PER_TOKEN)
+        history_tokens = -(-chars // CHARS_PER_TOKEN)
+        chars += len(json.dumps(message, default=str))
         index = len(out)
         out.append(
             {
