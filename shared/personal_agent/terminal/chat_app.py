@@ -1,0 +1,219 @@
+"""`pa chat`: an interactive chat in the terminal (Textual; answers rendered as Markdown by Rich). Streams the
+answer, shows tool calls as cards, asks approvals (`y`/`n`) and `ask_user` questions inline, Ctrl-C stops the
+run (a second Ctrl-C, with no run, quits), resumes a dropped stream where it stopped (`Last-Event-ID`).
+Commands: /attach FILE, /agent SLUG, /model NAME, /new, /chats, /help, /quit. Fits an 80x24 terminal."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import Input, Markdown, Static
+
+from personal_agent.terminal.chat_session import ChatSession
+from personal_agent.terminal.client import Api, ClientError
+
+HELP = (
+    "Commands: /attach FILE · /agent SLUG · /model NAME · /new · /chats · /quit. "
+    "Ctrl-C stops a run; Ctrl-C again quits. An approval: y or n. A question: type the answer."
+)
+
+
+class ChatApp(App[int]):
+    CSS = """
+    #status { height: 1; background: $primary-background; padding: 0 1; }
+    #log { height: 1fr; padding: 0 1; }
+    .user { color: $text-accent; margin-top: 1; }
+    .card { border: round $secondary; padding: 0 1; }
+    .ask { border: round $warning; padding: 0 1; }
+    .note { color: $text-muted; }
+    Markdown { margin: 0; padding: 0; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+c", "interrupt", "Stop / quit", priority=True)]
+
+    def __init__(self, session: ChatSession) -> None:
+        super().__init__()
+        self.session = session
+        self.running = self.stopped = False
+        self.pending: dict[str, Any] | None = None  # the approval or question the next input answers
+        self.answer: Markdown | None = None
+        self.answer_text = ""
+        self.tools: dict[str, tuple[Static, str, str]] = {}  # call id -> (card, name, args so far)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield VerticalScroll(id="log")
+        yield Input(placeholder="Message (/help)", id="prompt")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt", Input).focus()
+        self._status("ready")
+        self._note(HELP)
+
+    def _status(self, state: str) -> None:
+        chat = (self.session.chat_id or "new")[:8]
+        agent, model = self.session.agent or "assistant", self.session.model or "default model"
+        self.query_one("#status", Static).update(f"pa chat · {agent} · {model} · chat {chat} · {state}")
+
+    def _add(self, widget: Static | Markdown) -> None:
+        log = self.query_one("#log", VerticalScroll)
+        log.mount(widget)
+        log.scroll_end(animate=False)
+
+    def _note(self, text: str, classes: str = "note") -> Static:
+        widget = Static(text, classes=classes, markup=False)
+        self._add(widget)
+        return widget
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        event.input.value = ""
+        if not text:
+            return
+        try:
+            if self.pending is not None:
+                self._answer_pending(text)
+            elif text.startswith("/"):
+                self._command(text)
+            elif self.running:
+                self._note("A run is in progress: wait for it, or Ctrl-C to stop it.")
+            else:
+                self._note(f"> {text}", "user")
+                self._start(text)
+        except ClientError as exc:
+            self._note(f"Error: {exc}")
+
+    def _answer_pending(self, text: str) -> None:
+        pending, self.pending = self.pending, None
+        assert pending is not None
+        if "approval_id" in pending:
+            approve = text.lower() in {"y", "yes", "approve"}
+            self.session.decide(pending["approval_id"], approve)
+            self._note(f"{'Approved' if approve else 'Denied'}: {pending.get('tool')}")
+        else:
+            self.session.answer(pending["question_id"], text)
+            self._note(f"Answered: {text}")
+        self._status("running")
+
+    def _command(self, text: str) -> None:
+        name, _, arg = text.partition(" ")
+        arg = arg.strip()
+        if name in ("/quit", "/exit"):
+            self.exit(0)
+        elif name == "/help":
+            self._note(HELP)
+        elif name == "/attach" and arg:
+            self._note(f"Attached {self.session.attach(arg)} (sent with your next message)")
+        elif name == "/agent":
+            self.session.agent = arg or None
+            self.session.new_chat()
+            self._note(
+                f"Agent: {arg or 'assistant'} (a new chat)" if arg else "Agents: " + ", ".join(self.session.agents())
+            )
+        elif name == "/model":
+            self.session.model = arg or None
+            self._note(f"Model: {arg}" if arg else "Models: " + ", ".join(self.session.models()[:12]))
+        elif name == "/new":
+            self.session.new_chat()
+            self._note("A new chat.")
+        elif name == "/chats":
+            for chat in self.session.chats():
+                self._note(f"{chat['id']}  {chat['title']}")
+        else:
+            self._note(f"Unknown command {name}. {HELP}")
+        self._status("ready")
+
+    def _start(self, message: str) -> None:
+        follower = self.session.send(message)
+        self.running, self.answer, self.answer_text, self.tools, self.stopped = True, None, "", {}, False
+        self._status("running")
+        self._follow(follower)
+
+    @work(thread=True, exclusive=True)
+    def _follow(self, follower: Any) -> None:
+        try:
+            for event in follower.events():
+                self.call_from_thread(self._apply, event)
+        except ClientError as exc:
+            self.call_from_thread(self._note, f"Error: {exc}")
+        self.call_from_thread(self._finished)
+
+    def _finished(self) -> None:
+        self.running, self.pending = False, None
+        self._status("ready")
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "TEXT_MESSAGE_CONTENT":
+            self._text(str(event.get("delta", "")))
+        elif kind == "TEXT_MESSAGE_END":
+            self.answer = None
+        elif kind in ("TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_RESULT"):
+            self._tool(kind, event)
+        elif kind == "CUSTOM":
+            self._custom(str(event.get("name")), event.get("value") or {})
+        elif kind == "RUN_ERROR":
+            self._note(f"Run failed: {event.get('message')} ({event.get('code')})")
+        elif kind == "RUN_FINISHED" and (event.get("outcome") or {}).get("type") != "interrupt" and not self.stopped:
+            self._note("─ done", "note")
+
+    def _text(self, delta: str) -> None:
+        if self.answer is None:
+            self.answer_text = ""
+            self.answer = Markdown()
+            self._add(self.answer)
+        self.answer_text += delta
+        self.answer.update(self.answer_text)
+        self.query_one("#log", VerticalScroll).scroll_end(animate=False)
+
+    def _tool(self, kind: str, event: dict[str, Any]) -> None:
+        call = str(event.get("toolCallId"))
+        if kind == "TOOL_CALL_START":
+            self.answer = None
+            card = self._note(f"⚙ {event.get('toolCallName')}", "card")
+            self.tools[call] = (card, str(event.get("toolCallName")), "")
+        elif call in self.tools:
+            card, name, args = self.tools[call]
+            if kind == "TOOL_CALL_ARGS":
+                self.tools[call] = (card, name, args + str(event.get("delta", "")))
+                card.update(f"⚙ {name} {self.tools[call][2][:160]}")
+            else:
+                card.update(f"⚙ {name} {args[:120]}\n→ {str(event.get('content', ''))[:240]}")
+
+    def _custom(self, name: str, value: dict[str, Any]) -> None:
+        if name == "approval_requested":
+            args = json.dumps(value.get("args"))[:200]
+            self._note(f"Approve {value.get('tool')} {args}? Type y to approve, n to deny.", "ask")
+            self.pending = value
+            self._status("waiting for your approval")
+        elif name == "question_asked":
+            choices = value.get("choices")
+            extra = f" (choose: {', '.join(choices)})" if choices else ""
+            self._note(f"Question: {value.get('question')}{extra}. Type your answer.", "ask")
+            self.pending = value
+            self._status("waiting for your answer")
+        elif name == "run_cancelled":
+            self.stopped = True
+            self._note("Run stopped.")
+        elif name.startswith("subagent") or name == "resume_expired":
+            self._note(f"· {name} {value.get('task') or value.get('status') or ''}".rstrip())
+
+    def action_interrupt(self) -> None:
+        if self.running:
+            try:
+                self.session.cancel()
+            except ClientError as exc:
+                self._note(f"Error: {exc}")
+            self._note("Stopping the run (Ctrl-C again, once it stopped, quits).")
+            self._status("stopping")
+        else:
+            self.exit(0)
+
+
+def run_chat(api: Api, *, agent: str | None, chat_id: str | None, model: str | None) -> int:
+    app = ChatApp(ChatSession(api, agent=agent, model=model, chat_id=chat_id))
+    return app.run() or 0
