@@ -7,7 +7,7 @@ VENV := .venv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(VENV)
 
-.PHONY: localstack dev test bootstrap browser sandbox lint typecheck pytest frontend validate build deploy bench clean openapi importlint
+.PHONY: localstack dev test bootstrap browser sandbox tmux lint typecheck pytest frontend validate build deploy bench clean openapi importlint
 
 bootstrap: $(VENV)/.installed frontend
 
@@ -33,7 +33,7 @@ frontend/dist/index.html: frontend/node_modules/.installed $(shell find frontend
 dev: bootstrap sandbox
 	$(VENV)/bin/pa dev
 
-test: bootstrap browser sandbox lint importlint typecheck validate localstack pytest
+test: bootstrap browser sandbox tmux lint importlint typecheck validate localstack pytest
 
 # The browser tests drive Debian's Chromium (never a downloaded one). As root it is installed here; otherwise
 # make stops at once with the one command to run.
@@ -46,6 +46,19 @@ browser:
 			>/dev/null; \
 	else \
 		echo "make test: the browser tests need Chromium at $(CHROMIUM); run: sudo apt-get install -y chromium" >&2; \
+		exit 1; \
+	fi
+
+# `pa chat`'s tests drive it in a real terminal: tmux (Debian's). As root it is installed here; otherwise make stops
+# at once with the one command to run.
+TMUX := /usr/bin/tmux
+tmux:
+	@if [ -x $(TMUX) ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "make: installing tmux for the terminal client's tests (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tmux >/dev/null; \
+	else \
+		echo "make test: the terminal client's tests need tmux at $(TMUX); run: sudo apt-get install -y tmux" >&2; \
 		exit 1; \
 	fi
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -20,10 +19,7 @@ from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.e2e.tcp_proxy import cuttable_proxy
 from tests.e2e.terminal_client import personal_token, wait_for
 
-pytestmark = [
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (make tmux / apt-get install tmux)"),
-]
+pytestmark = pytest.mark.timeout(300)  # tmux: `make tmux` installs it (a prerequisite of `make test`)
 
 
 @pytest.fixture(scope="module")
