@@ -44,6 +44,8 @@ export const router = createRouter({
         { path: "tool-policies", component: () => import("./views/admin/AdminToolPolicies.vue"), meta: { title: "Tool policies" } },
       ],
     },
+    // `pa login` (the device grant against the dev issuer): the signed-in person approves a terminal's code.
+    { path: "/device", component: () => import("./views/DeviceView.vue"), meta: { title: "Sign in a terminal" } },
     { path: "/settings/tools", component: () => import("./tools/ToolsSettingsView.vue"), meta: { title: "Tools & MCP servers" } },
     { path: "/:rest(.*)*", component: () => import("./views/NotFoundView.vue"), meta: { public: true, title: "Not found" } },
   ],
