@@ -23,6 +23,7 @@ const LABELS: Record<string, string> = {
   starter_prompts: "Starter prompts",
   approval: "Approval overrides",
   classification: "Classification floor",
+  review_mode: "Review mode",
   output_schema: "Output schema",
 };
 

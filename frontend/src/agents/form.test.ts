@@ -48,5 +48,7 @@ describe("agent form", () => {
     expect(patchBody(saved, saved, true)).toBeNull();
     expect(patchBody({ ...saved, instructions: "Be thorough." }, saved, false)).toEqual({ instructions: "Be thorough.", publish: false });
     expect(patchBody({ ...saved, tools: ["remember"], visibility: "org" }, saved, true)).toEqual({ tools: ["remember"], visibility: "org", publish: true });
+    expect(saved.reviewMode).toBe("autonomous");
+    expect(patchBody({ ...saved, reviewMode: "approve_each" }, saved, true)).toEqual({ review_mode: "approve_each", publish: true });
   });
 });

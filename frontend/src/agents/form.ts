@@ -13,6 +13,8 @@ export type Classification = "standard" | "confidential" | "restricted";
 /** `org`, `personal`, or a named collection (its id or name). */
 export type Knowledge = string;
 export type ApprovalOverride = "gate" | "always";
+/** Who reviews its acting calls besides the gates (a chat may make it stricter, never laxer). */
+export type ReviewMode = "autonomous" | "approve_each" | "judge";
 export type Visibility = "private" | "org";
 
 export interface AgentForm {
@@ -31,6 +33,7 @@ export interface AgentForm {
   starters: string;
   approval: Record<string, ApprovalOverride>;
   classification: Classification;
+  reviewMode: ReviewMode;
   /** JSON text; "" for none. */
   outputSchema: string;
   visibility: Visibility;
@@ -38,7 +41,7 @@ export interface AgentForm {
 
 type Config = Pick<
   Agent,
-  "name" | "description" | "instructions" | "model" | "tools" | "knowledge" | "memory" | "delegates" | "starter_prompts" | "approval" | "classification" | "output_schema"
+  "name" | "description" | "instructions" | "model" | "tools" | "knowledge" | "memory" | "delegates" | "starter_prompts" | "approval" | "classification" | "review_mode" | "output_schema"
 >;
 
 export function emptyForm(): AgentForm {
@@ -55,6 +58,7 @@ export function emptyForm(): AgentForm {
     starters: "",
     approval: {},
     classification: "standard",
+    reviewMode: "autonomous",
     outputSchema: "",
     visibility: "private",
   };
@@ -75,6 +79,7 @@ export function formOf(config: Config, slug: string, visibility: Visibility): Ag
     starters: (config.starter_prompts ?? []).join("\n"),
     approval: { ...(config.approval ?? {}) },
     classification: config.classification ?? "standard",
+    reviewMode: config.review_mode ?? "autonomous",
     outputSchema: config.output_schema ? JSON.stringify(config.output_schema, null, 2) : "",
     visibility,
   };
@@ -136,6 +141,7 @@ export function configOf(form: AgentForm): Config {
     starter_prompts: starterList(form.starters),
     approval: { ...form.approval },
     classification: form.classification,
+    review_mode: form.reviewMode,
     output_schema: parseSchema(form.outputSchema).value,
   };
 }
