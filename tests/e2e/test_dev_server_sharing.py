@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,11 +40,10 @@ def people(dev: DevServer) -> dict[str, dict[str, str]]:
     }
 
 
-def _turn(http: httpx.Client, headers: dict[str, str], chat_id: str, message: str) -> str:
+def _turn(http: httpx.Client, headers: dict[str, str], chat_id: str, message: str, **extra: Any) -> str:
     """One answered turn; the run's id."""
-    started = http.post(
-        f"/api/v1/chats/{chat_id}/runs", headers=headers, json={"message": message, "model": "offline:demo"}
-    )
+    body = {"message": message, "model": "offline:demo", **extra}
+    started = http.post(f"/api/v1/chats/{chat_id}/runs", headers=headers, json=body)
     assert started.status_code == 202, started.text
     with http.stream("GET", started.json()["events_url"], headers=headers) as stream:
         events = [json.loads(line[5:]) for line in stream.iter_lines() if line.startswith("data:")]
@@ -223,3 +223,94 @@ def test_a_temporary_chat_is_unlisted_then_deleted_and_the_ledger_stays(dev: Dev
         assert [r for r in csv.DictReader(io.StringIO(ledger)) if r["run_id"] == run_id]  # its usage rows stay
         assert "green tea" not in ledger
         assert http.post("/api/v1/admin/retention/run", headers=alice).status_code == 403
+
+
+@pytest.mark.timeout(300)
+def test_retention_by_classification_deletes_exactly_the_expired_chats(dev: DevServer, people: dict[str, Any]) -> None:
+    """The clock runs 25 hours ahead: with confidential chats kept 1 day, every confidential chat (and its shares)
+    is past it, standard ones (kept forever) stay; the ledger keeps the deleted runs' rows."""
+    alice, bob, boss = people["alice"], people["bob"], people["boss"]
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        confidential = _chat(http, alice, title="Board minutes", classification="confidential")
+        run_id = _turn(http, alice, confidential, "confidential figures")
+        token = _share(http, alice, confidential).json()["token"]
+        standard = _chat(http, alice, title="Lunch ideas")
+        before = {
+            c["id"]: c["classification"] for c in http.get("/api/v1/chats?limit=100", headers=alice).json()["items"]
+        }
+        doomed = sum(1 for c in before.values() if c == "confidential")
+        _policy(http, boss, confidential_days=1, restricted_days=30)
+        try:
+            swept = http.post("/api/v1/admin/retention/run", headers=boss)
+        finally:
+            _policy(http, boss)
+        assert swept.status_code == 200 and swept.json() == {"temporary_chats": 0, "expired_chats": doomed}, swept.text
+        after = {c["id"] for c in http.get("/api/v1/chats?limit=100", headers=alice).json()["items"]}
+        assert after == {cid for cid, c in before.items() if c != "confidential"}
+        assert confidential not in after and standard in after
+        assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404  # its share went with it
+        ledger = http.get("/api/v1/usage/export", headers=alice).text
+        assert [r for r in csv.DictReader(io.StringIO(ledger)) if r["run_id"] == run_id]
+
+
+@pytest.mark.timeout(300)
+def test_every_share_is_audited_without_content(dev: DevServer, people: dict[str, Any]) -> None:
+    alice, bob, boss, mallory = people["alice"], people["bob"], people["boss"], people["mallory"]
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        chat_id = _chat(http, alice, title="Audited")
+        _turn(http, alice, chat_id, "audit me please")
+        made = _share(http, alice, chat_id).json()
+        assert http.get(f"/api/v1/shares/{made['token']}", headers=bob).status_code == 200
+        assert http.get(f"/api/v1/shares/{made['token']}", headers=mallory).status_code == 404
+        assert http.post(f"/api/v1/shares/{made['token']}/continue", headers=bob).status_code == 201
+        assert http.delete(f"/api/v1/shares/{made['id']}", headers=alice).status_code == 204
+        trail = http.get("/api/v1/admin/share-audit", headers=boss)
+        assert trail.status_code == 200, trail.text
+        mine = [e for e in trail.json()["items"] if e["share_id"] == made["id"]]
+        assert [e["action"] for e in reversed(mine)] == ["created", "viewed", "continued", "revoked"]
+        assert "audit me" not in trail.text and made["token"] not in trail.text
+        assert http.get("/api/v1/admin/share-audit", headers=alice).status_code == 403
+        rival_admin = dev.auth_for("rex", "org-admin", org="rival")
+        assert http.get("/api/v1/admin/share-audit", headers=rival_admin).json()["items"] == []  # no other org's
+
+
+@pytest.mark.timeout(300)
+def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) -> None:
+    erin, bob = dev.auth_for("erin"), people["bob"]
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        chat_id = _chat(http, erin, title="Erin's trip")
+        _turn(http, erin, chat_id, "first about Lisbon")
+        first_user = http.get(f"/api/v1/chats/{chat_id}/messages", headers=erin).json()["items"][0]["message_id"]
+        _turn(http, erin, chat_id, "then about Porto")
+        _turn(http, erin, chat_id, "instead about Faro", parent_message_id=None)  # a second branch from the start
+        _turn(http, erin, chat_id, "Remember: I prefer trains")
+        token = _share(http, erin, chat_id).json()["token"]
+
+        exported = http.get("/api/v1/me/export", headers=erin)
+        assert exported.status_code == 200, exported.text
+        assert exported.headers["content-type"] == "application/zip"
+        assert "attachment" in exported.headers["content-disposition"]
+        archive = zipfile.ZipFile(io.BytesIO(exported.content))
+        manifest = json.loads(archive.read("manifest.json"))
+        assert manifest["format"] == "personal-agent-export" and manifest["complete"] is True
+        stored = json.loads(archive.read(f"chats/{chat_id}.json"))
+        said = json.dumps(stored["messages"])
+        assert all(w in said for w in ("Lisbon", "Porto", "Faro", "trains"))  # every branch
+        roots = [m for m in stored["messages"] if m["parent_id"] is None]
+        assert len(roots) == 2 and first_user in [m["id"] for m in roots]
+        md = archive.read(f"chats/{chat_id}.md").decode()
+        assert "Faro" in md and "trains" in md and "Porto" not in md  # the latest branch as text
+        assert "I prefer trains" in archive.read("memories.json").decode()
+        assert json.loads(archive.read("shares.json"))[0]["chat_id"] == chat_id
+        assert token not in exported.content.decode("latin-1")
+        others = http.get("/api/v1/me/export", headers=bob).content
+        assert b"Lisbon" not in zipfile.ZipFile(io.BytesIO(others)).read("manifest.json") + others
+
+        refused = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "yes"})
+        assert refused.status_code == 422 and http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 200
+        erased = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "erase my data"})
+        assert erased.status_code == 200 and erased.json() == {"chats": 1, "memories": 1}, erased.text
+        assert http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 404
+        assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404
+        assert "trains" not in http.get("/api/v1/me/memories", headers=erin).text
+        assert http.get("/api/v1/usage/export", headers=erin).text.count("offline") >= 4  # the ledger stays

@@ -412,6 +412,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/share-audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Share Audit
+         * @description Every share link made, viewed, continued or revoked in the org, newest first (who and when; no content).
+         */
+        get: operations["share_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/tool-policies": {
         parameters: {
             query?: never;
@@ -1620,6 +1640,47 @@ export interface paths {
         post?: never;
         /** Delete Link */
         delete: operations["delete_channel_link"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase My Data
+         * @description Delete all your chats (with their runs, messages and share links) and memories. The usage ledger keeps its
+         *     rows: they hold no content.
+         */
+        post: operations["erase_my_data"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export My Data
+         * @description All your chats (every branch), memories and share links, as a ZIP to download.
+         */
+        get: operations["export_my_data"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4315,6 +4376,22 @@ export interface components {
              */
             kind: "openai" | "anthropic" | "bedrock" | "openai-compatible";
         };
+        /** EraseRequest */
+        EraseRequest: {
+            /**
+             * Confirm
+             * @description the words `erase my data`, so that nothing erases by accident
+             * @constant
+             */
+            confirm: "erase my data";
+        };
+        /** Erased */
+        Erased: {
+            /** Chats */
+            chats: number;
+            /** Memories */
+            memories: number;
+        };
         /** Error */
         Error: {
             /** @description stable, machine-readable */
@@ -6519,6 +6596,44 @@ export interface components {
             title: string;
             /** Upto Message Id */
             upto_message_id: number | null;
+        };
+        /** ShareAuditEntry */
+        ShareAuditEntry: {
+            /**
+             * Action
+             * @enum {string}
+             */
+            action: "created" | "viewed" | "continued" | "revoked";
+            /**
+             * Actor Id
+             * @description who acted (null: someone outside the org, or not signed in)
+             */
+            actor_id: string | null;
+            /**
+             * Audience
+             * @enum {string}
+             */
+            audience: "org" | "public";
+            /**
+             * Chat Id
+             * Format: uuid
+             */
+            chat_id: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Share Id
+             * Format: uuid
+             */
+            share_id: string;
+        };
+        /** ShareAuditPage */
+        ShareAuditPage: {
+            /** Items */
+            items: components["schemas"]["ShareAuditEntry"][];
         };
         /** ShareCreate */
         ShareCreate: {
@@ -9337,6 +9452,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrgSettings"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    share_audit: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareAuditPage"];
                 };
             };
             /** @description Validation Error */
@@ -12749,6 +12904,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    erase_my_data: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EraseRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Erased"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    export_my_data: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a ZIP of JSON and Markdown */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": unknown;
                 };
             };
             /** @description an error the caller can act on */

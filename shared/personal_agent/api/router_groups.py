@@ -14,7 +14,17 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("questions", ("/api/v1/questions",)),
     RouterGroup("followups", ("/api/v1/chats",)),
     # Share links (a chat's, the snapshot behind a token, mine) and the org's data policy (issue 38).
-    RouterGroup("shares", ("/api/v1/chats", "/api/v1/shares", "/api/v1/me/shares", "/api/v1/admin/retention")),
+    RouterGroup(
+        "shares",
+        (
+            "/api/v1/chats",
+            "/api/v1/shares",
+            "/api/v1/me/shares",
+            "/api/v1/admin/retention",
+            "/api/v1/admin/share-audit",
+        ),
+    ),
+    RouterGroup("export", ("/api/v1/me/export", "/api/v1/me/erase")),  # a person's data out, and erased
     RouterGroup("governance", ("/api/v1/admin", "/api/v1/keys"), ("router", "keys_router")),
     RouterGroup("me_settings", ("/api/v1/me/settings",)),
     RouterGroup("workflows", ("/api/v1/workflows",)),

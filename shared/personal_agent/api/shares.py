@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from personal_agent.api.chats import Chat
@@ -136,3 +136,22 @@ async def put_retention(body: Retention, principal: OrgAdmin) -> Any:
 async def run_retention(principal: OrgAdmin) -> Any:
     """Run the org's retention sweep now (the daily job does the same): what it deleted, as counts."""
     return await retention.sweep_org(principal.org_id, retention.clock())
+
+
+class ShareAuditEntry(BaseModel):
+    share_id: UUID
+    chat_id: UUID
+    actor_id: UUID | None = Field(description="who acted (null: someone outside the org, or not signed in)")
+    action: Literal["created", "viewed", "continued", "revoked"]
+    audience: Literal["org", "public"]
+    created_at: datetime
+
+
+class ShareAuditPage(BaseModel):
+    items: list[ShareAuditEntry]
+
+
+@router.get("/api/v1/admin/share-audit", operation_id="share_audit", response_model=ShareAuditPage)
+async def share_audit(principal: OrgAdmin, limit: int = Query(200, ge=1, le=1000)) -> dict[str, Any]:
+    """Every share link made, viewed, continued or revoked in the org, newest first (who and when; no content)."""
+    return {"items": await shares.audit_trail(principal, limit)}

@@ -94,3 +94,9 @@ async def record_run(conn: Conn, org_id: UUID, temporary_chats: int, expired_cha
         "INSERT INTO retention_runs (org_id, temporary_chats, expired_chats) VALUES (%s, %s, %s)",
         [org_id, temporary_chats, expired_chats],
     )
+
+
+async def erase_owned_chats(conn: Conn, user_id: UUID) -> int:
+    """Delete every chat of the user (their runs, messages and shares go with them; the ledger stays); how many."""
+    cur = await conn.execute("DELETE FROM chats WHERE user_id = %s RETURNING id", [user_id])
+    return len(await cur.fetchall())

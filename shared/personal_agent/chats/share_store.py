@@ -137,7 +137,20 @@ async def audit(conn: Conn, org_id: UUID, share: ShareRow, actor_id: UUID | None
     )
 
 
-async def audit_of(conn: Conn, share_id: UUID) -> list[str]:
-    """The actions recorded on a share, oldest first (tests and the admin's review)."""
-    cur = await conn.execute("SELECT action FROM share_audit WHERE share_id = %s ORDER BY id", [share_id])
-    return [str(row["action"]) for row in await cur.fetchall()]
+@dataclass(frozen=True)
+class ShareAuditRow:
+    share_id: UUID
+    chat_id: UUID
+    actor_id: UUID | None
+    action: str
+    audience: str
+    created_at: datetime
+
+
+async def audit_trail(conn: Conn, limit: int) -> list[ShareAuditRow]:
+    """The org's share audit, newest first."""
+    cur = await conn.execute(
+        "SELECT share_id, chat_id, actor_id, action, audience, created_at FROM share_audit ORDER BY id DESC LIMIT %s",
+        [limit],
+    )
+    return [ShareAuditRow(**row) for row in await cur.fetchall()]

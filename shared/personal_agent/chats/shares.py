@@ -199,3 +199,8 @@ async def revoke_share(principal: Principal, share_id: UUID) -> None:
         if row is None:
             raise _missing()
         await share_store.audit(conn, principal.org_id, row, principal.user_id, "revoked")
+
+
+async def audit_trail(principal: Principal, limit: int) -> list[share_store.ShareAuditRow]:
+    async with org_transaction(principal.org_id) as conn:
+        return await share_store.audit_trail(conn, limit)

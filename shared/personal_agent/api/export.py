@@ -1,0 +1,51 @@
+"""A person's chat data: download it all (`GET /api/v1/me/export`, a ZIP of JSON and Markdown) and erase it
+(`POST /api/v1/me/erase`); `lifecycle.user_data` says what is in it and what stays."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, Field
+
+from personal_agent.api.deps import CurrentPrincipal
+
+router = APIRouter(prefix="/api/v1/me", tags=["me"])
+
+
+@router.get(
+    "/export",
+    operation_id="export_my_data",
+    response_class=Response,
+    responses={200: {"content": {"application/zip": {}}, "description": "a ZIP of JSON and Markdown"}},
+)
+async def export_my_data(principal: CurrentPrincipal) -> Response:
+    """All your chats (every branch), memories and share links, as a ZIP to download."""
+    from personal_agent.lifecycle.user_data import export_zip
+
+    body = await export_zip(principal)
+    name = f"personal-agent-export-{datetime.now(UTC):%Y%m%d}.zip"
+    return Response(
+        body, media_type="application/zip", headers={"Content-Disposition": f'attachment; filename="{name}"'}
+    )
+
+
+class EraseRequest(BaseModel):
+    confirm: Literal["erase my data"] = Field(
+        description="the words `erase my data`, so that nothing erases by accident"
+    )
+
+
+class Erased(BaseModel):
+    chats: int
+    memories: int
+
+
+@router.post("/erase", operation_id="erase_my_data", response_model=Erased)
+async def erase_my_data(body: EraseRequest, principal: CurrentPrincipal) -> dict[str, int]:
+    """Delete all your chats (with their runs, messages and share links) and memories. The usage ledger keeps its
+    rows: they hold no content."""
+    from personal_agent.lifecycle.user_data import erase
+
+    return await erase(principal)
