@@ -144,8 +144,7 @@ LAYER_EXPORT := $(UV) export --frozen --no-dev --no-emit-project --no-hashes --n
 # layer); the API asks it to embed a search query. pgvector's Python package (numpy) is not used: vectors go as text.
 # uvicorn with the event loop and HTTP parser in C (uvloop, httptools) serves only the SSE relay: they go in its
 # own small stream layer, beside the API layer. hiredis (redis-py's optional parser) is left to the workers.
-API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx uvicorn uvloop httptools hiredis \
-	a2a-sdk openpyxl python-pptx rapidocr-onnxruntime
+API_LAYER_PRUNE := pydantic-ai-slim genai-prices mcp boto3 wordllama numpy tokenizers pgvector pypdf python-docx uvicorn uvloop httptools hiredis a2a-sdk openpyxl python-pptx rapidocr-onnxruntime
 # A2A (a2a-sdk's JSON-RPC server, served by the stream function) and what it imports that the API layer lacks;
 # google-api-core (with google-auth and requests) is its gRPC side's, never imported by the JSON-RPC server.
 STREAM_LAYER_ONLY := uvicorn|click|uvloop|httptools|a2a-sdk|aiologic|culsans|googleapis-common-protos|json-rpc|packaging|protobuf|sniffio|sse-starlette|wrapt

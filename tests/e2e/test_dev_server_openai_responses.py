@@ -14,8 +14,8 @@ from typing import Any
 import openai
 import pytest
 
+from tests.e2e.openai_world import SCHEMA, World, script
 from tests.e2e.pa_dev import running_pa_dev
-from tests.e2e.test_dev_server_openai import SCHEMA, World, script
 from tests.fake_provider import running_fake_provider
 
 WEATHER = {

@@ -5,7 +5,6 @@ image dialog, and the text file's chip downloads the file, with no console error
 
 from __future__ import annotations
 
-import base64
 import struct
 import zlib
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.web_chat_stack import describe_violations, screenshot, serious_violations
-from tests.e2e.web_chat_steps import new_chat, sign_in
+from tests.e2e.web_chat_steps import drop_files, new_chat, sign_in
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -33,25 +32,6 @@ def png() -> bytes:
 
 
 IMAGE = png()
-
-
-def drop_files(page: Any, files: list[tuple[str, str, bytes]]) -> None:
-    """Drop files on the composer as a person dragging them from their desktop would (a DataTransfer of Files)."""
-    encoded = [[name, kind, base64.b64encode(data).decode()] for name, kind, data in files]
-    transfer = page.evaluate_handle(
-        """(files) => {
-            const transfer = new DataTransfer();
-            for (const [name, type, data] of files) {
-                const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
-                transfer.items.add(new File([bytes], name, { type }));
-            }
-            return transfer;
-        }""",
-        encoded,
-    )
-    composer = page.get_by_test_id("composer")
-    composer.dispatch_event("dragover", {"dataTransfer": transfer})
-    composer.dispatch_event("drop", {"dataTransfer": transfer})
 
 
 def centre_pixel(canvas: Any) -> list[int]:

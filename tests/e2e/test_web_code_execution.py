@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_web_attachment_open import drop_files
 from tests.e2e.web_chat_stack import describe_violations, screenshot, serious_violations
-from tests.e2e.web_chat_steps import new_chat, sign_in
+from tests.e2e.web_chat_steps import drop_files, new_chat, sign_in
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -3,6 +3,7 @@ send a message, read the demo model's reply."""
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -62,3 +63,22 @@ def reply_texts(page: Any) -> list[str]:
 
 def normalise(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[*`]", "", text)).strip()
+
+
+def drop_files(page: Any, files: list[tuple[str, str, bytes]]) -> None:
+    """Drop files on the composer as a person dragging them from their desktop would (a DataTransfer of Files)."""
+    encoded = [[name, kind, base64.b64encode(data).decode()] for name, kind, data in files]
+    transfer = page.evaluate_handle(
+        """(files) => {
+            const transfer = new DataTransfer();
+            for (const [name, type, data] of files) {
+                const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+                transfer.items.add(new File([bytes], name, { type }));
+            }
+            return transfer;
+        }""",
+        encoded,
+    )
+    composer = page.get_by_test_id("composer")
+    composer.dispatch_event("dragover", {"dataTransfer": transfer})
+    composer.dispatch_event("drop", {"dataTransfer": transfer})

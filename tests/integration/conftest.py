@@ -6,8 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from personal_agent.local.demo_mcp import DemoLog
+from personal_agent.models.catalog import register_model, unregister_model
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.emulators import durable_aws, localstack_aws  # noqa: F401 - fixtures: durable tests on moto and LocalStack
 from tests.live_server import LiveServer
@@ -55,3 +58,14 @@ def demo() -> Iterator[tuple[LiveServer, DemoLog]]:
     """The demo MCP server on loopback (see `tests/mcp_demo.py`) and what it saw."""
     with serve_demo() as served:
         yield served
+
+
+@pytest.fixture
+def sure_router() -> Iterator[str]:
+    def classify(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        args = {"intent": "post a note", "acts_on_world": True, "confidence": 1.0}
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
+
+    register_model("router:sure", lambda: FunctionModel(classify, model_name="router"), tags=("cheap",), quality=2)
+    yield "router:sure"
+    unregister_model("router:sure")

@@ -4,7 +4,6 @@ the audit trail never says "approved"."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import httpx
@@ -12,17 +11,11 @@ import psycopg
 
 from personal_agent.approvals.store import RUN_ENDED_REASON
 from tests import db_state
+from tests.approval_events import approval_requested
 from tests.auth import auth_headers
 from tests.email_tool import email_script, launch_email_run
 from tests.scripted import scripted_model
-from tests.sse import Frame, read_events
-
-
-async def _approval_requested(http: httpx.AsyncClient, headers: dict[str, str], run_id: uuid.UUID) -> Frame:
-    frames: list[Frame] = []
-    while not any(f.data.get("name") == "approval_requested" for f in frames):
-        frames = await read_events(http, f"/api/v1/runs/{run_id}/events", headers, limit=len(frames) + 1)
-    return next(f for f in frames if f.data.get("name") == "approval_requested")
+from tests.sse import read_events
 
 
 def _approval(admin_url: str, approval_id: str) -> tuple[Any, ...]:
@@ -42,7 +35,7 @@ async def test_approving_after_the_run_was_cancelled_is_409_and_nothing_runs(
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
         spec = await launch_email_run(http, tenant, model, mode="inline")
-        approval_id = (await _approval_requested(http, headers, spec.run_id)).data["value"]["approval_id"]
+        approval_id = (await approval_requested(http, headers, spec.run_id)).data["value"]["approval_id"]
         cancelled = await http.post(f"/api/v1/runs/{spec.run_id}/cancel", headers=headers)
         assert cancelled.status_code == 202, cancelled.text
         frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", headers)
@@ -68,7 +61,7 @@ async def test_an_approval_left_pending_by_a_run_that_ended_cannot_be_approved(
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
         spec = await launch_email_run(http, tenant, model, mode="inline")
-        approval_id = (await _approval_requested(http, headers, spec.run_id)).data["value"]["approval_id"]
+        approval_id = (await approval_requested(http, headers, spec.run_id)).data["value"]["approval_id"]
         db_state.end_run_behind_its_back(admin_url, spec.run_id, "failed")
         late = await http.post(f"/api/v1/approvals/{approval_id}", json={"decision": "approve"}, headers=headers)
     assert (late.status_code, late.json()["code"]) == (409, "approval_expired")

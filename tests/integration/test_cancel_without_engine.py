@@ -16,9 +16,9 @@ import pytest
 from personal_agent.db import org_transaction
 from personal_agent.lifecycle import drivers
 from personal_agent.runs import store
+from tests.approval_events import approval_requested
 from tests.auth import auth_headers
 from tests.email_tool import email_script, launch_email_run
-from tests.integration.test_approvals_run_end import _approval_requested
 from tests.scripted import scripted_model
 from tests.sse import read_events
 
@@ -30,7 +30,7 @@ async def test_the_api_without_the_engine_hands_the_cancel_of_a_waiting_run_to_t
     headers = auth_headers(tenant)
     with scripted_model(email_script) as (model, _):
         spec = await launch_email_run(http, tenant, model, mode="inline")
-        await _approval_requested(http, headers, spec.run_id)
+        await approval_requested(http, headers, spec.run_id)
         invoked: list[dict[str, Any]] = []
         monkeypatch.setattr(drivers, "has_engine", lambda: False)
         monkeypatch.setattr(drivers, "invoke_worker", invoked.append)

@@ -23,9 +23,8 @@ from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.code_execution import run_python
 from tests.auth import auth_headers
-from tests.integration.test_agents_api import colleague_of
-from tests.integration.test_tool_gates import sure_router  # noqa: F401 - fixture: a router sure of every request
 from tests.knowledge import post_file, register
+from tests.members import colleague_of
 from tests.runs import follow_approving, start_run
 from tests.scripted import Script, scripted_model
 from tests.sse import read_events

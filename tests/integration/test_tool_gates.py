@@ -8,14 +8,13 @@ from typing import Any
 
 import httpx
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
-from personal_agent.models.catalog import register_model, unregister_model
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import TriggerSource
 from tests.auth import auth_headers
@@ -33,17 +32,6 @@ def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setattr(get_settings(), "web_fetch_allow_hosts", f"127.0.0.1:{server.port}")
     yield server.url + "/"
     server.stop()
-
-
-@pytest.fixture
-def sure_router() -> Iterator[str]:
-    def classify(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        args = {"intent": "post a note", "acts_on_world": True, "confidence": 1.0}
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, args)])
-
-    register_model("router:sure", lambda: FunctionModel(classify, model_name="router"), tags=("cheap",), quality=2)
-    yield "router:sure"
-    unregister_model("router:sure")
 
 
 def read_then_post(first_tool: str, first_args: str) -> Any:

@@ -25,7 +25,7 @@ async def start(principal: Principal, new: run_store.NewEvalRun) -> dict[str, An
             raise NotFound("dataset not found", code="dataset_not_found")
         if dataset.cases == 0:
             raise InvalidInput("the dataset has no cases", code="dataset_empty")
-        row = await run_store.insert_run(conn, principal.org_id, principal.user_id, new)
+        row = await run_store.insert_eval_run(conn, principal.org_id, principal.user_id, new)
     runner.start(principal.org_id, principal.user_id, row)
     return {"id": row.id, "status": row.status, "status_url": f"/api/v1/evals/runs/{row.id}"}
 

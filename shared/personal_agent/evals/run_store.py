@@ -67,7 +67,7 @@ class NewEvalRun:
     scorers: list[dict[str, Any]]
 
 
-async def insert_run(conn: Conn, org_id: UUID, user_id: UUID, run: NewEvalRun) -> EvalRunRow:
+async def insert_eval_run(conn: Conn, org_id: UUID, user_id: UUID, run: NewEvalRun) -> EvalRunRow:
     cur = await conn.execute(
         "INSERT INTO eval_runs (org_id, dataset_id, created_by, agent, version, model, budget_usd, scorers)"
         f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING {RUN_COLUMNS}",
