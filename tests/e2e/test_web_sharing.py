@@ -131,3 +131,38 @@ def test_a_temporary_chat_is_answered_and_not_listed(landing: Any) -> None:
 
 def _token(page: Any) -> str:
     return str(page.evaluate("sessionStorage.getItem('pa.devToken')"))
+
+
+def test_an_admin_allows_public_links_and_anyone_opens_one_on_a_phone(page: Any, browser: Any, web: DevStack) -> None:
+    from playwright.sync_api import expect
+
+    sign_in(page)  # alice is an admin of acme
+    page.goto("/settings")
+    retention = page.get_by_test_id("retention")
+    expect(retention.get_by_test_id("allow-public")).not_to_be_checked()
+    retention.get_by_test_id("allow-public").check()
+    retention.get_by_test_id("retention-save").click()
+    expect(retention.get_by_role("status")).to_have_text("Saved.")
+
+    page.goto("/")
+    new_chat(page)
+    send(page, "a public hello")
+    expect(reply(page)).to_have_count(1)
+    page.get_by_test_id("share-chat").click()
+    page.get_by_test_id("share-public").check()
+    page.get_by_test_id("share-create").click()
+    link = urlparse(page.get_by_test_id("share-url").input_value()).path
+    page.get_by_role("button", name="Done").click()
+
+    with open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True) as anonymous:
+        anonymous.goto(link)
+        expect(anonymous.get_by_test_id("shared-user")).to_contain_text("a public hello")
+        expect(anonymous.get_by_role("link", name="Sign in to continue")).to_be_visible()
+        assert_fits(anonymous, "public-share-phone")
+        screenshot(anonymous, "public-share-phone")
+
+    page.goto("/settings")  # the link is listed under "Your data", and revoked from there
+    mine = page.get_by_test_id("my-shares")
+    expect(mine).to_contain_text("public")
+    mine.get_by_role("button", name="Revoke").first.click()
+    expect(mine.get_by_text("revoked").first).to_be_visible()
