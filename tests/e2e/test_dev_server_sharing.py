@@ -314,3 +314,21 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404
         assert "trains" not in http.get("/api/v1/me/memories", headers=erin).text
         assert http.get("/api/v1/usage/export", headers=erin).text.count("offline") >= 4  # the ledger stays
+
+
+@pytest.mark.timeout(300)
+def test_tool_arguments_are_hidden_unless_the_sharer_shows_them(dev: DevServer, people: dict[str, Any]) -> None:
+    alice, bob = people["alice"], people["bob"]
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        chat_id = _chat(http, alice, title="Tools")
+        _turn(http, alice, chat_id, "Remember: my locker code is 4711")  # the demo model calls `remember`
+
+        def calls(**body: Any) -> list[dict[str, Any]]:
+            token = _share(http, alice, chat_id, **body).json()["token"]
+            items = http.get(f"/api/v1/shares/{token}", headers=bob).json()["items"]
+            return [call for item in items for call in item.get("tool_calls") or []]
+
+        hidden = calls()
+        assert [c["name"] for c in hidden] == ["remember"] and hidden[0]["args"] is None
+        shown = calls(show_tools=True)
+        assert "4711" in json.dumps(shown[0]["args"])
