@@ -130,3 +130,33 @@ def test_a_cut_connection_resumes_without_repeating_text(server: DevServer) -> N
             assert [w for w in answer if re.fullmatch(r"x\d+", w)] == words, screen
         finally:
             term.close()
+
+
+def test_an_ask_user_question_answered_inline_with_the_agent_switched(server: DevServer) -> None:
+    admin = server.auth_for("root", "org-admin")
+    body = {
+        "name": "Asker",
+        "slug": "asker",
+        "model": "offline:demo",
+        "visibility": "org",
+        "instructions": "Ask before you act.",
+        "tools": ["ask_user", "current_time"],
+    }
+    created = httpx.post(f"{server.url}/api/v1/agents", json=body, headers=admin, timeout=30)
+    assert created.status_code == 201, created.text
+    token = personal_token(server, "vic")
+    term = _chat(server, token)
+    try:
+        term.wait(r"ready")
+        term.type("/agent asker")
+        term.wait(r"pa chat · asker ")
+        term.type('/tool ask_user {"question": "Which colour?", "choices": ["red", "blue"]}')
+        term.wait(r"Question: Which colour\? \(choose: red, blue\)")
+        term.type("blue")
+        screen = term.wait(r"Answered: blue[\s\S]*─ done")
+        assert "returned" in screen and "blue" in screen.split("Answered: blue", 1)[1]
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            run = http.get("/api/v1/runs", params={"limit": 1}).json()["items"][0]
+            assert run["agent"]["slug"] == "asker" and run["status"] == "succeeded"
+    finally:
+        term.close()

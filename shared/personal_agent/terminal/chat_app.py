@@ -23,6 +23,26 @@ HELP = (
 )
 
 
+class Answer(Markdown):
+    """An answer streaming in: the text so far, drawn as Markdown once mounted (a delta may come before that)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = ""
+
+    def on_mount(self) -> None:
+        self.update(self.text)
+
+    def add(self, delta: str) -> None:
+        self.text += delta
+        if self.is_mounted:
+            self.update(self.text)
+
+
+# Anything else that starts with "/" is a message (the demo model's `/tool NAME {args}`, a path, ...).
+COMMANDS = frozenset({"/attach", "/agent", "/model", "/new", "/chats", "/help", "/quit", "/exit"})
+
+
 class ChatApp(App[int]):
     CSS = """
     #status { height: 1; background: $primary-background; padding: 0 1; }
@@ -40,8 +60,7 @@ class ChatApp(App[int]):
         self.session = session
         self.running = self.stopped = False
         self.pending: dict[str, Any] | None = None  # the approval or question the next input answers
-        self.answer: Markdown | None = None
-        self.answer_text = ""
+        self.answer: Answer | None = None
         self.tools: dict[str, tuple[Static, str, str]] = {}  # call id -> (card, name, args so far)
 
     def compose(self) -> ComposeResult:
@@ -77,7 +96,7 @@ class ChatApp(App[int]):
         try:
             if self.pending is not None:
                 self._answer_pending(text)
-            elif text.startswith("/"):
+            elif text.split(" ", 1)[0] in COMMANDS:
                 self._command(text)
             elif self.running:
                 self._note("A run is in progress: wait for it, or Ctrl-C to stop it.")
@@ -106,8 +125,8 @@ class ChatApp(App[int]):
             self.exit(0)
         elif name == "/help":
             self._note(HELP)
-        elif name == "/attach" and arg:
-            self._note(f"Attached {self.session.attach(arg)} (sent with your next message)")
+        elif name == "/attach":
+            self._note(f"Attached {self.session.attach(arg)} (sent with your next message)" if arg else "/attach FILE")
         elif name == "/agent":
             self.session.agent = arg or None
             self.session.new_chat()
@@ -123,13 +142,11 @@ class ChatApp(App[int]):
         elif name == "/chats":
             for chat in self.session.chats():
                 self._note(f"{chat['id']}  {chat['title']}")
-        else:
-            self._note(f"Unknown command {name}. {HELP}")
         self._status("ready")
 
     def _start(self, message: str) -> None:
         follower = self.session.send(message)
-        self.running, self.answer, self.answer_text, self.tools, self.stopped = True, None, "", {}, False
+        self.running, self.answer, self.tools, self.stopped = True, None, {}, False
         self._status("running")
         self._follow(follower)
 
@@ -163,11 +180,9 @@ class ChatApp(App[int]):
 
     def _text(self, delta: str) -> None:
         if self.answer is None:
-            self.answer_text = ""
-            self.answer = Markdown()
+            self.answer = Answer()
             self._add(self.answer)
-        self.answer_text += delta
-        self.answer.update(self.answer_text)
+        self.answer.add(delta)
         self.query_one("#log", VerticalScroll).scroll_end(animate=False)
 
     def _tool(self, kind: str, event: dict[str, Any]) -> None:
