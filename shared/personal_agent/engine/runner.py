@@ -14,8 +14,8 @@ from uuid import UUID
 from ag_ui.core import CustomEvent, RunStartedEvent
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart
-from pydantic_ai.usage import UsageLimits
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import UsageLimits
 
 from personal_agent import observability
 from personal_agent.chats import message_store
