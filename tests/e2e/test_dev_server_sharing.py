@@ -332,3 +332,72 @@ def test_tool_arguments_are_hidden_unless_the_sharer_shows_them(dev: DevServer, 
         assert [c["name"] for c in hidden] == ["remember"] and hidden[0]["args"] is None
         shown = calls(show_tools=True)
         assert "4711" in json.dumps(shown[0]["args"])
+
+
+def _chatgpt_export() -> list[dict[str, Any]]:
+    """ChatGPT's published `conversations.json` shape: a tree of nodes (`mapping`) with `parent` and `children`; here
+    a system root, a question, two edited versions of a follow-up (a branch) and their answers."""
+
+    def node(key: str, parent: str | None, children: list[str], role: str | None, text: str = "") -> dict[str, Any]:
+        message = None
+        if role is not None:
+            message = {"id": key, "author": {"role": role}, "content": {"content_type": "text", "parts": [text]}}
+        return {"id": key, "parent": parent, "children": children, "message": message}
+
+    mapping = {
+        "root": node("root", None, ["sys"], None),
+        "sys": node("sys", "root", ["q1"], "system"),
+        "q1": node("q1", "sys", ["a1"], "user", "How do tides work?"),
+        "a1": node("a1", "q1", ["q2", "q2b"], "assistant", "The moon's gravity pulls the oceans."),
+        "q2": node("q2", "a1", ["a2"], "user", "And the sun?"),
+        "a2": node("a2", "q2", [], "assistant", "It adds spring and neap tides."),
+        "q2b": node("q2b", "a1", ["a2b"], "user", "And in lakes?"),
+        "a2b": node("a2b", "q2b", [], "assistant", "Lake tides are tiny."),
+    }
+    return [{"title": "Tides", "create_time": 1700000000.0, "mapping": mapping, "current_node": "a2b"}]
+
+
+def _claude_export() -> list[dict[str, Any]]:
+    """Claude's published `conversations.json` shape: `chat_messages` with `sender` human/assistant."""
+    messages = [
+        {"uuid": "m1", "sender": "human", "text": "Name a prime.", "created_at": "2024-01-01T00:00:00Z"},
+        {"uuid": "m2", "sender": "assistant", "text": "Seven.", "created_at": "2024-01-01T00:00:01Z"},
+    ]
+    return [{"uuid": "c1", "name": "Primes", "created_at": "2024-01-01T00:00:00Z", "chat_messages": messages}]
+
+
+@pytest.mark.timeout(300)
+def test_import_chatgpt_and_claude_exports(dev: DevServer) -> None:
+    fay = dev.auth_for("fay")
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        made = http.post("/api/v1/me/import?format=chatgpt", headers=fay, json=_chatgpt_export())
+        assert made.status_code == 201, made.text
+        (tides,) = made.json()["chat_ids"]
+        latest = http.get(f"/api/v1/chats/{tides}/messages", headers=fay).json()
+        assert _texts(latest["items"]) == [
+            "How do tides work?",
+            "The moon's gravity pulls the oceans.",
+            "And in lakes?",
+            "Lake tides are tiny.",
+        ]
+        asked = [i for i in latest["items"] if i.get("text") == "And in lakes?"][0]
+        assert len(asked["sibling_ids"]) == 2  # the edited follow-up is a branch, as in ChatGPT
+        other = http.get(f"/api/v1/chats/{tides}/messages?leaf={asked['sibling_ids'][0]}", headers=fay).json()
+        assert _texts(other["items"])[2:] == ["And the sun?", "It adds spring and neap tides."]
+        _turn(http, fay, tides, "and tomorrow?")  # the imported chat goes on
+
+        claude = http.post("/api/v1/me/import?format=claude", headers=fay, json=_claude_export())
+        assert claude.status_code == 201, claude.text
+        (primes,) = claude.json()["chat_ids"]
+        assert http.get(f"/api/v1/chats/{primes}", headers=fay).json()["title"] == "Primes"
+        assert _texts(http.get(f"/api/v1/chats/{primes}/messages", headers=fay).json()["items"]) == [
+            "Name a prime.",
+            "Seven.",
+        ]
+
+        for fmt, body in (("chatgpt", {"not": "a list"}), ("chatgpt", [{"title": "x"}]), ("claude", [{"name": 1}])):
+            bad = http.post(f"/api/v1/me/import?format={fmt}", headers=fay, json=body)
+            assert (bad.status_code, bad.json()["code"]) == (422, "import_invalid"), bad.text
+        garbled = http.post("/api/v1/me/import?format=claude", headers=fay, content=b"{not json")
+        assert (garbled.status_code, garbled.json()["code"]) == (422, "import_invalid")
+        assert http.post("/api/v1/me/import?format=word", headers=fay, json=[]).status_code == 422

@@ -89,6 +89,7 @@ export const OPERATIONS = {
   health_deps: { method: "GET", path: "/health/deps" },
   healthz: { method: "GET", path: "/healthz" },
   import_agent: { method: "POST", path: "/api/v1/agents/import" },
+  import_chats: { method: "POST", path: "/api/v1/me/import" },
   issue_workflow_bearer_token: { method: "POST", path: "/api/v1/workflows/{workflow_id}/bearer-token" },
   list_agent_versions: { method: "GET", path: "/api/v1/agents/{agent_id}/versions" },
   list_agents: { method: "GET", path: "/api/v1/agents" },

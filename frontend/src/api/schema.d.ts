@@ -1686,6 +1686,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import Chats
+         * @description Another assistant's export (its `conversations.json` as the body, at most 5 MB) as new chats of yours:
+         *     the user's and the assistant's text, ChatGPT's branches kept. All or nothing.
+         */
+        post: operations["import_chats"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/memories": {
         parameters: {
             query?: never;
@@ -4956,6 +4977,11 @@ export interface components {
             type: "image";
         } & {
             [key: string]: unknown;
+        };
+        /** Imported */
+        Imported: {
+            /** Chat Ids */
+            chat_ids: string[];
         };
         /** KeyIn */
         KeyIn: {
@@ -12975,6 +13001,51 @@ export interface operations {
                 };
                 content: {
                     "application/zip": unknown;
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    import_chats: {
+        parameters: {
+            query: {
+                /** @description whose `conversations.json` the body is */
+                format: "chatgpt" | "claude";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": unknown[];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Imported"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */

@@ -6,10 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.errors import InvalidInput
 
 router = APIRouter(prefix="/api/v1/me", tags=["me"])
 
@@ -49,3 +50,38 @@ async def erase_my_data(body: EraseRequest, principal: CurrentPrincipal) -> dict
     from personal_agent.lifecycle.user_data import erase
 
     return await erase(principal)
+
+
+MAX_IMPORT_BYTES = 5 * 1024 * 1024
+
+
+class Imported(BaseModel):
+    chat_ids: list[str]
+
+
+@router.post(
+    "/import",
+    operation_id="import_chats",
+    response_model=Imported,
+    status_code=201,
+    openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "array"}}}, "required": True}},
+)
+async def import_chats(
+    request: Request,
+    principal: CurrentPrincipal,
+    format: Literal["chatgpt", "claude"] = Query(description="whose `conversations.json` the body is"),
+) -> dict[str, list[str]]:
+    """Another assistant's export (its `conversations.json` as the body, at most 5 MB) as new chats of yours:
+    the user's and the assistant's text, ChatGPT's branches kept. All or nothing."""
+    import json
+
+    from personal_agent.lifecycle.chat_import import import_conversations
+
+    raw = await request.body()
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise InvalidInput("the file is larger than 5 MB", code="import_too_large")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput("the body is not JSON", code="import_invalid") from exc
+    return {"chat_ids": [str(i) for i in await import_conversations(principal, format, data)]}

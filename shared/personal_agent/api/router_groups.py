@@ -24,7 +24,8 @@ GROUPS: tuple[RouterGroup, ...] = (
             "/api/v1/admin/share-audit",
         ),
     ),
-    RouterGroup("export", ("/api/v1/me/export", "/api/v1/me/erase")),  # a person's data out, and erased
+    # A person's data: out (export), erased, and in (another assistant's export).
+    RouterGroup("export", ("/api/v1/me/export", "/api/v1/me/erase", "/api/v1/me/import")),
     RouterGroup("governance", ("/api/v1/admin", "/api/v1/keys"), ("router", "keys_router")),
     RouterGroup("me_settings", ("/api/v1/me/settings",)),
     RouterGroup("workflows", ("/api/v1/workflows",)),
