@@ -65,17 +65,11 @@ class ChatPage(BaseModel):
 @router.post("", status_code=201, operation_id="create_chat", response_model=Chat)
 async def create_chat(body: ChatCreate, principal: CurrentPrincipal) -> ChatRow:
     if body.agent is None:
-        chat = await service.create_chat(principal, body.title, body.classification)
-    else:
-        agent = await agent_service.resolve_slug(principal, body.agent)
-        floor = agent.config.classification
-        classification = max(body.classification, floor, key=classification_tier)
-        chat = await service.create_chat(principal, body.title, classification, agent.id)
-    if body.temporary:
-        from personal_agent.chats.retention import make_temporary
-
-        await make_temporary(principal, chat.id)
-    return chat
+        return await service.create_chat(principal, body.title, body.classification, temporary=body.temporary)
+    agent = await agent_service.resolve_slug(principal, body.agent)
+    floor = agent.config.classification
+    classification = max(body.classification, floor, key=classification_tier)
+    return await service.create_chat(principal, body.title, classification, agent.id, temporary=body.temporary)
 
 
 @router.get("", operation_id="list_chats", response_model=ChatPage)

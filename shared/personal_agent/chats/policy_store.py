@@ -58,14 +58,13 @@ async def due_orgs(conn: Conn, now: datetime, limit: int) -> list[UUID]:
     return [row["org_id"] for row in await cur.fetchall()]
 
 
-async def mark_temporary(conn: Conn, chat_id: UUID, until: datetime) -> None:
-    await conn.execute("UPDATE chats SET temporary_until = %s WHERE id = %s", [until, chat_id])
-
-
-async def temporary_until(conn: Conn, chat_id: UUID) -> datetime | None:
-    cur = await conn.execute("SELECT temporary_until FROM chats WHERE id = %s", [chat_id])
-    row = await cur.fetchone()
-    return row["temporary_until"] if row else None
+async def mark_temporary(conn: Conn, org_id: UUID, chat_id: UUID) -> None:
+    """Make the chat temporary: due `temporary_hours` (the org's, else the default) from now."""
+    await conn.execute(
+        "UPDATE chats SET temporary_until = now() + make_interval(hours => coalesce("
+        "(SELECT temporary_hours FROM org_data_policies WHERE org_id = %s), %s)) WHERE id = %s",
+        [org_id, DEFAULT_TEMPORARY_HOURS, chat_id],
+    )
 
 
 async def delete_temporary(conn: Conn, now: datetime, batch: int) -> int:

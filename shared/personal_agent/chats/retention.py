@@ -23,7 +23,7 @@ BATCH = 500
 MAX_BATCHES = 20
 MAX_ORGS = 1000
 
-__all__ = ["DataPolicy", "clock", "get_policy", "make_temporary", "put_policy", "sweep_all", "sweep_org"]
+__all__ = ["DataPolicy", "clock", "get_policy", "put_policy", "sweep_all", "sweep_org"]
 
 
 def clock() -> datetime:
@@ -38,15 +38,6 @@ async def get_policy(principal: Principal) -> dict[str, Any]:
 async def put_policy(principal: Principal, value: DataPolicy) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
         return asdict(await policy_store.put_policy(conn, principal.org_id, value))
-
-
-async def make_temporary(principal: Principal, chat_id: UUID) -> datetime:
-    """Mark a new chat temporary: it is deleted after the org's `temporary_hours`; when."""
-    async with org_transaction(principal.org_id) as conn:
-        hours = (await policy_store.policy(conn, principal.org_id)).temporary_hours
-        until = datetime.now(UTC) + timedelta(hours=hours)
-        await policy_store.mark_temporary(conn, chat_id, until)
-    return until
 
 
 async def sweep_org(org_id: UUID, now: datetime) -> dict[str, int]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from personal_agent.chats import message_store, store
+from personal_agent.chats import message_store, policy_store, store
 from personal_agent.chats.branches import branch_leaf
 from personal_agent.chats.store import ChatRow
 from personal_agent.chats.transcript import TranscriptPage, parse_cursor
@@ -40,12 +40,22 @@ def _chat_cursor(row: ChatRow) -> str:
 
 
 async def create_chat(
-    principal: Principal, title: str | None, classification: str = "standard", agent_id: UUID | None = None
+    principal: Principal,
+    title: str | None,
+    classification: str = "standard",
+    agent_id: UUID | None = None,
+    *,
+    temporary: bool = False,
 ) -> ChatRow:
+    """`temporary`: never listed, deleted after the org's `temporary_hours` (`chats.retention`), in the same
+    transaction as the chat is made."""
     async with org_transaction(principal.org_id) as conn:
-        return await store.insert_chat(
+        row = await store.insert_chat(
             conn, principal.org_id, principal.user_id, _title(title), classification, agent_id
         )
+        if temporary:
+            await policy_store.mark_temporary(conn, principal.org_id, row.id)
+        return row
 
 
 async def list_chats(principal: Principal, limit: int, cursor: str | None, q: str | None) -> ChatList:
