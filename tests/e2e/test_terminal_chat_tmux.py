@@ -160,3 +160,20 @@ def test_an_ask_user_question_answered_inline_with_the_agent_switched(server: De
             assert run["agent"]["slug"] == "asker" and run["status"] == "succeeded"
     finally:
         term.close()
+
+
+def test_attach_a_file_by_path(server: DevServer, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The launch code word is periwinkle.\n")
+    term = _chat(server, personal_token(server, "walt"))
+    try:
+        term.wait(r"ready")
+        term.type(f"/attach {notes}")
+        term.wait(r"Attached notes\.txt \(sent with your next message\)")
+        term.type("what does the attached file say?")
+        screen = term.wait(r"─ done")
+        assert "⚙ search_knowledge" in screen and "periwinkle" in screen and "notes.txt" in screen
+        term.type("/attach /no/such/file")
+        term.wait(r"Error: no such file: /no/such/file")
+    finally:
+        term.close()
