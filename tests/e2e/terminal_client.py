@@ -40,10 +40,16 @@ def wait_for(check: Callable[[], Any], what: str, timeout: float = 60) -> Any:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def pending_approval(http: httpx.Client, auth: dict[str, str]) -> dict[str, Any]:
+def pending_approval(http: httpx.Client, auth: dict[str, str], seen: set[str] | None = None) -> dict[str, Any]:
+    """The first pending approval of the caller's not in `seen` (which it joins)."""
+    seen = set() if seen is None else seen
+
     def first() -> dict[str, Any] | None:
         items = http.get("/api/v1/approvals", headers=auth).json()["items"]
-        return items[0] if items else None
+        fresh = [a for a in items if a["id"] not in seen]
+        if fresh:
+            seen.add(fresh[0]["id"])
+        return fresh[0] if fresh else None
 
     found: dict[str, Any] = wait_for(first, "a pending approval")
     return found

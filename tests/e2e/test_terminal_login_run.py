@@ -5,6 +5,7 @@ and `pa run` in a pipe with `--json` and its exit codes (success, cancelled, ove
 from __future__ import annotations
 
 import json
+import signal
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import httpx
 import pytest
 
 from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
-from tests.e2e.terminal_client import client_env, pa, pending_approval, personal_token
+from tests.e2e.terminal_client import client_env, pa, pending_approval, personal_token, wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -131,6 +132,7 @@ def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
         pat = personal_token(server, "erin")
         user = {"Authorization": f"Bearer {pat}"}
         env = client_env(server, tmp_path / "config", PA_TOKEN=pat)
+        seen: set[str] = set()
         # A denied approval: exit 4.
         proc = subprocess.Popen(
             [str(PA), "run", "send hello to bob"],
@@ -140,7 +142,7 @@ def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        approval = pending_approval(http, user)
+        approval = pending_approval(http, user, seen)
         http.post(f"/api/v1/approvals/{approval['id']}", json={"decision": "deny"}, headers=user).raise_for_status()
         proc.communicate(timeout=120)
         assert proc.returncode == 4
@@ -154,10 +156,26 @@ def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        approval = pending_approval(http, user)
+        approval = pending_approval(http, user, seen)
         assert pa(env, "runs", "cancel", approval["run_id"]).returncode == 0
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err
+
+        # Ctrl-C (SIGINT) while it follows: the run is cancelled on the server, exit 1.
+        proc = subprocess.Popen(
+            [str(PA), "run", "send hello to bob"],
+            cwd=ROOT / "docs",
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        approval = pending_approval(http, user, seen)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 1 and "cancelled" in err, err
+        run_url = f"/api/v1/runs/{approval['run_id']}"
+        wait_for(lambda: http.get(run_url, headers=user).json()["status"] == "cancelled", "the run cancelled")
 
         # Over budget: erin's monthly cap is 0, so the launch is refused: exit 3.
         admin = server.auth_for("root", "org-admin")

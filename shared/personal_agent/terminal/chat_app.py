@@ -59,7 +59,7 @@ class ChatApp(App[int]):
         super().__init__()
         self.session = session
         self.running = self.stopped = False
-        self.pending: dict[str, Any] | None = None  # the approval or question the next input answers
+        self.pending: list[dict[str, Any]] = []  # approvals and questions, oldest first: the next input answers [0]
         self.answer: Answer | None = None
         self.tools: dict[str, tuple[Static, str, str]] = {}  # call id -> (card, name, args so far)
 
@@ -94,7 +94,7 @@ class ChatApp(App[int]):
         if not text:
             return
         try:
-            if self.pending is not None:
+            if self.pending:
                 self._answer_pending(text)
             elif text.split(" ", 1)[0] in COMMANDS:
                 self._command(text)
@@ -107,8 +107,7 @@ class ChatApp(App[int]):
             self._note(f"Error: {exc}")
 
     def _answer_pending(self, text: str) -> None:
-        pending, self.pending = self.pending, None
-        assert pending is not None
+        pending = self.pending.pop(0)
         if "approval_id" in pending:
             approve = text.lower() in {"y", "yes", "approve"}
             self.session.decide(pending["approval_id"], approve)
@@ -116,7 +115,7 @@ class ChatApp(App[int]):
         else:
             self.session.answer(pending["question_id"], text)
             self._note(f"Answered: {text}")
-        self._status("running")
+        self._status("waiting for you" if self.pending else "running")
 
     def _command(self, text: str) -> None:
         name, _, arg = text.partition(" ")
@@ -160,7 +159,7 @@ class ChatApp(App[int]):
         self.call_from_thread(self._finished)
 
     def _finished(self) -> None:
-        self.running, self.pending = False, None
+        self.running, self.pending = False, []
         self._status("ready")
 
     def _apply(self, event: dict[str, Any]) -> None:
@@ -203,13 +202,13 @@ class ChatApp(App[int]):
         if name == "approval_requested":
             args = json.dumps(value.get("args"))[:200]
             self._note(f"Approve {value.get('tool')} {args}? Type y to approve, n to deny.", "ask")
-            self.pending = value
+            self.pending.append(value)
             self._status("waiting for your approval")
         elif name == "question_asked":
             choices = value.get("choices")
             extra = f" (choose: {', '.join(choices)})" if choices else ""
             self._note(f"Question: {value.get('question')}{extra}. Type your answer.", "ask")
-            self.pending = value
+            self.pending.append(value)
             self._status("waiting for your answer")
         elif name == "run_cancelled":
             self.stopped = True

@@ -25,6 +25,9 @@ def _guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Na
         except ClientError as exc:
             print(f"pa {args.command}: {exc}", file=sys.stderr)
             return exc.exit_code
+        except KeyboardInterrupt:
+            print(f"pa {args.command}: interrupted", file=sys.stderr)
+            return 1
 
     return run
 
