@@ -209,3 +209,52 @@ async def test_slack_teams_and_email_outputs_and_headless_approvals_notify_the_o
     assert len(sent) == 1 and sent[0].subject == "ci-report: approval needed for send_email"
     assert sent[0].source == get_settings().output_email_from
     assert email_tool == []  # nobody approved: the tool has not acted
+
+
+async def _ask_city(messages: list[Any], info: Any) -> Any:
+    """Asks the person which city, then answers with it."""
+    from pydantic_ai.messages import ModelRequest, ToolReturnPart
+    from pydantic_ai.models.function import DeltaToolCall
+
+    answers = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+    if not answers:
+        form = {"question": "Which city should the report cover?", "choices": ["Paris", "Rome"]}
+        yield {0: DeltaToolCall(name="ask_user", json_args=json.dumps(form), tool_call_id="q1")}
+    else:
+        yield f"Covering {answers[0].content}."
+
+
+async def test_a_headless_runs_question_reaches_slack_and_email_outputs_with_the_link_to_answer_it(
+    http: httpx.AsyncClient, make_tenant: Any, allow_receiver: Receiver
+) -> None:
+    """Issue 33: a person answers a question "from a link in an e-mail or Slack output" — an output that asks for
+    approval requests also gets the run's questions (both wait for a person), with the chat where the form is."""
+    from moto.ses.models import ses_backends
+
+    from personal_agent.local.aws import ACCOUNT_ID
+
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    inbox = f"{tenant.subject}@example.test"
+    with scripted_model(_ask_city) as (model, _):
+        workflow = await create_workflow(http, headers, model=model, tools=["ask_user"], approval_policy="wait")
+        outputs = f"/api/v1/workflows/{workflow['id']}/outputs"
+        for body in (
+            {"kind": "slack", "url": allow_receiver.url + "/slack", "events": ["approval.requested"]},
+            {"kind": "email", "email": inbox, "events": ["question.asked"]},
+        ):
+            added = await http.post(outputs, json=body, headers=headers)
+            assert added.status_code == 201, added.text
+        await _fire(http, workflow)
+        ((_, slack),) = allow_receiver.wait_for(1)
+        items = await _log_until(
+            http, headers, workflow["id"], lambda i: len(i) == 2 and all(x["status"] == "succeeded" for x in i)
+        )
+    text = json.loads(slack)["text"]
+    assert text.startswith("ci-report: a question for you\nWhich city should the report cover?\nChoices: Paris, Rome")
+    assert {i["event"] for i in items} == {"question.asked"}
+    questions = (await http.get("/api/v1/questions", params={"status": "pending"}, headers=headers)).json()["items"]
+    chat_link = f"/chats/{questions[0]['chat_id']}"
+    assert text.endswith(chat_link)
+    sent = [m for m in ses_backends[ACCOUNT_ID]["us-east-1"].sent_messages if inbox in m.destinations["ToAddresses"]]
+    assert len(sent) == 1 and sent[0].subject == "ci-report: a question for you" and chat_link in sent[0].body

@@ -5451,7 +5451,7 @@ export interface components {
              * Events
              * @description default: both
              */
-            events?: ("run.finished" | "approval.requested")[] | null;
+            events?: ("run.finished" | "approval.requested" | "question.asked")[] | null;
             /**
              * Kind
              * @enum {string}
@@ -5475,7 +5475,7 @@ export interface components {
             /** Enabled */
             enabled: boolean;
             /** Events */
-            events: ("run.finished" | "approval.requested")[];
+            events: ("run.finished" | "approval.requested" | "question.asked")[];
             /**
              * Id
              * Format: uuid
@@ -5517,7 +5517,7 @@ export interface components {
              * Event
              * @enum {string}
              */
-            event: "run.finished" | "approval.requested";
+            event: "run.finished" | "approval.requested" | "question.asked";
             /** Event Key */
             event_key: string;
             /**
@@ -5582,7 +5582,7 @@ export interface components {
             /** Enabled */
             enabled: boolean;
             /** Events */
-            events: ("run.finished" | "approval.requested")[];
+            events: ("run.finished" | "approval.requested" | "question.asked")[];
             /**
              * Id
              * Format: uuid

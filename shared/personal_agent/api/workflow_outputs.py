@@ -16,7 +16,7 @@ from personal_agent.workflows.output_store import Output
 
 router = APIRouter(prefix="/api/v1/workflows/{workflow_id}", tags=["workflows"])
 
-Event = Literal["run.finished", "approval.requested"]
+Event = Literal["run.finished", "approval.requested", "question.asked"]
 
 
 class OutputCreate(BaseModel):

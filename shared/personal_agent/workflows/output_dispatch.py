@@ -19,7 +19,7 @@ from personal_agent.outbox import queue as output_queue
 from personal_agent.settings import get_settings
 from personal_agent.workflows import delivery_store, output_delivery_store, output_store
 from personal_agent.workflows import store as workflow_store
-from personal_agent.workflows.output_payloads import approval_payloads, run_payload
+from personal_agent.workflows.output_payloads import approval_payloads, question_payloads, run_payload
 from personal_agent.workflows.output_targets import send_to
 
 log = logging.getLogger("personal_agent.workflows.outputs")
@@ -49,14 +49,18 @@ async def fan_out(org_id: UUID, message: dict[str, Any]) -> list[UUID]:
         if message["type"] == "run_finished":
             events = [("run.finished", str(run_id), await run_payload(conn, workflow_id, run_id))]
         else:
+            waits = message.get("approval_ids", [])
             events = [
                 ("approval.requested", key, payload)
-                for key, payload in await approval_payloads(conn, workflow_id, run_id, message.get("approval_ids", []))
+                for key, payload in await approval_payloads(conn, workflow_id, run_id, waits)
+            ] + [
+                ("question.asked", key, payload)
+                for key, payload in await question_payloads(conn, workflow_id, run_id, waits)
             ]
         new: list[UUID] = []
         for output in outputs:
             for event, key, payload in events:
-                if event in output.events:
+                if wants(output.events, event):
                     delivery_id = await output_delivery_store.add(
                         conn, org_id, workflow_id, output.id, event, key, run_id, payload
                     )
@@ -65,6 +69,12 @@ async def fan_out(org_id: UUID, message: dict[str, Any]) -> list[UUID]:
     for delivery_id in new:
         await attempt(org_id, delivery_id)
     return new
+
+
+def wants(events: list[str], event: str) -> bool:
+    """Whether an output subscribed to `events` gets `event`: an output for approval requests also gets the run's
+    questions (both wait for a person)."""
+    return event in events or (event == "question.asked" and "approval.requested" in events)
 
 
 def retry_delay(attempts: int) -> int:

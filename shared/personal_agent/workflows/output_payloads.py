@@ -79,10 +79,43 @@ async def approval_payloads(
     return bodies
 
 
+async def question_payloads(
+    conn: Conn, workflow_id: UUID, run_id: UUID, question_ids: list[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """(question id, body) for each of the run's `ask_user` questions still pending, with the link to answer it:
+    the run's chat, where the web chat shows the question's form."""
+    wanted = set(question_ids)
+    name = await _name(conn, workflow_id)
+    bodies = []
+    for row in await approval_store.list_rows(conn, None, "pending", kind="question"):
+        if str(row.id) not in wanted or row.run_id != run_id:
+            continue
+        data = {
+            "workflow_id": str(workflow_id),
+            "workflow_name": name,
+            "run_id": str(run_id),
+            "question_id": str(row.id),
+            "question": row.args.get("question", ""),
+            "choices": row.args.get("choices"),
+            "expires_at": row.expires_at.isoformat(),
+            "answer_url": _link(f"/chats/{row.chat_id}"),
+        }
+        bodies.append(
+            (str(row.id), {"type": "question.asked", "timestamp": datetime.now(UTC).isoformat(), "data": data})
+        )
+    return bodies
+
+
 def summary(payload: dict[str, Any]) -> tuple[str, str]:
     """(subject, text) of an event for people: a chat message or an e-mail."""
     data = payload["data"]
     name = data.get("workflow_name") or "A workflow"
+    if payload["type"] == "question.asked":
+        subject = f"{name}: a question for you"
+        choices = f"\nChoices: {', '.join(data['choices'])}" if data.get("choices") else ""
+        asked = data["question"][:MAX_TEXT_CHARS]
+        text = f"{subject}\n{asked}{choices}\nAnswer by {data['expires_at']}: {data['answer_url']}"
+        return subject, text
     if payload["type"] == "approval.requested":
         args = json.dumps(data.get("args"), ensure_ascii=False)[:500]
         subject = f"{name}: approval needed for {data['tool']}"

@@ -28,7 +28,7 @@ from personal_agent.workflows.output_targets import email_refusal
 if TYPE_CHECKING:  # httpx loads only when a URL is checked (off the API function's cold start)
     import httpx
 
-EVENTS = ("run.finished", "approval.requested")
+EVENTS = ("run.finished", "approval.requested", "question.asked")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
