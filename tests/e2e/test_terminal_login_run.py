@@ -73,6 +73,15 @@ def test_device_login_refresh_and_logout(server: DevServer, tmp_path: Path) -> N
         )
         assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"  # spent by rotation
 
+        # An access token the server refuses (401) before its time is refreshed once and the call retried.
+        doc = json.loads(stored.read_text())
+        doc[server.url] |= {"access_token": "not-a-token", "expires_at": 4e9}
+        stored.write_text(json.dumps(doc))
+        again = pa(env, "run", "--json", "hello again")
+        assert again.returncode == 0, again.stderr
+        refreshed = json.loads(stored.read_text())[server.url]
+        assert refreshed["access_token"] != "not-a-token"
+
         # `pa logout` revokes the refresh token at the issuer and forgets the login.
         out = pa(env, "logout")
         assert out.returncode == 0 and "Signed out" in out.stdout

@@ -75,10 +75,13 @@ class Api:
     token: str
     timeout: float = 60.0
 
+    from_login: bool = False  # the token is a stored `pa login`'s: a 401 refreshes it once
+
     @classmethod
     def connect(cls, url: str | None, token: str | None) -> Api:
         base = resolve_url(url)
-        return cls(base, resolve_token(base, token))
+        explicit = token or os.environ.get("PA_TOKEN")
+        return cls(base, resolve_token(base, token), from_login=not explicit)
 
     @property
     def headers(self) -> dict[str, str]:
@@ -87,13 +90,21 @@ class Api:
     def http(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, headers=self.headers, timeout=self.timeout)
 
-    def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        """One API call; a failure raises ClientError with the API's message (budget refusals exit 3)."""
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
             with self.http() as http:
-                response = http.request(method, path, **kwargs)
+                return http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach {self.url}: {exc}") from exc
+
+    def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One API call; a failure raises ClientError with the API's message (budget refusals exit 3)."""
+        response = self._send(method, path, **kwargs)
+        if response.status_code == 401 and self.from_login:
+            login = credentials.load(self.url)
+            if login is not None:  # expired early or revoked: refresh once (or say to sign in again)
+                self.token = refresh_login(self.url, login).access_token
+                response = self._send(method, path, **kwargs)
         if response.status_code >= 400:
             code, message = error_of(response)
             exit_code = 3 if code == "budget_exceeded" else 2 if response.status_code in (400, 401, 404, 422) else 1
