@@ -29,6 +29,7 @@ HANDLERS: dict[str, Callable[[UUID, dict[str, Any]], Coroutine[Any, Any, Any]]] 
     queue.APPROVAL_REQUESTED: output_dispatch.fan_out,
     queue.DELIVER: output_dispatch.retry,
     queue.PUSH_APPROVALS: notify.deliver,
+    queue.PUSH_ESCALATION: notify.deliver_escalation,
     queue.START_FOLLOWUPS: followup_starts.start_next,
 }
 

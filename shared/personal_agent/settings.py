@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     scheduler_role_arn: str | None = Field(None, validation_alias=_env("PA_SCHEDULER_ROLE_ARN"))
     schedule_target_arn: str | None = Field(None, validation_alias=_env("PA_SCHEDULE_TARGET_ARN"))
     schedule_dlq_arn: str | None = Field(None, validation_alias=_env("PA_SCHEDULE_DLQ_ARN"))
+    # Approval escalation on AWS: a one-time schedule per approval that can escalate invokes this function (the
+    # run recovery function) with this role (`approvals/escalation_schedule.py`); unset, `pa dev`'s loop sweeps.
+    escalation_target_arn: str | None = Field(None, validation_alias=_env("PA_ESCALATION_TARGET_ARN"))
+    escalation_role_arn: str | None = Field(None, validation_alias=_env("PA_ESCALATION_ROLE_ARN"))
     local_scheduler_interval_seconds: float = Field(
         5.0, gt=0, validation_alias=_env("PA_LOCAL_SCHEDULER_INTERVAL_SECONDS")
     )

@@ -12,7 +12,14 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from functions.deliver import app
 from personal_agent.outbox import queue
 
-KINDS = {queue.RUN_FINISHED, queue.APPROVAL_REQUESTED, queue.PUSH_APPROVALS, queue.DELIVER, queue.START_FOLLOWUPS}
+KINDS = {
+    queue.RUN_FINISHED,
+    queue.APPROVAL_REQUESTED,
+    queue.PUSH_APPROVALS,
+    queue.PUSH_ESCALATION,
+    queue.DELIVER,
+    queue.START_FOLLOWUPS,
+}
 
 
 def test_every_kind_the_outbox_queues_has_a_handler_in_the_deliver_function() -> None:

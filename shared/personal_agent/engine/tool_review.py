@@ -18,10 +18,13 @@ what asked in its metadata (`engine/deferred.py` stores the quorum and the escal
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
@@ -29,7 +32,7 @@ from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
-from personal_agent.approvals import review_store
+from personal_agent.approvals import escalation_schedule, review_store
 from personal_agent.approvals.store import PendingApproval
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
@@ -45,6 +48,7 @@ from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.registry import get_tool
 
+log = logging.getLogger("personal_agent.engine.tool_review")
 JUDGE_INDEX_BASE = -2
 """The judge's ledger rows: request index -2 for the run's first tool call, -3 for its second, ... (the router
 is -1); the same call always gets the same index, so a retried step is never billed twice."""
@@ -227,3 +231,14 @@ async def store_requirements(
             continue
         at = datetime.now(UTC) + timedelta(seconds=after) if escalates and after is not None else None
         await review_store.require(conn, spec.org_id, row.id, int(review.get("quorum", 1)), at, review)
+        if at is not None:
+            await _schedule_escalation(spec, row.id, at)
+
+
+async def _schedule_escalation(spec: RunSpec, approval_id: UUID, at: datetime) -> None:
+    """On AWS, the approval's one-time escalation schedule; a refusal only logs (the run still waits, only the
+    admins are not told on time)."""
+    try:
+        await asyncio.to_thread(escalation_schedule.put_schedule, spec.org_id, approval_id, at)
+    except Exception:
+        log.warning("an escalation schedule could not be created", extra={"run_id": str(spec.run_id)}, exc_info=True)

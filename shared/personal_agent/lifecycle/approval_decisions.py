@@ -3,11 +3,12 @@ no approval of its wait is pending. The engine stores and announces approvals it
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
-from personal_agent.approvals import store
+from personal_agent.approvals import escalation_schedule, store
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
@@ -47,6 +48,7 @@ async def decide(
         record_approval_wait((datetime.now(UTC) - row.created_at).total_seconds())
         detail = {"reason": reason, "edited": arguments is not None}
         await store.audit(conn, principal.org_id, approval_id, principal.user_id, status, detail)
+    await asyncio.to_thread(escalation_schedule.delete_schedule, approval_id)  # decided: nobody to escalate to
     await resume_if_decided(principal.org_id, row.run_id, row.checkpoint_seq)
     return updated
 

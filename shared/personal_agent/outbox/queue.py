@@ -16,6 +16,7 @@ MAX_DELAY_SECONDS = 900  # SQS's longest per-message delay
 RUN_FINISHED = "run_finished"  # a headless run ended: its workflow's outputs fan out
 APPROVAL_REQUESTED = "approval_requested"  # a headless run waits: its workflow's outputs fan out
 PUSH_APPROVALS = "push_approvals"  # a run waits: its owner's browsers hear of it
+PUSH_ESCALATION = "push_escalation"  # an approval escalated: the org admins' browsers hear of it
 DELIVER = "deliver"  # one logged output delivery, tried again
 START_FOLLOWUPS = "start_followups"  # a chat's run ended (or its queue stalled): its next queued message starts
 
