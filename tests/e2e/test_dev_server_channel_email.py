@@ -122,3 +122,45 @@ def test_a_reply_approve_decides_the_waiting_approval(world: tuple[DevServer, in
         _replies_to(server, "<yes@example.com>", "Approved by")
         approved = http.get("/api/v1/approvals", params={"status": "approved"}, headers=server.auth).json()["items"]
         assert pending[0]["id"] in {a["id"] for a in approved}
+
+
+PIXEL = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+    b"\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+@pytest.mark.timeout(300)
+def test_attachments_become_the_chats_and_refused_ones_are_named(world: tuple[DevServer, int]) -> None:
+    server, port = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        if not http.get("/api/v1/me/channel-links", headers=server.auth).json():
+            pytest.fail("the first test links the member")
+        message = EmailMessage()
+        message["From"], message["To"], message["Subject"] = f"Alice <{SENDER}>", ADDRESS, "Files"
+        message["Message-ID"] = "<files@example.com>"
+        message.set_content("what time is it?")
+        message.add_attachment(PIXEL, maintype="image", subtype="png", filename="pixel.png")
+        message.add_attachment(b"meeting notes\n", maintype="text", subtype="plain", filename="notes.txt")
+        # Mailers often send a known type as octet-stream: the name tells it.
+        message.add_attachment(b"%PDF-1.4 not really", maintype="application", subtype="octet-stream",
+                               filename="evil.exe")  # fmt: skip
+        message.add_attachment(b"", maintype="image", subtype="png", filename="empty.png")
+        with smtplib.SMTP("127.0.0.1", port, timeout=30) as smtp:
+            smtp.send_message(message)
+
+        (refused,) = _replies_to(server, "<files@example.com>", "not taken")
+        assert "evil.exe" in _body(refused) and "empty.png" in _body(refused), _body(refused)
+        assert "pixel.png" not in _body(refused) and "notes.txt" not in _body(refused)
+        # With a document in the chat, the demo model searches the chat's documents first.
+        _replies_to(server, "<files@example.com>", "searched your documents")
+        run = _runs(http, server)[0]  # the newest
+        assert run["trigger_source"] == "email" and run["status"] == "succeeded", run
+        messages = http.get(f"/api/v1/chats/{run['chat_id']}/messages", headers=server.auth).json()["items"]
+        (user,) = [m for m in messages if m["role"] == "user"]
+        files = {f["name"]: f for f in user["attachments"]}
+        assert set(files) == {"pixel.png", "notes.txt"}, files
+        assert files["pixel.png"]["kind"] == "image" and files["notes.txt"]["kind"] == "document"
+        got = http.get(f"/api/v1/attachments/{files['pixel.png']['id']}/download", headers=server.auth)
+        assert got.status_code == 200, got.text
+        assert httpx.get(got.json()["url"], timeout=30).content == PIXEL

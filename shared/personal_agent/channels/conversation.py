@@ -11,7 +11,7 @@ import logging
 from typing import Any
 from uuid import UUID
 
-from personal_agent.channels import run_follow, senders, thread_store
+from personal_agent.channels import email_files, run_follow, senders, thread_store
 from personal_agent.channels.inbound import Decision, Inbound, Replier
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
@@ -61,13 +61,19 @@ async def _chat(inbound: Inbound, principal: Principal) -> UUID:
     return chat_id
 
 
-async def launch(inbound: Inbound, principal: Principal, agent: str | None) -> RunSpec:
-    """The run of a member's message, through the one chokepoint."""
+async def launch(inbound: Inbound, principal: Principal, agent: str | None, replier: Replier | None = None) -> RunSpec:
+    """The run of a member's message, through the one chokepoint, with the files it carries as the chat's
+    attachments (those not taken named in the thread first)."""
+    chat_id = await _chat(inbound, principal)
+    attached, refused = await email_files.attach(principal, chat_id, inbound.files)
+    if (inbound.refused or refused) and replier is not None:
+        await replier.notice(email_files.refusal_text([*inbound.refused, *refused]))
     request = LaunchRequest(
         org_id=inbound.org_id,
         user_id=principal.user_id,
-        chat_id=await _chat(inbound, principal),
+        chat_id=chat_id,
         message=inbound.text,
+        attachments=attached,
         trigger_source=inbound.kind,
         agent=agent,
         # A person is in the thread to answer: the built-in assistant may ask them (an agent's own tools decide).
@@ -114,9 +120,10 @@ async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) 
     nothing new ran, and the sender was told why or their answer was taken)."""
     principal = await _sender(inbound, replier)
     if principal is None or await _answered_question(inbound, principal, replier):
+        await email_files.discard(inbound.files)
         return None
     try:
-        spec = await launch(inbound, principal, agent)
+        spec = await launch(inbound, principal, agent, replier)
     except AppError as exc:  # a run already in progress in the thread, over budget, no model allowed...
         await _status(inbound, exc.code)
         await replier.notice(senders.refusal_text(exc))

@@ -2,8 +2,9 @@
 org's inbound address. Its thread is its first `References` id (else `In-Reply-To`, else its own `Message-ID`);
 a reply whose first word is `approve` or `deny` decides the thread's pending approvals; anything else is a message.
 The sender is verified only by SES's SPF and DKIM verdicts (a failing verdict drops the message, logged); without
-them (locally) the message enters the run untrusted. Answers go back threaded (`In-Reply-To`, `References`, `Re:`)
-through SES, from the outputs' sender address with the channel's address to reply to."""
+them (locally) the message enters the run untrusted. Its attachments become the chat's (`email_files`). Answers go
+back threaded (`In-Reply-To`, `References`, `Re:`) through SES, from the outputs' sender address with the channel's
+address to reply to."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from email.parser import BytesParser
 from email.utils import getaddresses, make_msgid, parseaddr
 from uuid import UUID
 
-from personal_agent.channels import configs, jobs, thread_store
+from personal_agent.channels import configs, email_files, jobs, thread_store
 from personal_agent.channels.inbound import Decision, Inbound
 from personal_agent.db import org_transaction
 
@@ -109,5 +110,8 @@ async def receive(raw: bytes, envelope_to: list[str], verdicts: dict[str, str] |
     async with org_transaction(item.org_id) as conn:
         fresh = await thread_store.first_seen(conn, item.org_id, "email", item.event_id, item.sender)
     if fresh:
+        if isinstance(item, Inbound):
+            staged, refused = await email_files.stage(item.org_id, message)
+            item = item.model_copy(update={"files": staged, "refused": refused})
         await jobs.dispatch(item)
     return fresh

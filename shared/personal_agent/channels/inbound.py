@@ -13,6 +13,26 @@ from pydantic import BaseModel, ConfigDict
 from personal_agent.channels.config_store import ChannelKind
 
 
+class StagedFile(BaseModel):
+    """A file of an inbound e-mail, stored until its sender's chat takes it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    filename: str
+    content_type: str
+    size: int
+    key: str
+
+
+class RefusedFile(BaseModel):
+    """A file of an inbound e-mail not taken, and why (told in the thread)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    filename: str
+    reason: str
+
+
 class Inbound(BaseModel):
     """A message from a channel user, verified to come from the channel."""
 
@@ -33,6 +53,10 @@ class Inbound(BaseModel):
     DKIM verdicts). Otherwise the message enters the run untrusted."""
     reply: dict[str, Any]
     """Where the answer goes, in the channel's terms (Slack channel and thread, Telegram chat, e-mail headers)."""
+    files: tuple[StagedFile, ...] = ()
+    """Files the message carries, staged until the member's chat takes them (e-mail)."""
+    refused: tuple[RefusedFile, ...] = ()
+    """Files it carried that are not taken (over the limits, a type that cannot be attached)."""
 
 
 class Decision(BaseModel):
