@@ -164,3 +164,39 @@ def test_attachments_become_the_chats_and_refused_ones_are_named(world: tuple[De
         got = http.get(f"/api/v1/attachments/{files['pixel.png']['id']}/download", headers=server.auth)
         assert got.status_code == 200, got.text
         assert httpx.get(got.json()["url"], timeout=30).content == PIXEL
+
+
+@pytest.mark.timeout(300)
+def test_a_member_outside_the_allow_list_is_refused_and_nothing_runs(world: tuple[DevServer, int]) -> None:
+    server, port = world
+    admin = server.auth_for("boss", "org-admin")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        if not http.get("/api/v1/me/channel-links", headers=server.auth).json():
+            pytest.fail("the first test links the member")
+        alice = http.get("/api/v1/me", headers=server.auth).json()["user_id"]
+        stranger = http.put(
+            "/api/v1/admin/channels/email",
+            json={"address": ADDRESS, "allow": {"members": ["00000000-0000-4000-8000-000000000000"]}},
+            headers=admin,
+        )
+        assert stranger.status_code == 422 and stranger.json()["code"] == "unknown_member", stranger.text
+        admins_only = {"address": ADDRESS, "allow": {"roles": ["org-admin"]}}
+        put = http.put("/api/v1/admin/channels/email", json=admins_only, headers=admin)
+        assert put.status_code == 200 and put.json()["allow"] == {"roles": ["org-admin"], "members": []}, put.text
+        try:
+            before = len(_runs(http, server))
+            _send(port, "<shut@example.com>", "Time", "what time is it?")
+            (refused,) = _replies_to(server, "<shut@example.com>", "not open to you")
+            assert len(_body(refused)) < 200
+            events = http.get("/api/v1/admin/channels/email/events", headers=admin).json()
+            assert next(e for e in events if e["event_id"] == "<shut@example.com>")["status"] == "refused"
+            assert len(_runs(http, server)) == before  # nothing ran
+
+            # Allowed by id, she is answered again.
+            by_id = {"address": ADDRESS, "allow": {"roles": ["org-admin"], "members": [alice]}}
+            assert http.put("/api/v1/admin/channels/email", json=by_id, headers=admin).status_code == 200
+            _send(port, "<open@example.com>", "Time", "what time is it?")
+            _replies_to(server, "<open@example.com>", "The time is")
+            assert len(_runs(http, server)) == before + 1
+        finally:
+            http.put("/api/v1/admin/channels/email", json={"address": ADDRESS}, headers=admin)

@@ -4,12 +4,13 @@ remove, and the log of recent inbound messages (status and run; never their text
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from personal_agent.channels import config_store, thread_store
 from personal_agent.channels.channel_secrets import seal
 from personal_agent.channels.config_store import ChannelConfig, ChannelKind
 from personal_agent.db import org_transaction
-from personal_agent.errors import AppError, Conflict, NotFound
+from personal_agent.errors import AppError, Conflict, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.settings import get_settings
 
@@ -21,16 +22,27 @@ SECRET_NAMES: dict[ChannelKind, tuple[str, ...]] = {
 
 
 async def put_channel(
-    principal: Principal, kind: ChannelKind, key: str, agent: str | None, secrets: dict[str, str]
+    principal: Principal,
+    kind: ChannelKind,
+    key: str,
+    agent: str | None,
+    secrets: dict[str, str],
+    allowed: tuple[list[str], list[UUID]] = ([], []),
 ) -> ChannelConfig:
     """Create or replace the org's `kind` channel; 409 `channel_taken` when another org has that workspace or
-    address."""
+    address; 422 `unknown_member` for an allowed member id that is no member of the org (nothing is stored)."""
     sealed = await seal(principal.org_id, kind, secrets) if secrets else None
+    roles, users = sorted(set(allowed[0])), list(dict.fromkeys(allowed[1]))
     async with org_transaction(principal.org_id) as conn:
         owner = await config_store.org_of(conn, kind, key)
         if owner is not None and owner != principal.org_id:
             raise Conflict(f"this {kind} channel belongs to another org", code="channel_taken")
-        return await config_store.put(conn, principal.org_id, kind, key, agent, sealed)
+        strangers = await config_store.non_members(conn, principal.org_id, users)
+        if strangers:
+            raise InvalidInput(
+                "only members of the org can be allowed", code="unknown_member", ids=[str(u) for u in strangers]
+            )
+        return await config_store.put(conn, principal.org_id, kind, key, agent, sealed, (roles, users))
 
 
 async def set_telegram_webhook(org_slug: str, bot_token: str, secret_token: str) -> None:

@@ -18,22 +18,39 @@ router = APIRouter(prefix="/api/v1/admin/channels", tags=["channels"])
 AGENT = Field(None, max_length=64, pattern=r"^[a-z0-9][a-z0-9-]*$", description="the answering agent's slug")
 
 
+class ChannelAllow(BaseModel):
+    """Who may use the channel: members with one of `roles` or one of `members`; both empty: every member."""
+
+    roles: list[Literal["admin", "org-admin", "user"]] = Field(default_factory=list, max_length=3)
+    members: list[UUID] = Field(default_factory=list, max_length=500, description="member user ids")
+
+
+ALLOW = Field(None, description="who may use it (omitted or null: every member of the org)")
+
+
+def _allowed(allow: ChannelAllow | None) -> tuple[list[str], list[UUID]]:
+    return (list(allow.roles), list(allow.members)) if allow else ([], [])
+
+
 class SlackChannelIn(BaseModel):
     team_id: str = Field(min_length=1, max_length=32, pattern=r"^[A-Z0-9]+$")
     bot_token: str = Field(min_length=1, max_length=512)
     signing_secret: str = Field(min_length=8, max_length=256)
     agent: str | None = AGENT
+    allow: ChannelAllow | None = ALLOW
 
 
 class TelegramChannelIn(BaseModel):
     bot_token: str = Field(min_length=1, max_length=256)
     secret_token: str = Field(min_length=8, max_length=256, pattern=r"^[A-Za-z0-9_-]+$")
     agent: str | None = AGENT
+    allow: ChannelAllow | None = ALLOW
 
 
 class EmailChannelIn(BaseModel):
     address: str = Field(min_length=3, max_length=320, pattern=r"^[^@\s]+@[^@\s]+$")
     agent: str | None = AGENT
+    allow: ChannelAllow | None = ALLOW
 
 
 class ChannelOut(BaseModel):
@@ -41,6 +58,7 @@ class ChannelOut(BaseModel):
     key: str = Field(description="the Slack team id, the org's slug (Telegram) or the inbound e-mail address")
     agent: str | None
     secrets_set: list[str] = Field(description="which secrets are stored (their values are never returned)")
+    allow: ChannelAllow = Field(description="who may use it (both lists empty: every member)")
     updated_at: datetime
 
 
@@ -54,15 +72,21 @@ class ChannelEventOut(BaseModel):
 
 def _out(config: ChannelConfig) -> ChannelOut:
     names = list(admin.SECRET_NAMES[config.kind]) if config.secret_ciphertext else []
+    allow = ChannelAllow(roles=list(config.allowed_roles), members=list(config.allowed_users))
     return ChannelOut(
-        kind=config.kind, key=config.external_key, agent=config.agent, secrets_set=names, updated_at=config.updated_at
+        kind=config.kind,
+        key=config.external_key,
+        agent=config.agent,
+        secrets_set=names,
+        allow=allow,
+        updated_at=config.updated_at,
     )
 
 
 @router.put("/slack", operation_id="put_slack_channel", response_model=ChannelOut)
 async def put_slack(body: SlackChannelIn, principal: OrgAdmin) -> ChannelOut:
     secrets = {"bot_token": body.bot_token, "signing_secret": body.signing_secret}
-    return _out(await admin.put_channel(principal, "slack", body.team_id, body.agent, secrets))
+    return _out(await admin.put_channel(principal, "slack", body.team_id, body.agent, secrets, _allowed(body.allow)))
 
 
 @router.put("/telegram", operation_id="put_telegram_channel", response_model=ChannelOut)
@@ -70,12 +94,14 @@ async def put_telegram(body: TelegramChannelIn, principal: OrgAdmin) -> ChannelO
     """Set the org's bot (and, when the deployment knows its public address, point the bot at its webhook)."""
     await admin.set_telegram_webhook(principal.org_slug, body.bot_token, body.secret_token)
     secrets = {"bot_token": body.bot_token, "secret_token": body.secret_token}
-    return _out(await admin.put_channel(principal, "telegram", principal.org_slug, body.agent, secrets))
+    allowed = _allowed(body.allow)
+    return _out(await admin.put_channel(principal, "telegram", principal.org_slug, body.agent, secrets, allowed))
 
 
 @router.put("/email", operation_id="put_email_channel", response_model=ChannelOut)
 async def put_email(body: EmailChannelIn, principal: OrgAdmin) -> ChannelOut:
-    return _out(await admin.put_channel(principal, "email", body.address.lower(), body.agent, {}))
+    allowed = _allowed(body.allow)
+    return _out(await admin.put_channel(principal, "email", body.address.lower(), body.agent, {}, allowed))
 
 
 @router.get("/{kind}", operation_id="get_channel", response_model=ChannelOut)

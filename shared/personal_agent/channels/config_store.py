@@ -11,7 +11,10 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 
 ChannelKind = Literal["slack", "telegram", "email"]
-_COLUMNS = "id, org_id, kind, external_key, agent, secret_ciphertext, secret_nonce, secret_data_key, updated_at"
+_COLUMNS = (
+    "id, org_id, kind, external_key, agent, secret_ciphertext, secret_nonce, secret_data_key, updated_at,"
+    " allowed_roles, allowed_users"
+)
 
 
 @dataclass(frozen=True)
@@ -25,10 +28,21 @@ class ChannelConfig:
     secret_nonce: bytes | None
     secret_data_key: bytes | None
     updated_at: datetime
+    allowed_roles: tuple[str, ...] = ()
+    allowed_users: tuple[UUID, ...] = ()
+    """Who may use the channel: members with one of these roles or one of these ids; both empty: every member."""
+
+    def allows(self, user_id: UUID, roles: frozenset[str]) -> bool:
+        if not self.allowed_roles and not self.allowed_users:
+            return True
+        return user_id in self.allowed_users or bool(roles & set(self.allowed_roles))
 
 
 def _row(row: dict[str, object]) -> ChannelConfig:
-    return ChannelConfig(**{k: (bytes(v) if isinstance(v, memoryview) else v) for k, v in row.items()})  # type: ignore[arg-type]
+    values = {k: (bytes(v) if isinstance(v, memoryview) else v) for k, v in row.items()}
+    values["allowed_roles"] = tuple(values.get("allowed_roles") or ())  # type: ignore[arg-type]
+    values["allowed_users"] = tuple(values.get("allowed_users") or ())  # type: ignore[arg-type]
+    return ChannelConfig(**values)  # type: ignore[arg-type]
 
 
 async def org_of(conn: Conn, kind: ChannelKind, key: str) -> UUID | None:
@@ -55,16 +69,19 @@ async def put(
     external_key: str,
     agent: str | None,
     sealed: tuple[bytes, bytes, bytes | None] | None,
+    allowed: tuple[list[str], list[UUID]] = ([], []),
 ) -> ChannelConfig:
-    """Create or replace the org's `kind` channel (`sealed`: ciphertext, nonce, data key; None keeps none)."""
+    """Create or replace the org's `kind` channel (`sealed`: ciphertext, nonce, data key; None keeps none;
+    `allowed`: the roles and member ids who may use it, both empty for every member)."""
     ciphertext, nonce, data_key = sealed or (None, None, None)
     cur = await conn.execute(
         "INSERT INTO channel_configs (org_id, kind, external_key, agent, secret_ciphertext, secret_nonce,"
-        " secret_data_key) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+        " secret_data_key, allowed_roles, allowed_users) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (org_id, kind) DO UPDATE SET external_key = EXCLUDED.external_key, agent = EXCLUDED.agent,"
         " secret_ciphertext = EXCLUDED.secret_ciphertext, secret_nonce = EXCLUDED.secret_nonce,"
-        f" secret_data_key = EXCLUDED.secret_data_key, updated_at = now() RETURNING {_COLUMNS}",
-        [org_id, kind, external_key, agent, ciphertext, nonce, data_key],
+        " secret_data_key = EXCLUDED.secret_data_key, allowed_roles = EXCLUDED.allowed_roles,"
+        f" allowed_users = EXCLUDED.allowed_users, updated_at = now() RETURNING {_COLUMNS}",
+        [org_id, kind, external_key, agent, ciphertext, nonce, data_key, allowed[0], allowed[1]],
     )
     row = await cur.fetchone()
     assert row is not None
@@ -74,3 +91,14 @@ async def put(
 async def delete(conn: Conn, kind: ChannelKind) -> bool:
     cur = await conn.execute("DELETE FROM channel_configs WHERE kind = %s", [kind])
     return cur.rowcount > 0
+
+
+async def non_members(conn: Conn, org_id: UUID, user_ids: list[UUID]) -> list[UUID]:
+    """The ids among `user_ids` that are no member of the org."""
+    if not user_ids:
+        return []
+    cur = await conn.execute(
+        "SELECT user_id FROM memberships WHERE org_id = %s AND user_id = ANY(%s)", [org_id, user_ids]
+    )
+    found = {r["user_id"] for r in await cur.fetchall()}
+    return [u for u in user_ids if u not in found]

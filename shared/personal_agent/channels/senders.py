@@ -7,10 +7,10 @@ from __future__ import annotations
 import secrets
 from uuid import UUID
 
-from personal_agent.channels import link_store
+from personal_agent.channels import config_store, link_store
 from personal_agent.channels.config_store import ChannelKind
 from personal_agent.db.pool import Conn
-from personal_agent.errors import AppError
+from personal_agent.errors import AppError, Forbidden
 from personal_agent.identity.members import check_member_active
 from personal_agent.identity.membership_store import roles_and_status
 from personal_agent.identity.principal import Principal
@@ -41,7 +41,8 @@ def connect_text(code: str) -> str:
 
 
 async def member(conn: Conn, org_id: UUID, kind: ChannelKind, sender: str) -> Principal | None:
-    """The active member the sender is linked to (None: not linked). 403 for a member who is disabled or removed."""
+    """The active member the sender is linked to (None: not linked). 403 for a member who is disabled or removed,
+    or outside the channel's allow-list (`channel_not_allowed`)."""
     user_id = await link_store.linked_user(conn, kind, sender)
     if user_id is None:
         return None
@@ -49,6 +50,9 @@ async def member(conn: Conn, org_id: UUID, kind: ChannelKind, sender: str) -> Pr
     membership = await roles_and_status(conn, org_id, user_id)
     slug = await (await conn.execute("SELECT slug FROM orgs WHERE id = %s", [org_id])).fetchone()
     assert membership is not None and slug is not None  # check_member_active found them active
+    config = await config_store.get(conn, kind)
+    if config is not None and not config.allows(user_id, frozenset(membership["roles"])):
+        raise Forbidden(f"this {kind} channel is not open to you; ask an org admin", code="channel_not_allowed")
     return Principal(
         user_id=user_id,
         org_id=org_id,
