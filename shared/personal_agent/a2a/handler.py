@@ -121,8 +121,9 @@ class RunsRequestHandler(RequestHandler):
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
-        for nothing in ():  # an async generator, as the interface says, that refuses before its first event
-            yield nothing
+        nothing: tuple[Event, ...] = ()
+        for event in nothing:  # an async generator, as the interface says, that refuses before its first event
+            yield event
         raise UnsupportedOperationError("resubscribing is not offered: GET /api/v1/runs/{id}/events resumes a run")
 
     async def on_create_task_push_notification_config(
