@@ -1,8 +1,8 @@
 """Approval escalation on AWS (issue 33 item 5), against moto's EventBridge Scheduler and Lambda and the real
 database: an approval that can escalate gets a one-time schedule at its escalation time aimed at the run recovery
 function; that function, invoked with the schedule's own input, escalates it to the org admins (feed and a web
-push pointer on the outputs queue); a decision deletes the schedule. No schedule exists for a run with nothing to
-escalate."""
+push pointer on the outputs queue); a decision deletes the schedule. And the approvals API shows a two-person
+approval's quorum and who approved so far, by name."""
 
 from __future__ import annotations
 
@@ -106,9 +106,11 @@ async def _refund_once(messages: list[ModelMessage], info: AgentInfo) -> AsyncIt
         yield f"Done: {done[-1].content}"
 
 
-async def paused_run(http: httpx.AsyncClient, tenant: Any, admin: Any, model: str) -> tuple[RunSpec, uuid.UUID]:
+async def paused_run(
+    http: httpx.AsyncClient, tenant: Any, admin: Any, model: str, quorum: int = 1
+) -> tuple[RunSpec, uuid.UUID]:
     """A run of `tenant` waiting on an approval a rule asked for; its approval's id."""
-    rule = {"tool": "refund_payment", "effect": "ask"}
+    rule = {"tool": "refund_payment", "effect": "ask", "quorum": quorum}
     saved = await http.post("/api/v1/admin/tool-policies", json=rule, headers=auth_headers(admin, roles=ADMIN))
     assert saved.status_code == 201, saved.text
     chat = (await http.post("/api/v1/chats", json={}, headers=auth_headers(tenant))).json()
@@ -219,3 +221,37 @@ async def test_deciding_the_approval_deletes_its_schedule(
             client.get_schedule(Name=schedule_name(approval_id), GroupName=get_settings().schedule_group)
         frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", auth_headers(owner), timeout=60)
     assert frames[-1].type == "RUN_FINISHED" and refunds == [900]
+
+
+async def test_the_approvals_api_shows_the_quorum_and_who_approved_so_far(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str, refunds: list[int]
+) -> None:
+    owner = make_tenant()
+    first, second = org_admin_of(admin_url, owner), org_admin_of(admin_url, owner)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("UPDATE users SET display_name = 'Alice Admin' WHERE subject = %s", [first.subject])
+    with scripted_model(_refund_once) as (model, _):
+        spec, approval_id = await paused_run(http, owner, first, model, quorum=2)
+
+        async def listed(tenant: Any) -> dict[str, Any]:
+            items = (await http.get("/api/v1/approvals", headers=auth_headers(tenant, roles=ADMIN))).json()["items"]
+            return next(i for i in items if i["id"] == str(approval_id))
+
+        before = await listed(owner)
+        assert (before["quorum"], before["approved_by"], before["status"]) == (2, [], "pending")
+        url = f"/api/v1/approvals/{approval_id}"
+        one = await http.post(url, json={"decision": "approve"}, headers=auth_headers(first, roles=ADMIN))
+        assert one.status_code == 200
+        assert (one.json()["status"], one.json()["approved_by"]) == (
+            "pending",
+            [{"id": str(first.user_id), "name": "Alice Admin"}],
+        )
+        assert (await listed(second))["approved_by"] == [{"id": str(first.user_id), "name": "Alice Admin"}]
+        assert refunds == []
+        two = await http.post(url, json={"decision": "approve"}, headers=auth_headers(second, roles=ADMIN))
+        assert (two.json()["status"], two.json()["quorum"], len(two.json()["approved_by"])) == ("approved", 2, 2)
+        frames = await read_events(http, f"/api/v1/runs/{spec.run_id}/events", auth_headers(owner), timeout=60)
+    assert frames[-1].type == "RUN_FINISHED" and refunds == [900]
+    stranger = make_tenant(roles=ADMIN)  # another org's admin sees none of it
+    theirs = (await http.get("/api/v1/approvals", headers=auth_headers(stranger, roles=ADMIN))).json()["items"]
+    assert str(approval_id) not in [i["id"] for i in theirs]

@@ -3102,6 +3102,11 @@ export interface components {
         };
         /** Approval */
         Approval: {
+            /**
+             * Approved By
+             * @description who approved so far, in order, while a quorum gathers
+             */
+            approved_by: components["schemas"]["Approver"][];
             /** Args */
             args: unknown;
             /** Chat Id */
@@ -3118,6 +3123,11 @@ export interface components {
             expires_at: string;
             /** Id */
             id: string;
+            /**
+             * Quorum
+             * @description how many people must approve (2: neither may be the person whose run asked)
+             */
+            quorum: number;
             /** Reason */
             reason: string | null;
             /** Run Id */
@@ -3170,6 +3180,13 @@ export interface components {
             tool: string;
             /** Tool Call Id */
             tool_call_id: string;
+        };
+        /** Approver */
+        Approver: {
+            /** Id */
+            id: string;
+            /** Name */
+            name: string | null;
         };
         /**
          * AssistantMessage
@@ -3597,6 +3614,19 @@ export interface components {
              */
             ok?: boolean;
         };
+        /**
+         * ChannelAllow
+         * @description Who may use the channel: members with one of `roles` or one of `members`; both empty: every member.
+         */
+        ChannelAllow: {
+            /**
+             * Members
+             * @description member user ids
+             */
+            members?: string[];
+            /** Roles */
+            roles?: ("admin" | "org-admin" | "user")[];
+        };
         /** ChannelEventOut */
         ChannelEventOut: {
             /**
@@ -3634,6 +3664,8 @@ export interface components {
         ChannelOut: {
             /** Agent */
             agent: string | null;
+            /** @description who may use it (both lists empty: every member) */
+            allow: components["schemas"]["ChannelAllow"];
             /**
              * Key
              * @description the Slack team id, the org's slug (Telegram) or the inbound e-mail address
@@ -4354,6 +4386,8 @@ export interface components {
              * @description the answering agent's slug
              */
             agent?: string | null;
+            /** @description who may use it (omitted or null: every member of the org) */
+            allow?: components["schemas"]["ChannelAllow"] | null;
         };
         /** EmbeddingModelOut */
         EmbeddingModelOut: {
@@ -6757,6 +6791,8 @@ export interface components {
              * @description the answering agent's slug
              */
             agent?: string | null;
+            /** @description who may use it (omitted or null: every member of the org) */
+            allow?: components["schemas"]["ChannelAllow"] | null;
             /** Bot Token */
             bot_token: string;
             /** Signing Secret */
@@ -7056,6 +7092,8 @@ export interface components {
              * @description the answering agent's slug
              */
             agent?: string | null;
+            /** @description who may use it (omitted or null: every member of the org) */
+            allow?: components["schemas"]["ChannelAllow"] | null;
             /** Bot Token */
             bot_token: string;
             /** Secret Token */

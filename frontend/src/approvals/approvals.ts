@@ -34,3 +34,17 @@ export function pendingApprovals(chatId?: string): Approval[] {
 export function markDecided(id: string, status: Approval["status"]): void {
   approvals.items = approvals.items.map((a) => (a.id === id ? { ...a, status } : a));
 }
+
+/** "1 of 2 approvals", with who approved so far ("1 of 2 approvals — approved by Alice"); null for an approval one
+ * person decides. */
+export function quorumLabel(quorum: number | undefined, approvedBy: readonly (string | null)[] = []): string | null {
+  if (!quorum || quorum < 2) return null;
+  const count = `${approvedBy.length} of ${quorum} approvals`;
+  const names = approvedBy.map((n) => n ?? "someone");
+  return names.length ? `${count} — approved by ${names.join(", ")}` : count;
+}
+
+/** The inbox's copy of an approval (its quorum and approvers), when it is pending and loaded. */
+export function inboxApproval(id: string): Approval | undefined {
+  return approvals.items.find((a) => a.id === id);
+}

@@ -41,6 +41,11 @@ class DecisionIn(BaseModel):
     arguments: dict[str, Any] | None = Field(None, description="edited arguments (with `approve` only)")
 
 
+class Approver(BaseModel):
+    id: str
+    name: str | None
+
+
 class Approval(BaseModel):
     id: str
     run_id: str
@@ -55,6 +60,8 @@ class Approval(BaseModel):
     decided_at: str | None
     expires_at: str
     created_at: str
+    quorum: int = Field(description="how many people must approve (2: neither may be the person whose run asked)")
+    approved_by: list[Approver] = Field(description="who approved so far, in order, while a quorum gathers")
 
 
 class ApprovalList(BaseModel):
@@ -96,7 +103,7 @@ def check_arguments(arguments: dict[str, Any] | None) -> None:
         )
 
 
-def _view(row: ApprovalRow) -> dict[str, Any]:
+def _view(row: ApprovalRow, names: dict[UUID, str]) -> dict[str, Any]:
     return {
         "id": str(row.id),
         "run_id": str(row.run_id),
@@ -111,6 +118,8 @@ def _view(row: ApprovalRow) -> dict[str, Any]:
         "decided_at": row.decided_at.isoformat() if row.decided_at else None,
         "expires_at": row.expires_at.isoformat(),
         "created_at": row.created_at.isoformat(),
+        "quorum": row.quorum,
+        "approved_by": [{"id": str(user), "name": names.get(user)} for user in row.approvers],
     }
 
 
@@ -119,11 +128,14 @@ async def list_approvals(
     principal: CurrentPrincipal, status: Literal["pending", "approved", "denied", "expired"] | None = "pending"
 ) -> dict[str, Any]:
     """Approvals waiting on the caller (all of the org's for org admins)."""
-    return {"items": [_view(r) for r in await approvals.list_approvals(principal, status)]}
+    rows = await approvals.list_approvals(principal, status)
+    names = await approvals.approver_names(principal.org_id, rows)
+    return {"items": [_view(r, names) for r in rows]}
 
 
 @router.post("/{approval_id}", operation_id="decide_approval", response_model=Approval)
 async def decide_approval(approval_id: UUID, body: DecisionIn, principal: CurrentPrincipal) -> dict[str, Any]:
     """Approve (optionally with edited arguments) or deny; 409 when already decided or expired."""
     check_arguments(body.arguments)
-    return _view(await approvals.decide(principal, approval_id, body.decision, body.reason, body.arguments))
+    row = await approvals.decide(principal, approval_id, body.decision, body.reason, body.arguments)
+    return _view(row, await approvals.approver_names(principal.org_id, [row]))

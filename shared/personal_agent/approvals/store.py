@@ -17,7 +17,7 @@ from personal_agent.spec.run_spec import RunSpec
 
 PUBLIC = (
     "id, run_id, chat_id, tool_call_id, tool_name, args, status, reason, edited_args, decided_by, decided_at,"
-    " expires_at, created_at, kind, answer"
+    " expires_at, created_at, kind, answer, quorum, approvers"
 )
 EXPIRED_REASON = "no decision before the approval timed out"
 RUN_ENDED_REASON = "the run ended before a decision"
@@ -45,6 +45,10 @@ class ApprovalRow:
     """`approval` (a tool call waiting for a decision) or `question` (an `ask_user` call waiting for an answer)."""
     answer: Any
     """A question's answer (None until answered)."""
+    quorum: int
+    """How many people must approve (2: a `quorum: 2` tool rule asked; neither may be the requester)."""
+    approvers: list[UUID]
+    """Who approved so far, in order (only while a quorum of two gathers; a decision is in `decided_by`)."""
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ no approval of its wait is pending. The engine stores and announces approvals it
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -11,6 +12,7 @@ from uuid import UUID
 from personal_agent.approvals import escalation_schedule, store
 from personal_agent.db import org_transaction
 from personal_agent.errors import Conflict, InvalidInput, NotFound
+from personal_agent.identity import user_store
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import approval_quorum, drivers
 from personal_agent.observability import record_approval_wait
@@ -24,6 +26,15 @@ async def list_approvals(principal: Principal, status: str | None) -> list[store
     """The caller's approvals (every approval of the org for org admins), newest first."""
     async with org_transaction(principal.org_id) as conn:
         return await store.list_rows(conn, None if principal.is_org_admin else principal.user_id, status)
+
+
+async def approver_names(org_id: UUID, rows: list[store.ApprovalRow]) -> dict[UUID, str]:
+    """What to call each person who approved one of `rows` so far (a quorum's approvers)."""
+    people = list({user for row in rows for user in row.approvers})
+    if not people:
+        return {}
+    async with org_transaction(org_id) as conn:
+        return await user_store.display_names(conn, people)
 
 
 async def decide(
@@ -40,7 +51,8 @@ async def decide(
     status = "approved" if decision == "approve" else "denied"
     async with org_transaction(principal.org_id) as conn:
         if decision == "approve" and await approval_quorum.needs_more(conn, principal, row, reason, arguments):
-            return row  # one of two approvals: it stays pending, and the run keeps waiting
+            # one of two approvals: it stays pending (with this approver), and the run keeps waiting
+            return replace(row, approvers=[*row.approvers, principal.user_id])
         updated = await store.record_decision(conn, approval_id, status, reason, arguments, principal.user_id)
         if updated is None:  # another decision, the wait's timeout or the run's end won the race
             current = await store.lock(conn, approval_id)
