@@ -5,6 +5,7 @@ requests each service sends (Slack's `v0` signature, Telegram's secret-token hea
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import itertools
@@ -14,8 +15,10 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse
 
 from tests.live_server import LiveServer
 
@@ -56,12 +59,48 @@ async def _params(request: Request) -> dict[str, Any]:
 
 
 class FakeSlack(_Recorder):
-    """`chat.postMessage`, `chat.update`, `auth.test`: each recorded with its bearer token."""
+    """`chat.postMessage`, `chat.update`, `auth.test`: each recorded with its bearer token. And the OAuth v2 install:
+    the authorize page (`/oauth/v2/authorize`: the person allows the app, and is sent back to `redirect_uri` with a
+    one-time code and the state) and `oauth.v2.access` (the app's client id and secret by HTTP Basic, as
+    `slack_sdk` sends them; the code once; the workspace's `xoxb-` bot token)."""
+
+    CLIENT_ID, CLIENT_SECRET, TEAM_ID, BOT_TOKEN = "1111.2222", "fake-client-secret", "TFAKE0001", "xoxb-fake-installed"
 
     def __init__(self) -> None:
         super().__init__()
         self.ts = itertools.count(1)
+        self.codes: dict[str, str] = {}  # a code -> the redirect_uri it was issued for
         app = FastAPI()
+
+        @app.get("/oauth/v2/authorize")
+        async def authorize(request: Request) -> RedirectResponse:
+            query = dict(request.query_params)
+            self.record("oauth/v2/authorize", query)
+            code = f"code-{next(self.ts)}"
+            self.codes[code] = query["redirect_uri"]
+            return RedirectResponse(f"{query['redirect_uri']}?{urlencode({'code': code, 'state': query['state']})}")
+
+        @app.post("/api/oauth.v2.access")
+        async def oauth_access(request: Request) -> dict[str, Any]:
+            params = await _params(request)
+            self.record("oauth.v2.access", params)
+            expected = base64.b64encode(f"{self.CLIENT_ID}:{self.CLIENT_SECRET}".encode()).decode()
+            if request.headers.get("authorization") != f"Basic {expected}":
+                return {"ok": False, "error": "invalid_client_id"}
+            if self.codes.pop(str(params.get("code")), None) != params.get("redirect_uri"):
+                return {"ok": False, "error": "invalid_code"}
+            return {
+                "ok": True,
+                "access_token": self.BOT_TOKEN,
+                "token_type": "bot",
+                "scope": "app_mentions:read,chat:write,commands,im:history",
+                "bot_user_id": "UBOT0001",
+                "app_id": "AFAKE0001",
+                "team": {"name": "Fake workspace", "id": self.TEAM_ID},
+                "enterprise": None,
+                "authed_user": {"id": "UADMIN01"},
+                "is_enterprise_install": False,
+            }
 
         @app.post("/api/{method}")
         async def call(method: str, request: Request) -> dict[str, Any]:
@@ -79,6 +118,10 @@ class FakeSlack(_Recorder):
     @property
     def base_url(self) -> str:
         return f"{self.server.url}/api/"
+
+    @property
+    def authorize_url(self) -> str:
+        return f"{self.server.url}/oauth/v2/authorize"
 
 
 class FakeTelegram(_Recorder):

@@ -207,6 +207,14 @@ class Settings(BaseSettings):
     # after the ack (an async invoke of the channels function itself; empty: in the same process).
     slack_api_url: str = Field("https://slack.com/api/", validation_alias=_env("PA_SLACK_API_URL"))
     telegram_api_url: str = Field("https://api.telegram.org", validation_alias=_env("PA_TELEGRAM_API_URL"))
+    # Slack's OAuth v2 install (docs/channels.md): the app's credentials, its signing secret (one per app) and where
+    # Slack's authorize page is (tests point it at a fake). Unset client id: the install link is 409, set by hand.
+    slack_client_id: str = Field("", validation_alias=_env("PA_SLACK_CLIENT_ID"))
+    slack_client_secret: str = Field("", validation_alias=_env("PA_SLACK_CLIENT_SECRET"))
+    slack_signing_secret: str = Field("", validation_alias=_env("PA_SLACK_SIGNING_SECRET"))
+    slack_authorize_url: str = Field(
+        "https://slack.com/oauth/v2/authorize", validation_alias=_env("PA_SLACK_AUTHORIZE_URL")
+    )
     smtp_port: int = Field(0, ge=0, le=65535, validation_alias=_env("PA_SMTP_PORT"))
     channels_worker_function: str = Field("", validation_alias=_env("PA_CHANNELS_WORKER_FUNCTION"))
     channel_email_bucket: str = Field("", validation_alias=_env("PA_CHANNEL_EMAIL_BUCKET"))  # SES stores mail here

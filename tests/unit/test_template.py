@@ -53,7 +53,7 @@ SAM_TYPES = {
 CHANNEL_ROUTES = {
     ("POST", f"/api/v1/channels/{path}"): ("ChannelsFunction", True)
     for path in ("slack/events", "slack/interactions", "slack/commands", "telegram/{org_slug}")
-}
+} | {("GET", "/api/v1/channels/slack/oauth"): ("ChannelsFunction", True)}
 
 
 def _of_type(kind: str) -> dict[str, dict[str, Any]]:

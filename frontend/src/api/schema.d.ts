@@ -117,6 +117,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/channels/slack/install": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Install Slack
+         * @description Install the org's Slack app with OAuth v2: a redirect to Slack's authorize page (`redirect=false`: its address
+         *     as JSON, for a page that navigates itself); 409 `slack_install_unavailable` without the app's settings.
+         */
+        get: operations["install_slack_channel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/channels/telegram": {
         parameters: {
             query?: never;
@@ -818,6 +839,27 @@ export interface paths {
          * @description Slack's interactivity payloads: the approval buttons.
          */
         post: operations["slack_interactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/channels/slack/oauth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Slack Oauth
+         * @description Slack's OAuth v2 callback: the signed state checked, the code exchanged (`oauth.v2.access`), the workspace's
+         *     bot token stored sealed as the org's Slack channel; then back to the web chat's settings.
+         */
+        get: operations["slack_oauth_callback"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6813,6 +6855,14 @@ export interface components {
             /** Text */
             text: string;
         };
+        /** SlackInstallOut */
+        SlackInstallOut: {
+            /**
+             * Url
+             * @description Slack's authorize page to send the admin's browser to
+             */
+            url: string;
+        };
         /** SourceIn */
         SourceIn: {
             /**
@@ -8588,6 +8638,53 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ChannelOut"];
                 };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    install_slack_channel: {
+        parameters: {
+            query?: {
+                redirect?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SlackInstallOut"];
+                };
+            };
+            /** @description to Slack's authorize page (OAuth v2), with a signed state */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Validation Error */
             422: {
@@ -10631,6 +10728,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelAck"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    slack_oauth_callback: {
+        parameters: {
+            query: {
+                code: string;
+                state: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description back to the web chat's settings, the workspace installed */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */

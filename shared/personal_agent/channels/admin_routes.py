@@ -4,10 +4,11 @@ keys: a response says which are set, never their values), and reads the log of r
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Response
+from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import OrgAdmin
@@ -87,6 +88,25 @@ def _out(config: ChannelConfig) -> ChannelOut:
 async def put_slack(body: SlackChannelIn, principal: OrgAdmin) -> ChannelOut:
     secrets = {"bot_token": body.bot_token, "signing_secret": body.signing_secret}
     return _out(await admin.put_channel(principal, "slack", body.team_id, body.agent, secrets, _allowed(body.allow)))
+
+
+class SlackInstallOut(BaseModel):
+    url: str = Field(description="Slack's authorize page to send the admin's browser to")
+
+
+@router.get(
+    "/slack/install",
+    operation_id="install_slack_channel",
+    response_model=SlackInstallOut,
+    responses={302: {"description": "to Slack's authorize page (OAuth v2), with a signed state"}},
+)
+async def install_slack(principal: OrgAdmin, redirect: bool = True) -> Any:
+    """Install the org's Slack app with OAuth v2: a redirect to Slack's authorize page (`redirect=false`: its address
+    as JSON, for a page that navigates itself); 409 `slack_install_unavailable` without the app's settings."""
+    from personal_agent.channels.slack_install import install_url
+
+    url = install_url(principal)
+    return RedirectResponse(url, status_code=302) if redirect else SlackInstallOut(url=url)
 
 
 @router.put("/telegram", operation_id="put_telegram_channel", response_model=ChannelOut)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 router = APIRouter(prefix="/api/v1/channels", tags=["channels"])
@@ -95,3 +95,22 @@ async def telegram_update(org_slug: str, request: Request) -> ChannelAck:
 
     await receive_update(org_slug, await _body(request), request.headers)
     return ChannelAck()
+
+
+@router.get(
+    "/slack/oauth",
+    operation_id="slack_oauth_callback",
+    status_code=303,
+    responses={303: {"description": "back to the web chat's settings, the workspace installed"}},
+)
+async def slack_oauth(code: str = Query(max_length=512), state: str = Query(max_length=2048)) -> Any:
+    """Slack's OAuth v2 callback: the signed state checked, the code exchanged (`oauth.v2.access`), the workspace's
+    bot token stored sealed as the org's Slack channel; then back to the web chat's settings."""
+    from fastapi.responses import RedirectResponse
+
+    from personal_agent.channels.slack_install import complete
+    from personal_agent.settings import get_settings
+
+    config = await complete(code, state)
+    target = f"{get_settings().public_url.rstrip('/')}/settings?slack_installed={config.external_key}"
+    return RedirectResponse(target, status_code=303)
