@@ -59,10 +59,10 @@ async def _params(request: Request) -> dict[str, Any]:
 
 
 class FakeSlack(_Recorder):
-    """`chat.postMessage`, `chat.update`, `auth.test`: each recorded with its bearer token. And the OAuth v2 install:
-    the authorize page (`/oauth/v2/authorize`: the person allows the app, and is sent back to `redirect_uri` with a
-    one-time code and the state) and `oauth.v2.access` (the app's client id and secret by HTTP Basic, as
-    `slack_sdk` sends them; the code once; the workspace's `xoxb-` bot token)."""
+    """`chat.postMessage`, `chat.update`, `views.open` (a trigger id once), `auth.test`: each recorded with its bearer
+    token. And the OAuth v2 install: the authorize page (`/oauth/v2/authorize`: the person allows the app, and is
+    sent back to `redirect_uri` with a one-time code and the state) and `oauth.v2.access` (the app's client id and
+    secret by HTTP Basic, as `slack_sdk` sends them; the code once; the workspace's `xoxb-` bot token)."""
 
     CLIENT_ID, CLIENT_SECRET, TEAM_ID, BOT_TOKEN = "1111.2222", "fake-client-secret", "TFAKE0001", "xoxb-fake-installed"
 
@@ -70,6 +70,7 @@ class FakeSlack(_Recorder):
         super().__init__()
         self.ts = itertools.count(1)
         self.codes: dict[str, str] = {}  # a code -> the redirect_uri it was issued for
+        self.triggers: set[str] = set()
         app = FastAPI()
 
         @app.get("/oauth/v2/authorize")
@@ -111,6 +112,12 @@ class FakeSlack(_Recorder):
                 return {"ok": True, "channel": params.get("channel"), "ts": f"1700000000.{next(self.ts):06d}"}
             if method == "chat.update":
                 return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+            if method == "views.open":  # a trigger id is good once, for 3 seconds (Slack's `expired_trigger_id`)
+                if not params.get("trigger_id") or params["trigger_id"] in self.triggers:
+                    return {"ok": False, "error": "expired_trigger_id"}
+                self.triggers.add(params["trigger_id"])
+                view = params["view"] if isinstance(params["view"], dict) else json.loads(params["view"])
+                return {"ok": True, "view": {**view, "id": f"V{next(self.ts)}", "state": {"values": {}}}}
             return {"ok": True}
 
         self.server = LiveServer(app)

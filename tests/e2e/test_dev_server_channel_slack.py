@@ -193,3 +193,67 @@ def test_url_verification_and_the_slash_command(world: tuple[DevServer, FakeSlac
             e["event_id"].startswith("sig:") for e in log
         )
         assert http.get("/api/v1/admin/channels/slack/events", headers=server.auth).status_code == 403  # admins only
+
+
+def _interaction(http: httpx.Client, payload: dict[str, Any], secret: str = SECRET) -> httpx.Response:
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    return _send(http, "interactions", body, slack_headers(secret, body), "application/x-www-form-urlencoded")
+
+
+def _submission(view: dict[str, Any], user: str, reason: str) -> dict[str, Any]:
+    """The `view_submission` Slack posts when the person submits the modal: the view with its input's state."""
+    state = {"values": {"reason": {"reason": {"type": "plain_text_input", "value": reason}}}}
+    submitted = {**view, "id": "V1", "team_id": TEAM, "state": state}
+    return {"type": "view_submission", "team": {"id": TEAM}, "user": {"id": user}, "view": submitted}
+
+
+@pytest.mark.timeout(300)
+def test_deny_opens_a_modal_and_its_submission_denies_with_the_reason(world: tuple[DevServer, FakeSlack]) -> None:
+    server, slack = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        if not http.get("/api/v1/me/channel-links", headers=server.auth).json():
+            _link(http, server, slack, "U0ALICE")
+        thread = "1700000005.000500"
+        assert _event(http, _mention(thread, "send hello to team@example.com")).status_code == 200
+        slack.wait_for(lambda calls: any(p.get("blocks") for p in _in_thread(slack, thread)))
+        (asked,) = [p for p in _in_thread(slack, thread) if p.get("blocks")]
+        blocks = json.loads(asked["blocks"]) if isinstance(asked["blocks"], str) else asked["blocks"]
+        deny = blocks[1]["elements"][1]
+        assert deny["action_id"] == "deny"
+        click = {
+            "type": "block_actions",
+            "team": {"id": TEAM},
+            "user": {"id": "U0ALICE"},
+            "channel": {"id": "C0GENERAL"},
+            "trigger_id": "trig-deny-1",
+            "message": {"ts": "1700000005.000600", "thread_ts": thread},
+            "actions": [{"action_id": "deny", "value": deny["value"], "type": "button"}],
+        }
+        assert _interaction(http, click).status_code == 200
+        (opened,) = slack.of("views.open")  # before the ack: the trigger lives 3 seconds
+        assert opened["trigger_id"] == "trig-deny-1" and opened["_token"] == TOKEN
+        view = opened["view"] if isinstance(opened["view"], dict) else json.loads(opened["view"])
+        assert view["type"] == "modal" and view["blocks"][0]["element"]["type"] == "plain_text_input"
+        pending = http.get("/api/v1/approvals", params={"status": "pending"}, headers=server.auth).json()["items"]
+        assert deny["value"] in {a["id"] for a in pending}  # the click alone decides nothing
+
+        # A forged submission, and one by someone not linked, deny nothing.
+        forged = _interaction(http, _submission(view, "U0ALICE", "forged"), secret="not-the-secret")
+        assert (forged.status_code, forged.json()["code"]) == (401, "signature_invalid")
+        assert _interaction(http, _submission(view, "U0MALLORY", "mine now")).status_code == 200
+        slack.wait_for(
+            lambda calls: any("Connect your account" in str(p.get("text")) for p in _in_thread(slack, thread))
+        )
+        pending = http.get("/api/v1/approvals", params={"status": "pending"}, headers=server.auth).json()["items"]
+        assert deny["value"] in {a["id"] for a in pending}
+
+        submitted = _interaction(http, _submission(view, "U0ALICE", "not to that list"))
+        assert submitted.status_code == 200 and submitted.content == b""  # an empty 200 closes the modal
+        slack.wait_for(
+            lambda calls: any(
+                "Denied by <@U0ALICE>: not to that list" in str(p.get("text")) for p in _in_thread(slack, thread)
+            )
+        )
+        denied = http.get("/api/v1/approvals", params={"status": "denied"}, headers=server.auth).json()["items"]
+        (row,) = [a for a in denied if a["id"] == deny["value"]]
+        assert "not to that list" in json.dumps(row), row

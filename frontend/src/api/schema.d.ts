@@ -836,7 +836,8 @@ export interface paths {
         put?: never;
         /**
          * Slack Interactions
-         * @description Slack's interactivity payloads: the approval buttons.
+         * @description Slack's interactivity payloads: the approval buttons (Deny opens a modal asking why) and the modal's
+         *     submission (answered with an empty 200, which closes it).
          */
         post: operations["slack_interactions"];
         delete?: never;

@@ -152,7 +152,8 @@ async def handle_decision(decision: Decision, replier: Replier) -> int:
     decided = 0
     for approval_id in ids:
         try:
-            await approval_decisions.decide(principal, approval_id, decision.decision, f"in {decision.kind}", None)
+            reason = decision.reason or f"in {decision.kind}"
+            await approval_decisions.decide(principal, approval_id, decision.decision, reason, None)
             decided += 1
         except AppError as exc:  # not theirs to decide (404), already decided or expired (409)
             await replier.notice(senders.refusal_text(exc))
@@ -161,5 +162,6 @@ async def handle_decision(decision: Decision, replier: Replier) -> int:
     verb = "approved" if decision.decision == "approve" else "denied"
     await _status(decision, verb if decided else "not_decided")
     if decided:
-        await replier.notice(f"{verb.capitalize()} by {decision.sender_label or decision.sender}.")
+        why = f": {decision.reason}" if decision.reason else "."
+        await replier.notice(f"{verb.capitalize()} by {decision.sender_label or decision.sender}{why}")
     return decided

@@ -72,6 +72,8 @@ class Decision(BaseModel):
     approval_id: UUID | None
     """None: every pending approval of the thread's chat (an e-mail reply)."""
     decision: Literal["approve", "deny"]
+    reason: str | None = None
+    """Why (a Slack modal's reason for a denial)."""
     thread_key: str = ""
     reply: dict[str, Any]
 

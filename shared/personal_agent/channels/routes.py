@@ -67,11 +67,15 @@ async def slack_events(request: Request) -> dict[str, Any]:
     response_model_exclude_none=True,
     openapi_extra=_FORM_BODY,
 )
-async def slack_interactions(request: Request) -> dict[str, Any]:
-    """Slack's interactivity payloads: the approval buttons."""
+async def slack_interactions(request: Request) -> Any:
+    """Slack's interactivity payloads: the approval buttons (Deny opens a modal asking why) and the modal's
+    submission (answered with an empty 200, which closes it)."""
+    from fastapi import Response
+
     from personal_agent.channels.slack_receive import receive_interaction
 
-    return await receive_interaction(await _body(request), request.headers)
+    answer = await receive_interaction(await _body(request), request.headers)
+    return Response(status_code=200) if answer is None else answer
 
 
 @router.post("/slack/commands", operation_id="slack_commands", response_model=SlackCommandAck, openapi_extra=_FORM_BODY)

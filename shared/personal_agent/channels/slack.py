@@ -1,7 +1,8 @@
 """Slack: requests verified with the app's signing secret (`v0` HMAC-SHA256 over `v0:{timestamp}:{body}`, within
 5 minutes, compared in constant time by `slack_sdk`'s verifier; a request seen before is refused as a replay), the
 Events API (`url_verification`, `app_mention`, `message.im`), the slash command and the interactivity payloads
-(approval buttons) as the channel layer's values; answers through the Web API (`slack_sdk`, at `PA_SLACK_API_URL`)."""
+(approval buttons; Deny opens a modal asking why, its submission denies with that reason) as the channel layer's
+values; answers through the Web API (`slack_sdk`, at `PA_SLACK_API_URL`)."""
 
 from __future__ import annotations
 
@@ -133,3 +134,63 @@ def approval_blocks(approval: dict[str, Any]) -> list[dict[str, Any]]:
     ]
     buttons[0]["style"], buttons[1]["style"] = "primary", "danger"
     return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, {"type": "actions", "elements": buttons}]
+
+
+DENY_MODAL = "deny_reason"
+MAX_REASON = 500
+
+
+def deny_modal(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The Deny button's modal (`views.open`): a reason to give; it carries the approval and the thread along."""
+    actions = payload.get("actions") or []
+    if payload.get("type") != "block_actions" or not actions or actions[0].get("action_id") != "deny":
+        return None
+    message = payload.get("message") or {}
+    metadata = {
+        "approval_id": str(actions[0].get("value", "")),
+        "channel": str((payload.get("channel") or {}).get("id", "")),
+        "thread_ts": message.get("thread_ts") or message.get("ts"),
+    }
+    reason_input = {"type": "plain_text_input", "action_id": "reason", "multiline": True, "max_length": MAX_REASON}
+    return {
+        "type": "modal",
+        "callback_id": DENY_MODAL,
+        "private_metadata": json.dumps(metadata),
+        "title": {"type": "plain_text", "text": "Deny"},
+        "submit": {"type": "plain_text", "text": "Deny"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {
+                "type": "input",
+                "block_id": "reason",
+                "label": {"type": "plain_text", "text": "Why?"},
+                "element": reason_input,
+            }
+        ],
+    }
+
+
+def modal_denial(org_id: UUID, payload: dict[str, Any], event_id: str) -> Decision | None:
+    """The Deny modal's `view_submission`: a denial with its reason; None for another view."""
+    view = payload.get("view") or {}
+    if payload.get("type") != "view_submission" or view.get("callback_id") != DENY_MODAL:
+        return None
+    try:
+        metadata = json.loads(view.get("private_metadata") or "{}")
+        approval_id = UUID(str(metadata.get("approval_id")))
+    except ValueError:
+        raise InvalidInput("the modal names no approval", code="invalid_payload") from None
+    values = ((view.get("state") or {}).get("values") or {}).get("reason") or {}
+    reason = str((values.get("reason") or {}).get("value") or "").strip()[:MAX_REASON]
+    user = str((payload.get("user") or {}).get("id", ""))
+    return Decision(
+        kind="slack",
+        org_id=org_id,
+        event_id=event_id,
+        sender=user,
+        sender_label=f"<@{user}>",
+        approval_id=approval_id,
+        decision="deny",
+        reason=reason or None,
+        reply={"channel": str(metadata.get("channel", "")), "thread_ts": metadata.get("thread_ts")},
+    )

@@ -5,6 +5,8 @@ its 200 at once."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
@@ -13,6 +15,9 @@ from personal_agent.channels import configs, jobs, slack, thread_store
 from personal_agent.channels.inbound import Decision, Inbound
 from personal_agent.db import org_transaction
 from personal_agent.errors import Unauthorized
+from personal_agent.settings import get_settings
+
+log = logging.getLogger("personal_agent.channels")
 
 
 async def _verified(team_id: str, body: bytes, headers: Mapping[str, str]) -> configs.Opened:
@@ -53,13 +58,37 @@ async def receive_event(body: bytes, headers: Mapping[str, str]) -> dict[str, An
     return {"ok": True}
 
 
-async def receive_interaction(body: bytes, headers: Mapping[str, str]) -> dict[str, Any]:
-    """`POST /api/v1/channels/slack/interactions`: an approval button."""
+def _open_modal(bot_token: str, trigger_id: str, view: dict[str, Any]) -> bool:
+    """`views.open` (its trigger lives 3 seconds: called before the ack); False when Slack refuses."""
+    from slack_sdk import WebClient
+    from slack_sdk.errors import SlackApiError
+
+    try:
+        WebClient(token=bot_token, base_url=get_settings().slack_api_url).views_open(trigger_id=trigger_id, view=view)
+    except SlackApiError as exc:
+        log.warning("Slack refused to open the deny modal: %s", exc.response.get("error"))
+        return False
+    return True
+
+
+async def receive_interaction(body: bytes, headers: Mapping[str, str]) -> dict[str, Any] | None:
+    """`POST /api/v1/channels/slack/interactions`: an approval button (Deny opens a modal asking why), or the
+    modal's submission (None: Slack closes the modal on an empty 200)."""
     payload = slack.interaction_payload(body)
     opened = await _verified(str((payload.get("team") or {}).get("id", "")), body, headers)
     event_id = slack.request_id(headers).replace("sig:", "action:", 1)
-    decision = slack.decision(opened.config.org_id, payload, event_id)
-    if decision is not None and await _first_time(opened.config.org_id, decision):
+    org_id = opened.config.org_id
+    if payload.get("type") == "view_submission":
+        denial = slack.modal_denial(org_id, payload, event_id)
+        if denial is not None and await _first_time(org_id, denial):
+            await jobs.dispatch(denial)
+        return None
+    view = slack.deny_modal(payload)
+    token, trigger = opened.secrets.get("bot_token", ""), str(payload.get("trigger_id") or "")
+    if view is not None and trigger and await asyncio.to_thread(_open_modal, token, trigger, view):
+        return {"ok": True}  # the decision comes with the modal's submission
+    decision = slack.decision(org_id, payload, event_id)
+    if decision is not None and await _first_time(org_id, decision):
         await jobs.dispatch(decision)
     return {"ok": True}
 
