@@ -32,12 +32,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
 class Terminal:
     """One tmux session of its own (its own server socket), 80 columns by 24 rows."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, size: tuple[int, int] = (80, 24)) -> None:
         self.socket = f"pa-test-{uuid.uuid4().hex[:8]}"
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         command = " ".join(shlex.quote(a) for a in argv)
-        shell = f"cd {shlex.quote(str(cwd))} && env {exports} TERM=xterm-256color {command}; echo EXITED $?; sleep 600"
-        self._tmux("new-session", "-d", "-s", "t", "-x", "80", "-y", "24", shell)
+        # Without COLUMNS and LINES (pytest's own): the app sizes itself from the terminal, as in a shell.
+        shell = (
+            f"cd {shlex.quote(str(cwd))} && env -u COLUMNS -u LINES {exports} TERM=xterm-256color {command};"
+            " echo EXITED $?; sleep 600"
+        )
+        self._tmux("new-session", "-d", "-s", "t", "-x", str(size[0]), "-y", str(size[1]), shell)
 
     def _tmux(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True)
@@ -68,9 +72,9 @@ class Terminal:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
-def _chat(server: DevServer, token: str, url: str | None = None) -> Terminal:
+def _chat(server: DevServer, token: str, url: str | None = None, size: tuple[int, int] = (80, 24)) -> Terminal:
     env = {"PA_URL": url or server.url, "PA_TOKEN": token, "PA_CONFIG_DIR": str(Path("/nonexistent"))}
-    return Terminal([str(PA), "chat"], env, ROOT / "docs")
+    return Terminal([str(PA), "chat"], env, ROOT / "docs", size)
 
 
 def _words(screen: str) -> list[str]:
@@ -84,16 +88,14 @@ def test_streamed_answer_approval_and_ctrl_c(server: DevServer) -> None:
     try:
         term.wait(r"pa chat · assistant .* ready")
         term.type("what time is it?")
-        screen = term.wait(r"─ done")
-        assert "⚙ current_time" in screen and "The time is" in screen
+        term.wait(r"⚙ current_time[\s\S]*The time is[\s\S]*─ done")  # one whole frame, not one mid-repaint
 
         term.type("send hello to bob")
         term.wait(r"Type y to approve, n to deny")
         with httpx.Client(base_url=server.url, headers=auth, timeout=30) as http:
             (pending,) = http.get("/api/v1/approvals").json()["items"]
             term.type("y")
-            screen = term.wait(r"Approved: send_demo_message[\s\S]*─ done")
-            assert "queued" in screen
+            term.wait(r"Approved: send_demo_message[\s\S]*queued[\s\S]*─ done")
             decided = http.get("/api/v1/approvals", params={"status": "approved"}).json()["items"]
             assert [a["id"] for a in decided] == [pending["id"]]
 
@@ -114,15 +116,15 @@ def test_a_cut_connection_resumes_without_repeating_text(server: DevServer) -> N
     token = personal_token(server, "uma")
     port = int(server.url.rsplit(":", 1)[1])
     with cuttable_proxy(port) as proxy:
-        term = _chat(server, token, proxy.url)
+        term = _chat(server, token, proxy.url, size=(120, 60))  # a wide terminal: the whole answer on one screen
         try:
             term.wait(r"ready")
-            words = [f"x{i}" for i in range(1, 31)]
+            words = [f"x{i}" for i in range(1, 41)]  # 4 s at 100 ms a word (the demo echoes 200 characters)
             term.type("please echo " + " ".join(words))
-            term.wait(r"You said:[\s\S]* x8 ")
+            term.wait(r"You said:[\s\S]* x5 ")
             before = proxy.connections
             proxy.cut()
-            screen = term.wait(r"─ done")
+            screen = term.wait(r"You said:[\s\S]*x40[\s\S]*─ done")
             assert proxy.connections > before  # it reconnected
             shown = _words(screen)
             answer = shown[shown.index("said:") + 1 :]
@@ -153,8 +155,7 @@ def test_an_ask_user_question_answered_inline_with_the_agent_switched(server: De
         term.type('/tool ask_user {"question": "Which colour?", "choices": ["red", "blue"]}')
         term.wait(r"Question: Which colour\? \(choose: red, blue\)")
         term.type("blue")
-        screen = term.wait(r"Answered: blue[\s\S]*─ done")
-        assert "returned" in screen and "blue" in screen.split("Answered: blue", 1)[1]
+        term.wait(r"Answered: blue[\s\S]*returned[\s\S]*blue[\s\S]*─ done")
         with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             run = http.get("/api/v1/runs", params={"limit": 1}).json()["items"][0]
             assert run["agent"]["slug"] == "asker" and run["status"] == "succeeded"
@@ -165,14 +166,13 @@ def test_an_ask_user_question_answered_inline_with_the_agent_switched(server: De
 def test_attach_a_file_by_path(server: DevServer, tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("The launch code word is periwinkle.\n")
-    term = _chat(server, personal_token(server, "walt"))
+    term = _chat(server, personal_token(server, "walt"), size=(120, 60))
     try:
         term.wait(r"ready")
         term.type(f"/attach {notes}")
         term.wait(r"Attached notes\.txt \(sent with your next message\)")
         term.type("what does the attached file say?")
-        screen = term.wait(r"─ done")
-        assert "⚙ search_knowledge" in screen and "periwinkle" in screen and "notes.txt" in screen
+        term.wait(r"⚙ search_knowledge[\s\S]*periwinkle[\s\S]*notes\.txt[\s\S]*─ done")
         term.type("/attach /no/such/file")
         term.wait(r"Error: no such file: /no/such/file")
     finally:

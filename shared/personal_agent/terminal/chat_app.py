@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from rich.markdown import Markdown as RichMarkdown
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, Static
 
 from personal_agent.terminal.chat_session import ChatSession
 from personal_agent.terminal.client import Api, ClientError
@@ -23,20 +24,17 @@ HELP = (
 )
 
 
-class Answer(Markdown):
-    """An answer streaming in: the text so far, drawn as Markdown once mounted (a delta may come before that)."""
+class Answer(Static):
+    """An answer streaming in: the text so far, drawn as Markdown by Rich (code blocks highlighted); each delta
+    redraws it, and the log lays it out again at its new height."""
 
     def __init__(self) -> None:
         super().__init__()
         self.text = ""
 
-    def on_mount(self) -> None:
-        self.update(self.text)
-
     def add(self, delta: str) -> None:
         self.text += delta
-        if self.is_mounted:
-            self.update(self.text)
+        self.update(RichMarkdown(self.text))
 
 
 # Anything else that starts with "/" is a message (the demo model's `/tool NAME {args}`, a path, ...).
@@ -51,7 +49,6 @@ class ChatApp(App[int]):
     .card { border: round $secondary; padding: 0 1; }
     .ask { border: round $warning; padding: 0 1; }
     .note { color: $text-muted; }
-    Markdown { margin: 0; padding: 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+c", "interrupt", "Stop / quit", priority=True)]
 
@@ -69,6 +66,7 @@ class ChatApp(App[int]):
         yield Input(placeholder="Message (/help)", id="prompt")
 
     def on_mount(self) -> None:
+        self.query_one("#log", VerticalScroll).anchor()  # stays at the bottom as answers grow, unless scrolled up
         self.query_one("#prompt", Input).focus()
         self._status("ready")
         self._note(HELP)
@@ -78,10 +76,10 @@ class ChatApp(App[int]):
         agent, model = self.session.agent or "assistant", self.session.model or "default model"
         self.query_one("#status", Static).update(f"pa chat · {agent} · {model} · chat {chat} · {state}")
 
-    def _add(self, widget: Static | Markdown) -> None:
+    def _add(self, widget: Static) -> None:
         log = self.query_one("#log", VerticalScroll)
         log.mount(widget)
-        log.scroll_end(animate=False)
+        log.call_after_refresh(log.scroll_end, animate=False)
 
     def _note(self, text: str, classes: str = "note") -> Static:
         widget = Static(text, classes=classes, markup=False)
@@ -182,7 +180,6 @@ class ChatApp(App[int]):
             self.answer = Answer()
             self._add(self.answer)
         self.answer.add(delta)
-        self.query_one("#log", VerticalScroll).scroll_end(animate=False)
 
     def _tool(self, kind: str, event: dict[str, Any]) -> None:
         call = str(event.get("toolCallId"))

@@ -74,7 +74,9 @@ class RunFollower:
                         if response.status_code != 200:
                             response.read()
                             raise ClientError(f"cannot follow the run: {response.status_code} {response.text[:200]}")
+                        got = 0
                         for event_id, event in _frames(response):
+                            got += 1
                             if event_id is not None:
                                 if event_id in self.seen:
                                     continue
@@ -84,8 +86,12 @@ class RunFollower:
                             yield event
                             if is_terminal(event):
                                 return
-                    if self._ended():  # closed cleanly with no terminal event: the run may have ended meanwhile
+                    # Closed cleanly with no terminal event: ask again from the last id; stop only once a
+                    # connection brings nothing new and the run has ended.
+                    if got == 0 and self._ended():
                         return
+                    if got:
+                        continue
                 except httpx.HTTPError as exc:
                     failures += 1
                     if failures > RETRIES:
