@@ -11,7 +11,7 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 from personal_agent.errors import InvalidInput, NotFound
 from personal_agent.governance.tiers import CLASSIFICATION_TIERS
-from personal_agent.knowledge import jobs, objects, ownership, scopes, store
+from personal_agent.knowledge import collections, jobs, objects, ownership, scopes, store
 from personal_agent.knowledge.formats import MAX_UPLOAD_BYTES, format_of
 from personal_agent.knowledge.model_choice import current_model
 from personal_agent.knowledge.status_feed import announce_status
@@ -59,6 +59,8 @@ async def create_document(
     content_type = content_type.split(";", 1)[0].strip().lower()
     upload = objects.presigned_upload(key, content_type, size)
     async with knowledge_transaction(org_id, user_id, admin=admin) as conn:
+        if scopes.is_named(collection):  # 404 for a collection the caller is not in, 403 for its readers
+            await collections.check_member(conn, UUID(collection), user_id, write=True)
         await ownership.check_classification(conn, org_id, collection, classification, admin)
         await current_model(conn, classification)  # refused now (403) if the org's embedder may not see it
         row = await store.insert_document(
@@ -81,9 +83,15 @@ async def create_document(
 
 
 async def list_documents(org_id: UUID, user_id: UUID, collection: str | None) -> list[dict[str, Any]]:
-    collections = (scopes.validate(collection),) if collection else (scopes.ORG, scopes.PERSONAL)
+    """One collection's documents, or the org's, the caller's own and those of the named collections they are in."""
     async with knowledge_transaction(org_id, user_id) as conn:
-        return await store.list_documents(conn, collections, LIST_LIMIT)
+        if collection:
+            chosen: tuple[str, ...] = (scopes.validate(collection),)
+            if scopes.is_named(collection):
+                await collections.check_member(conn, UUID(collection), user_id, write=False)
+        else:
+            chosen = (scopes.ORG, scopes.PERSONAL, *await collections.readable(conn, user_id, None))
+        return await store.list_documents(conn, chosen, LIST_LIMIT)
 
 
 async def get_document(org_id: UUID, user_id: UUID, document_id: UUID) -> dict[str, Any]:
