@@ -47,3 +47,12 @@ _.parse_eml
 _.parse_image
 # io.TextIOBase's protocol: print() asks a stream whether it is writable (sandbox/kernel.py's capped output).
 _.writable
+# pydantic-ai calls a capability's hook by name after a tool call's arguments validate (engine/tool_review.py).
+_.after_tool_validate
+# aiosmtpd calls its handler's DATA hook by name (local/smtp_inbound.py).
+_.handle_DATA
+# Textual calls an app's and a screen's handlers and actions by name (terminal/chat_app.py).
+_.compose
+_.on_mount
+_.on_input_submitted
+_.action_interrupt
