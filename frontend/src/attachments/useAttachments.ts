@@ -27,9 +27,11 @@ let counter = 0;
 
 /** The type a browser reports, or one guessed from the name (some browsers leave Markdown untyped). */
 function typeOf(file: File): string {
+  if (/\.csv$/i.test(file.name)) return "text/csv"; // Windows browsers call it an Excel sheet
   if (file.type) return file.type;
   if (/\.(md|markdown)$/i.test(file.name)) return "text/markdown";
   if (/\.txt$/i.test(file.name)) return "text/plain";
+  if (/\.eml$/i.test(file.name)) return "message/rfc822";
   return "application/octet-stream";
 }
 

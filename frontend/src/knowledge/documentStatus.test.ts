@@ -53,6 +53,16 @@ describe("document status from the feed", () => {
   it("types a Markdown file the browser left untyped", () => {
     expect(contentTypeOf({ name: "notes.MD", type: "" })).toBe("text/markdown");
     expect(contentTypeOf({ name: "a.txt", type: "text/plain" })).toBe("text/plain");
+    // The formats of knowledge 2 (issue 36): a spreadsheet, a deck, an e-mail, a scan; a CSV whatever Windows calls it.
+    expect(contentTypeOf({ name: "q3.xlsx", type: "" })).toBe(
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    );
+    expect(contentTypeOf({ name: "deck.pptx", type: "" })).toBe(
+      "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    );
+    expect(contentTypeOf({ name: "thread.eml", type: "" })).toBe("message/rfc822");
+    expect(contentTypeOf({ name: "scan.JPG", type: "" })).toBe("image/jpeg");
+    expect(contentTypeOf({ name: "rows.csv", type: "application/vnd.ms-excel" })).toBe("text/csv");
     expect(contentTypeOf({ name: "x.bin", type: "" })).toBe("application/octet-stream");
   });
 });

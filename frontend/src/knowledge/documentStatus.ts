@@ -51,7 +51,16 @@ export function contentTypeOf(file: { name: string; type: string }): string {
     htm: "text/html",
     pdf: "application/pdf",
     docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    csv: "text/csv",
+    xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    eml: "message/rfc822",
+    png: "image/png",
+    jpg: "image/jpeg",
+    jpeg: "image/jpeg",
   };
+  // Windows browsers call a CSV file an Excel sheet: the name says what it is.
+  if (ext === "csv") return "text/csv";
   if (file.type && file.type !== "application/octet-stream") return file.type;
   return byExt[ext] ?? (file.type || "application/octet-stream");
 }
