@@ -72,3 +72,26 @@ def test_a_member_connects_a_telegram_account_with_its_code(page: Any, web: DevS
     assert not serious_violations(page)
     section.get_by_role("button", name=re.compile("^Disconnect")).click()
     expect(section.get_by_text("No connected accounts.")).to_be_visible()
+
+
+def test_an_admin_limits_who_may_use_a_channel_and_installs_slack_from_the_page(page: Any, web: DevStack) -> None:
+    """The allow-list is set on the channel's form and read back after a reload; "Install to Slack" asks the API for
+    Slack's authorize address (on `pa dev` without a Slack app: the reason, shown)."""
+    from playwright.sync_api import expect
+
+    sign_in(page)
+    page.goto("/settings")
+    org = page.get_by_test_id("org-channels")
+    mail = org.get_by_role("group", name="E-mail")
+    mail.get_by_label("Inbound address").fill("agent@acme.example")
+    mail.get_by_test_id("allow-email-org-admin").check()
+    mail.get_by_role("button", name="Save E-mail").click()
+    expect(org.get_by_role("status")).to_have_text("E-mail saved.")
+    page.reload()
+    mail = page.get_by_test_id("org-channels").get_by_role("group", name="E-mail")
+    expect(mail.get_by_test_id("allow-email-org-admin")).to_be_checked()
+    expect(mail.get_by_test_id("allow-email-user")).not_to_be_checked()  # read back from the server after a reload
+    org = page.get_by_test_id("org-channels")
+    org.get_by_test_id("install-slack").click()
+    expect(org.get_by_role("alert")).to_contain_text("Slack")
+    assert not serious_violations(page)
