@@ -90,17 +90,21 @@ importlint:
 typecheck:
 	$(VENV)/bin/mypy
 
-# Two shards at once (one per core): the browser tests (tests/e2e/test_web_*.py) beside the rest (the `pa dev`
-# end-to-end tests, integration and unit): 11 and 16 minutes on 2 cores, 17 in all. Each has its own temp dir (short, under /tmp: Postgres' socket
-# paths), embedded Postgres, Valkey and emulators on free ports; the browser shard's log is printed when both end.
+# Three shards at once: the browser tests (tests/e2e/test_web_*.py), the other `pa dev` end-to-end tests (each
+# module starts its own `pa dev`, mostly waiting on it), and integration + unit. Each has its own temp dir (short,
+# under /tmp: Postgres' socket paths), embedded Postgres, Valkey and emulators on free ports; the two background
+# shards' logs are printed when all end (`--durations` names the slowest).
 SHARDS := test-artifacts/shards
 pytest:
-	@rm -rf $(SHARDS) && mkdir -p $(SHARDS); tmp=$$(mktemp -d /tmp/pa-test.XXXXXX); \
-	$(VENV)/bin/pytest -q -p no:cacheprovider --basetemp=$$tmp/web tests/e2e/test_web_*.py >$(SHARDS)/web.log 2>&1 & web=$$!; \
-	$(VENV)/bin/pytest -q --basetemp=$$tmp/rest tests --ignore-glob='tests/e2e/test_web_*.py'; rest=$$?; \
-	wait $$web; web_status=$$?; \
-	echo "---- the browser tests, run beside the rest (tests/e2e/test_web_*.py) ----"; cat $(SHARDS)/web.log; \
-	[ $$rest -eq 0 ] && [ $$web_status -eq 0 ]
+	@rm -rf $(SHARDS) && mkdir -p $(SHARDS); tmp=$$(mktemp -d /tmp/pa-test.XXXXXX); 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/web tests/e2e/test_web_*.py \
+		>$(SHARDS)/web.log 2>&1 & web=$$!; \
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/dev tests/e2e \
+		--ignore-glob='tests/e2e/test_web_*.py' >$(SHARDS)/dev.log 2>&1 & dev=$$!; \
+	$(VENV)/bin/pytest -q --durations=15 --basetemp=$$tmp/rest tests --ignore=tests/e2e; rest=$$?; \
+	wait $$web; web_status=$$?; wait $$dev; dev_status=$$?; \
+	echo "---- the pa dev end-to-end tests, run beside (tests/e2e, not test_web_*) ----"; cat $(SHARDS)/dev.log; \
+	echo "---- the browser tests, run beside (tests/e2e/test_web_*.py) ----"; cat $(SHARDS)/web.log; \
+	[ $$rest -eq 0 ] && [ $$web_status -eq 0 ] && [ $$dev_status -eq 0 ]
 
 # The API's OpenAPI document (checked in) and the web chat's types generated from it; run after changing a route.
 # tests/unit/test_openapi_drift.py fails while either is stale.

@@ -111,3 +111,8 @@ def move_mcp_server(
             conn.execute("UPDATE mcp_servers SET url = %s WHERE id = %s", [url, server_id])
         if headers_origin is not None:
             conn.execute("UPDATE mcp_servers SET headers_origin = %s WHERE id = %s", [headers_origin, server_id])
+
+
+def name_user(admin_url: str, subject: str, display_name: str) -> None:
+    """Give a user the display name their identity provider would have (dev tokens carry none)."""
+    _write(admin_url, "UPDATE users SET display_name = %s WHERE subject = %s", [display_name, subject])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from personal_agent.stream.app import create_stream_app
+from personal_agent.stream_app import create_stream_app
 
 app = create_stream_app()
 

@@ -228,8 +228,7 @@ async def test_the_approvals_api_shows_the_quorum_and_who_approved_so_far(
 ) -> None:
     owner = make_tenant()
     first, second = org_admin_of(admin_url, owner), org_admin_of(admin_url, owner)
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute("UPDATE users SET display_name = 'Alice Admin' WHERE subject = %s", [first.subject])
+    db_state.name_user(admin_url, first.subject, "Alice Admin")
     with scripted_model(_refund_once) as (model, _):
         spec, approval_id = await paused_run(http, owner, first, model, quorum=2)
 

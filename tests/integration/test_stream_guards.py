@@ -169,7 +169,7 @@ class _Records(logging.Handler):
 @pytest.fixture(scope="module")
 def logged_stream_app(stack: object) -> Iterator[tuple[str, _Records]]:
     """The stream function's app under uvicorn with the access log on, and what that log wrote."""
-    from personal_agent.stream.app import create_stream_app
+    from personal_agent.stream_app import create_stream_app
 
     records = _Records()
     access = logging.getLogger("uvicorn.access")

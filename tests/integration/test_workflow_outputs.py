@@ -258,3 +258,49 @@ async def test_a_headless_runs_question_reaches_slack_and_email_outputs_with_the
     assert text.endswith(chat_link)
     sent = [m for m in ses_backends[ACCOUNT_ID]["us-east-1"].sent_messages if inbox in m.destinations["ToAddresses"]]
     assert len(sent) == 1 and sent[0].subject == "ci-report: a question for you" and chat_link in sent[0].body
+
+
+async def test_a_fire_at_a_busy_workflow_chat_is_queued_and_its_run_still_reaches_the_outputs(
+    http: httpx.AsyncClient, make_tenant: Any, allow_receiver: Receiver
+) -> None:
+    """A second delivery while the workflow's run waits for a person is queued behind it (issue 33's follow-ups):
+    202 `queued` with the run id it will have (before, the delivery's foreign key to a run not stored yet was a
+    500), and when that run has happened its result still reaches the workflow's outputs."""
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    asked: list[bool] = []
+
+    async def ask_once(messages: list[Any], info: Any) -> Any:
+        """The first run asks (and waits); later runs answer at once."""
+        if not asked:
+            asked.append(True)
+            async for part in _ask_city(messages, info):
+                yield part
+        else:
+            yield "Done."
+
+    with scripted_model(ask_once) as (model, _):
+        workflow = await create_workflow(http, headers, model=model, tools=["ask_user"], approval_policy="wait")
+        added = await http.post(
+            f"/api/v1/workflows/{workflow['id']}/outputs",
+            json={"kind": "slack", "url": allow_receiver.url + "/slack", "events": ["run.finished"]},
+            headers=headers,
+        )
+        assert added.status_code == 201, added.text
+        await _fire(http, workflow)  # its run asks a question and waits: the chat is busy
+        questions = await http.get("/api/v1/questions", params={"status": "pending"}, headers=headers)
+        while not questions.json()["items"]:
+            questions = await http.get("/api/v1/questions", params={"status": "pending"}, headers=headers)
+        fired = await http.post(
+            f"/api/v1/workflows/{workflow['id']}/test-fire", json={"body": [None, None]}, headers=headers
+        )
+        assert fired.status_code == 202 and fired.json()["status"] == "queued", fired.text
+        queued_run = fired.json()["run_id"]
+        answered = await http.post(
+            f"/api/v1/questions/{questions.json()['items'][0]['id']}", json={"answer": "Rome"}, headers=headers
+        )
+        assert answered.status_code == 200, answered.text
+        items = await _log_until(
+            http, headers, workflow["id"], lambda i: sum(x["run_id"] == queued_run for x in i) == 1
+        )
+    assert any(x["run_id"] == queued_run and x["event"] == "run.finished" for x in items)

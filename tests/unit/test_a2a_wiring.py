@@ -54,7 +54,7 @@ def test_the_stream_app_serves_the_a2a_routes() -> None:
     """Asked without a token, the stream app answers its own 401 for the card and the endpoint (no route: 404)."""
     from starlette.testclient import TestClient
 
-    from personal_agent.stream.app import create_stream_app
+    from personal_agent.stream_app import create_stream_app
 
     with TestClient(create_stream_app()) as client:
         card = client.get("/api/v1/a2a/assistant/.well-known/agent-card.json")

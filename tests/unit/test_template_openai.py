@@ -10,7 +10,7 @@ from typing import Any
 from personal_agent.api.router_groups import GROUPS
 from personal_agent.local.lambda_registry import load_template
 from personal_agent.openai_api.routes import router
-from personal_agent.stream.app import create_stream_app
+from personal_agent.stream_app import create_stream_app
 
 ROOT = Path(__file__).resolve().parents[2]
 RESOURCES: dict[str, Any] = load_template(ROOT / "template.yaml")["Resources"]

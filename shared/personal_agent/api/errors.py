@@ -14,8 +14,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from personal_agent.api import openai_error_shape as error_shape
 from personal_agent.errors import AppError, DependencyUnavailable, dependency_outage
-from personal_agent.openai_api import error_shape
 
 log = logging.getLogger("personal_agent.api")
 

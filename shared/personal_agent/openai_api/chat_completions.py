@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from personal_agent.agents.config import check_output_schema
+from personal_agent.api.openai_error_shape import openai_error
 from personal_agent.db import org_transaction
 from personal_agent.errors import AppError, InvalidInput
 from personal_agent.identity.principal import Principal
 from personal_agent.openai_api import conversation as conversations
 from personal_agent.openai_api.chat_schema import ChatCompletionRequest, FunctionDef, ResponseFormat
 from personal_agent.openai_api.completion_builder import CompletionBuilder, RunFailed
-from personal_agent.openai_api.error_shape import openai_error
 from personal_agent.openai_api.response_schema import FunctionTool
 from personal_agent.openai_api.run_events import V1Run, events, launch
 from personal_agent.openai_api.targets import resolve

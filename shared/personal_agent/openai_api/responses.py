@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from personal_agent.api.openai_error_shape import openai_error
 from personal_agent.approvals import store as approval_store
 from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
@@ -18,7 +19,6 @@ from personal_agent.lifecycle.question_answers import answer_question
 from personal_agent.openai_api import response_object as objects
 from personal_agent.openai_api.chat_completions import answer_schema, client_tools_of
 from personal_agent.openai_api.chat_schema import JsonSchemaFormat, ResponseFormat
-from personal_agent.openai_api.error_shape import openai_error
 from personal_agent.openai_api.response_events import ResponseEvents
 from personal_agent.openai_api.response_input import calls_in, from_input
 from personal_agent.openai_api.response_schema import ResponseRequest

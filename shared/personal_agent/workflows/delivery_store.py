@@ -111,10 +111,14 @@ async def wait_for_run(org_id: UUID, delivery_id: UUID, timeout: float = WAIT_SE
         pause = min(pause * 2, 0.25)
 
 
-async def complete(org_id: UUID, delivery_id: UUID, run_id: UUID, status: Literal["started", "skipped"]) -> None:
+async def complete(
+    org_id: UUID, delivery_id: UUID, run_id: UUID, status: Literal["started", "skipped"], *, queued: bool = False
+) -> None:
+    """The delivery's run: started (or skipped), or `queued` behind the chat's active run (stored when it starts)."""
+    column = "queued_run_id" if queued else "run_id"
     async with org_transaction(org_id) as conn:
         await conn.execute(
-            "UPDATE workflow_deliveries SET run_id = %s, status = %s WHERE id = %s", [run_id, status, delivery_id]
+            f"UPDATE workflow_deliveries SET {column} = %s, status = %s WHERE id = %s", [run_id, status, delivery_id]
         )
 
 
@@ -134,6 +138,8 @@ async def fail(org_id: UUID, delivery_id: UUID, error: dict[str, Any]) -> None:
 
 async def workflow_of_run(conn: Conn, run_id: UUID) -> UUID | None:
     """The workflow whose delivery started `run_id` (None until the trigger recorded the run, or for a chat run)."""
-    cur = await conn.execute("SELECT workflow_id FROM workflow_deliveries WHERE run_id = %s LIMIT 1", [run_id])
+    cur = await conn.execute(
+        "SELECT workflow_id FROM workflow_deliveries WHERE run_id = %s OR queued_run_id = %s LIMIT 1", [run_id, run_id]
+    )
     row = await cur.fetchone()
     return UUID(str(row["workflow_id"])) if row else None

@@ -126,7 +126,8 @@ async def start_delivery(
         else:
             await delivery_store.release(workflow.org_id, delivery.id)
         raise
-    await delivery_store.complete(workflow.org_id, delivery.id, run_id, "skipped" if status == "skipped" else "started")
+    done: Literal["started", "skipped"] = "skipped" if status == "skipped" else "started"
+    await delivery_store.complete(workflow.org_id, delivery.id, run_id, done, queued=status == "queued")
     return Accepted(run_id, status)
 
 

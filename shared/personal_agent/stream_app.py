@@ -1,5 +1,5 @@
-"""The stream function's ASGI app: the SSE relay, the AG-UI endpoint, runs started with their events in the
-response, and liveness."""
+"""The stream function's ASGI app (its composition root, above the folders it composes): the SSE relay, the AG-UI
+endpoint, runs started with their events in the response, `/v1` and A2A, and liveness."""
 
 from __future__ import annotations
 
