@@ -19,7 +19,12 @@ router = APIRouter(prefix="/api/v1/me", tags=["me"])
     "/export",
     operation_id="export_my_data",
     response_class=Response,
-    responses={200: {"content": {"application/zip": {}}, "description": "a ZIP of JSON and Markdown"}},
+    responses={
+        200: {
+            "content": {"application/zip": {"schema": {"type": "string"}}},
+            "description": "a ZIP of JSON and Markdown",
+        }
+    },
 )
 async def export_my_data(principal: CurrentPrincipal) -> Response:
     """All your chats (every branch), memories and share links, as a ZIP to download."""
