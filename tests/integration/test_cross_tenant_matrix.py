@@ -36,14 +36,18 @@ API_PREFIX = "/api/v1/"
 PUBLIC = {
     "dev_login",
     "client_config",  # how to sign in (issuer, client id, whether dev login exists): needed before signing in
+    "view_share",  # a public share link opens without signing in (an org link still needs a member: tested apart)
 }
-PUBLIC_PREFIXES = ("/api/v1/hooks/", "/api/v1/dev/")
+# Channels' inbound endpoints verify each request with the channel's own signature or secret token.
+PUBLIC_PREFIXES = ("/api/v1/hooks/", "/api/v1/dev/", "/api/v1/channels/")
 # Path parameters that name no tenant-owned row, with the reason.
 NOT_TENANT_DATA = {
     "agent": "an agent name; AG-UI threads are scoped by the caller's org in the request body",
     "version": "a version number of the agent named beside it",
     "a": "a version number of the agent named beside it",
     "b": "a version number of the agent named beside it",
+    "kind": "a channel kind (slack, telegram, email): the channel row is the caller's org's, from the token",
+    "external_id": "a channel account id: looked up among the caller's own channel links only",
 }
 # The value sent for such a parameter when "default" would not parse (an agent's version numbers).
 NOT_TENANT_VALUES = {"version": "1", "a": "1", "b": "1"}
@@ -105,7 +109,16 @@ WITH_IDS = [
 ]
 # Streaming lists (the per-user feed) start at "now" and never end, so they are not read here; the feed's
 # stream key is built from the caller's org and user (bus/key_names.py).
-LISTS = [o for o in OPERATIONS if o.method == "GET" and not o.public and not o.path_params and not o.streams]
+# GETs without path parameters that are not lists, with the reason.
+NOT_LISTS = {
+    "install_slack_channel": "a redirect to Slack's authorize page for the caller's own org (409 without a Slack app)",
+    "compare_eval_runs": "two evaluation runs named in the query: org B naming org A's runs is in the 404 matrix below",
+}
+LISTS = [
+    o
+    for o in OPERATIONS
+    if o.method == "GET" and not o.public and not o.path_params and not o.streams and o.operation_id not in NOT_LISTS
+]
 
 
 # --- example values from JSON schema -------------------------------------------------------------
@@ -193,6 +206,7 @@ class World:
     a: Org
     b: Org
     approval_model: str
+    question_model: str = ""
 
     async def call(self, op: Operation, org: Org | None, ids: dict[str, str], query: dict[str, Any]) -> httpx.Response:
         url = op.path
@@ -262,6 +276,21 @@ def _approval_kit() -> Iterator[str]:
         unregister_tool(APPROVAL_TOOL)
 
 
+@contextmanager
+def _question_kit() -> Iterator[str]:
+    """A scripted model that asks its person a question (`ask_user`) and waits; yields the model id."""
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall
+
+    from tests.scripted import scripted_model
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        yield {0: DeltaToolCall(name="ask_user", json_args='{"question": "Which city?"}', tool_call_id="ask_1")}
+
+    with scripted_model(script) as (model_id, _):
+        yield model_id
+
+
 async def _approval(world: World) -> str:
     # No API route creates an approval: a real run asks for one. The run is launched through the same
     # launch code the API uses, because the API does not let a caller pick tools.
@@ -270,6 +299,7 @@ async def _approval(world: World) -> str:
 
     chat_id = await _chat(world)  # a chat of its own: the run waits there, and a chat takes one run at a time
     a = world.a
+    a.ids["approval_chat_id"] = chat_id
     spec = await launch_run(
         LaunchRequest(
             org_id=uuid.UUID(a.ids["org_id"]),
@@ -416,6 +446,70 @@ async def _attachment(world: World) -> str:
     return str(created.json()["id"])
 
 
+async def _rule(world: World) -> str:
+    body = {"tool": "calculate", "when": "true", "effect": "allow", "reason": "matrix"}
+    return await _post(world, "/api/v1/admin/tool-policies", body, "id")
+
+
+async def _share(world: World) -> str:
+    chat_id = await resource(world, "chat_id")
+    created = await world.http.post(f"/api/v1/chats/{chat_id}/shares", json={}, headers=world.a.headers)
+    assert created.status_code == 201, created.text
+    world.a.ids["token"] = created.json()["token"]
+    return str(created.json()["id"])
+
+
+async def _share_token(world: World) -> str:
+    await resource(world, "share_id")
+    return world.a.ids["token"]
+
+
+async def _dataset(world: World) -> str:
+    body = {"name": "matrix", "cases": [{"input": "email bob", "expected": "sent"}]}
+    return await _post(world, "/api/v1/evals/datasets", body, "id")
+
+
+async def _eval_run(world: World) -> str:
+    dataset = await resource(world, "dataset_id")
+    body = {"dataset": dataset, "model": world.approval_model, "budget_usd": 1, "scorers": [{"kind": "contains"}]}
+    return await _post(world, "/api/v1/evals/runs", body, "id")
+
+
+async def _followup(world: World) -> str:
+    """A message queued behind the run that waits for an approval in its chat."""
+    await resource(world, "approval_id")
+    chat_id = world.a.ids["approval_chat_id"]
+    queued = await world.http.post(f"/api/v1/chats/{chat_id}/runs", json={"message": "later"}, headers=world.a.headers)
+    assert queued.status_code == 202 and queued.json()["code"] == "followup_queued", queued.text
+    return str(queued.json()["details"]["followup_id"])
+
+
+async def _question(world: World) -> str:
+    """A question a run of org A waits on: its approval run's chat takes one run at a time, so a chat of its own."""
+    from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+    from tests.sse import read_events
+
+    chat_id = await _chat(world)
+    a = world.a
+    spec = await launch_run(
+        LaunchRequest(
+            org_id=uuid.UUID(a.ids["org_id"]),
+            user_id=uuid.UUID(a.ids["user_id"]),
+            chat_id=uuid.UUID(chat_id),
+            message="ask me",
+            model=world.question_model,
+            tools=("ask_user",),
+        )
+    )
+    a.ids["question_run_id"] = str(spec.run_id)
+    frames: list[Any] = []
+    while not any(f.data.get("name") == "question_asked" for f in frames):
+        assert not any(f.type in ("RUN_FINISHED", "RUN_ERROR") for f in frames), f"no question asked: {frames}"
+        frames = await read_events(world.http, f"/api/v1/runs/{spec.run_id}/events", a.headers, limit=len(frames) + 1)
+    asked = next(f for f in frames if f.data.get("name") == "question_asked")
+    return str(asked.data["value"]["question_id"])
+
+
 FACTORIES: dict[str, Factory] = {
     "key_id": _key,
     "provider_id": _provider,
@@ -438,6 +532,13 @@ FACTORIES: dict[str, Factory] = {
     "collection_id": _collection,
     "source_id": _source,
     "agent_id": _agent,
+    "rule_id": _rule,
+    "share_id": _share,
+    "token": _share_token,
+    "dataset_id": _dataset,
+    "eval_run_id": _eval_run,
+    "followup_id": _followup,
+    "question_id": _question,
 }
 
 
@@ -468,8 +569,9 @@ async def world(live_url: str) -> AsyncIterator[World]:
     """Orgs A and B on the live dev server (a real HTTP server, so SSE routes are exercised for real)."""
     with ExitStack() as scripted:
         approval_model = scripted.enter_context(_approval_kit())
+        question_model = scripted.enter_context(_question_kit())
         async with httpx.AsyncClient(base_url=live_url, timeout=REQUEST_TIMEOUT) as http:
-            w = World(http, _org("a"), _org("b"), approval_model)
+            w = World(http, _org("a"), _org("b"), approval_model, question_model)
             for org in (w.a, w.b):  # sign in once: creates the user, the org and the membership
                 me = await http.get("/api/v1/me", headers=org.headers)
                 assert me.status_code == 200, me.text
@@ -478,8 +580,9 @@ async def world(live_url: str) -> AsyncIterator[World]:
                 yield w
             finally:
                 # Stop org A's durable run that waits for an approval, so nothing outlives the module.
-                if "approval_run_id" in w.a.ids:
-                    await http.post(f"/api/v1/runs/{w.a.ids['approval_run_id']}/cancel", headers=w.a.headers)
+                for waiting in ("approval_run_id", "question_run_id"):
+                    if waiting in w.a.ids:
+                        await http.post(f"/api/v1/runs/{w.a.ids[waiting]}/cancel", headers=w.a.headers)
 
 
 def _a_markers(world: World) -> list[str]:
