@@ -580,6 +580,9 @@ async def world(live_url: str) -> AsyncIterator[World]:
                 yield w
             finally:
                 # Stop org A's durable run that waits for an approval, so nothing outlives the module.
+                if "followup_id" in w.a.ids:  # queued behind the approval run: it must not start when that ends
+                    chat, followup = w.a.ids["approval_chat_id"], w.a.ids["followup_id"]
+                    await http.delete(f"/api/v1/chats/{chat}/followups/{followup}", headers=w.a.headers)
                 for waiting in ("approval_run_id", "question_run_id"):
                     if waiting in w.a.ids:
                         await http.post(f"/api/v1/runs/{w.a.ids[waiting]}/cancel", headers=w.a.headers)

@@ -256,15 +256,22 @@ async def stop(org_id: UUID, run_id: UUID, mode: str, execution_arn: str | None)
         await executions.stop_execution(org_id, run_id, execution_arn)
 
 
+def _on_this_loop() -> list[asyncio.Task[str]]:
+    """The inline drives started on the running event loop (a process may run more than one loop: a test's and a
+    server thread's; each waits for, or stops, its own)."""
+    loop = asyncio.get_running_loop()
+    return [task for task in _tasks if task.get_loop() is loop]
+
+
 async def wait_for_local_runs() -> None:
-    """Wait for the inline runs this process started (tests, shutdown)."""
-    while _tasks:
-        await asyncio.gather(*list(_tasks), return_exceptions=True)
+    """Wait for the inline runs this event loop started (tests, shutdown)."""
+    while mine := _on_this_loop():
+        await asyncio.gather(*mine, return_exceptions=True)
 
 
 async def stop_local_runs() -> None:
-    """Stop the inline runs this process drives (dev server shutdown): each releases its lease, so the next
+    """Stop the inline runs this event loop drives (dev server shutdown): each releases its lease, so the next
     start resumes it from its last checkpoint instead of leaving it `running`."""
-    for task in list(_tasks):
+    for task in _on_this_loop():
         task.cancel()
     await wait_for_local_runs()
