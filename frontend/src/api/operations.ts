@@ -99,6 +99,7 @@ export const OPERATIONS = {
   list_budgets: { method: "GET", path: "/api/v1/admin/budgets" },
   list_channel_events: { method: "GET", path: "/api/v1/admin/channels/{kind}/events" },
   list_channel_links: { method: "GET", path: "/api/v1/me/channel-links" },
+  list_channels: { method: "GET", path: "/api/v1/admin/channels" },
   list_chats: { method: "GET", path: "/api/v1/chats" },
   list_collections: { method: "GET", path: "/api/v1/knowledge/collections" },
   list_documents: { method: "GET", path: "/api/v1/knowledge/documents" },

@@ -75,6 +75,13 @@ async def get_channel(principal: Principal, kind: ChannelKind) -> ChannelConfig:
     return config
 
 
+async def list_channels(principal: Principal) -> list[ChannelConfig]:
+    """The org's channels that are set up (none yet: an empty list, not an error)."""
+    async with org_transaction(principal.org_id) as conn:
+        found = [await config_store.get(conn, kind) for kind in ("slack", "telegram", "email")]
+    return [config for config in found if config is not None]
+
+
 async def delete_channel(principal: Principal, kind: ChannelKind) -> None:
     async with org_transaction(principal.org_id) as conn:
         if not await config_store.delete(conn, kind):

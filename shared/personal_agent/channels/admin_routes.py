@@ -124,6 +124,16 @@ async def put_email(body: EmailChannelIn, principal: OrgAdmin) -> ChannelOut:
     return _out(await admin.put_channel(principal, "email", body.address.lower(), body.agent, {}, allowed))
 
 
+class ChannelList(BaseModel):
+    items: list[ChannelOut]
+
+
+@router.get("", operation_id="list_channels", response_model=ChannelList)
+async def list_channels(principal: OrgAdmin) -> ChannelList:
+    """The org's channels that are set up (the admin page reads this: a channel not set up is no error)."""
+    return ChannelList(items=[_out(config) for config in await admin.list_channels(principal)])
+
+
 @router.get("/{kind}", operation_id="get_channel", response_model=ChannelOut)
 async def get_channel(kind: Literal["slack", "telegram", "email"], principal: OrgAdmin) -> ChannelOut:
     return _out(await admin.get_channel(principal, kind))
