@@ -1,7 +1,7 @@
 """Secrets into the environment. On AWS the functions get Secrets Manager ARNs, never secret values.
 
-template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN`, `PA_PROVIDER_KEYS_SECRET_ARN` and
-(deliver only) `PA_VAPID_SECRET_ARN`.
+template.yaml passes `PA_DATABASE_SECRET_ARN`, `PA_UPSTASH_TOKEN_SECRET_ARN`, `PA_PROVIDER_KEYS_SECRET_ARN`,
+(deliver only) `PA_VAPID_SECRET_ARN` and (API and channels only) `PA_SLACK_APP_SECRET_ARN`.
 The code that needs a secret-derived setting calls `ensure_secrets_loaded()` first (the DB pool, the bus,
 the model catalog and builder): each named secret is fetched once per container and becomes the plain
 variable the settings read (`DATABASE_URL`, `UPSTASH_REDIS_REST_TOKEN`, `OPENAI_API_KEY`, ...), and the
@@ -26,12 +26,16 @@ DATABASE_SECRET = "PA_DATABASE_SECRET_ARN"
 UPSTASH_TOKEN_SECRET = "PA_UPSTASH_TOKEN_SECRET_ARN"
 PROVIDER_KEYS_SECRET = "PA_PROVIDER_KEYS_SECRET_ARN"
 VAPID_SECRET = "PA_VAPID_SECRET_ARN"  # the deliver function's web push signing key (`pa push-keys`)
+SLACK_APP_SECRET = "PA_SLACK_APP_SECRET_ARN"  # the deployment's Slack app (OAuth install): client and signing secrets
 
 # Secrets that hold one value as is: (the variable naming the secret, the variable it sets, what it is).
 _PLAIN_SECRETS = (
     (UPSTASH_TOKEN_SECRET, "UPSTASH_REDIS_REST_TOKEN", "Upstash token"),
     (VAPID_SECRET, "PA_VAPID_PRIVATE_KEY", "VAPID key"),
 )
+
+# The Slack app secret's JSON fields and the variables they set.
+_SLACK_APP_FIELDS = (("client_secret", "PA_SLACK_CLIENT_SECRET"), ("signing_secret", "PA_SLACK_SIGNING_SECRET"))
 
 # Only provider credentials may come from the provider-keys secret: it must not be a way to set PYTHONPATH.
 _PROVIDER_KEY_NAME = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
@@ -87,6 +91,17 @@ def provider_keys_from_secret(secret: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items() if v}
 
 
+def slack_app_from_secret(secret: str) -> dict[str, str]:
+    """`{"client_secret": ..., "signing_secret": ...}` as the variables they set; empty fields are skipped."""
+    try:
+        data = json.loads(secret or "{}")
+    except json.JSONDecodeError:
+        raise ConfigurationError("the Slack app secret is not JSON") from None
+    if not isinstance(data, dict):
+        raise ConfigurationError("the Slack app secret's JSON is not an object")
+    return {target: str(data[field]) for field, target in _SLACK_APP_FIELDS if data.get(field)}
+
+
 def _fetch_with_boto3(arn: str) -> str:
     # Short timeouts: a function in a VPC without a route to Secrets Manager should fail fast and say so.
     retries = {"max_attempts": 2, "mode": "standard"}
@@ -115,6 +130,11 @@ def load_secrets_into_environ(environ: MutableMapping[str, str] | None = None, f
             if not value:
                 raise ConfigurationError(f"the {what} secret {arn} is empty")
             updates[target] = value
+    arn = env.get(SLACK_APP_SECRET)
+    if arn and not all(env.get(target) for _, target in _SLACK_APP_FIELDS):
+        for name, value in slack_app_from_secret(get(arn)).items():
+            if not env.get(name):
+                updates[name] = value
     arn = env.get(PROVIDER_KEYS_SECRET)
     if arn and (env is not os.environ or arn not in _applied_to_process):
         for name, value in provider_keys_from_secret(get(arn)).items():

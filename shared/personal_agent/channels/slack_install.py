@@ -36,6 +36,9 @@ def redirect_uri() -> str:
 
 
 def _check_configured() -> None:
+    from personal_agent.secret_env import ensure_secrets_loaded
+
+    ensure_secrets_loaded()  # on AWS the client and signing secrets come from Secrets Manager (PA_SLACK_APP_SECRET_ARN)
     s = get_settings()
     missing = [
         name
