@@ -1,11 +1,13 @@
 """`pa dev` serves its port from two processes (`local.dev_processes`): both take connections and drive runs, a
-Ctrl-C to the parent alone stops the worker too, and a killed parent takes its worker with it."""
+Ctrl-C to the parent alone stops the worker too (and does not wait for open event streams), and a killed parent takes
+its worker with it."""
 
 from __future__ import annotations
 
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -86,6 +88,36 @@ def test_two_processes_take_connections_drive_runs_and_stop_together(tmp_path: P
         rest, _ = proc.communicate(timeout=90)
     assert proc.returncode == 0 and "pa dev: stopped" in rest
     assert not psutil.pid_exists(worker.pid) or worker.status() == psutil.STATUS_ZOMBIE
+
+
+def test_ctrl_c_stops_while_an_event_stream_is_open(tmp_path: Path) -> None:
+    """A browser tab's feed never ends on its own: the stop ends it instead of waiting for it (it used to hang)."""
+    env = dev_env(tmp_path / "data", PA_DEMO_DELAY_MS="0")
+    proc, _ = _start(env)
+    opened, ended = threading.Event(), threading.Event()
+
+    def follow() -> None:
+        url = f"http://127.0.0.1:{env['PA_PORT']}/api/v1/feed"
+        try:
+            with httpx.stream("GET", url, headers=_token(env), timeout=None) as response:
+                assert response.status_code == 200
+                opened.set()
+                for _ in response.iter_raw():
+                    pass
+        except httpx.HTTPError:
+            pass
+        finally:
+            ended.set()
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    try:
+        assert opened.wait(60), "the feed did not open"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=90)  # raises TimeoutExpired when the open stream holds the stop
+    assert proc.returncode == 0 and "pa dev: stopped" in rest
+    assert ended.wait(30), "the feed was not closed by the stop"
 
 
 def test_a_killed_parent_takes_its_worker_with_it(tmp_path: Path) -> None:

@@ -12,6 +12,9 @@ from typing import Any, Literal
 
 import uvicorn
 
+# How long a stopping server lets requests in flight finish (uvicorn's default is forever).
+GRACEFUL_SECONDS = 5
+
 
 def loop_name() -> Literal["uvloop", "asyncio"]:
     """The event loop servers run on: uvloop unless `PA_FAST_LOOP=0` (or it is not installed)."""
@@ -25,7 +28,9 @@ def loop_name() -> Literal["uvloop", "asyncio"]:
 def server_config(app: Any, **options: Any) -> uvicorn.Config:
     """uvicorn for `pa dev`'s servers: warnings and errors only, and no logging setup of its own, so its records
     reach the process's handler in the one log format (`observability.route_process_logs`); the dev app writes its
-    own access log (`local.access_log`)."""
+    own access log (`local.access_log`). Ctrl-C waits `GRACEFUL_SECONDS` for requests in flight, then cancels them:
+    an open event stream (a browser tab, a follower) never ends on its own, and would hold the stop forever."""
+    options.setdefault("timeout_graceful_shutdown", GRACEFUL_SECONDS)
     return uvicorn.Config(app, log_config=None, log_level="warning", access_log=False, lifespan="on", **options)
 
 
