@@ -38,7 +38,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer,
             assert (
                 hook["url"] == "https://pa.example.com/api/v1/channels/telegram/e2e" and hook["secret_token"] == SECRET
             )
-            assert hook["_token"] == BOT_TOKEN and json.loads(hook["allowed_updates"]) == ["message", "callback_query"]
+            assert hook["_token"] == BOT_TOKEN and json.loads(hook["allowed_updates"]) == [
+                "message",
+                "callback_query",
+                "message_reaction",
+            ]
             telegram.calls.clear()
             yield server, telegram
 

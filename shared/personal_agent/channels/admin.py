@@ -61,7 +61,7 @@ async def set_telegram_webhook(org_slug: str, bot_token: str, secret_token: str)
             await bot.set_webhook(
                 f"{url}/api/v1/channels/telegram/{org_slug}",
                 secret_token=secret_token,
-                allowed_updates=["message", "callback_query"],
+                allowed_updates=["message", "callback_query", "message_reaction"],
             )
     except TelegramError as exc:
         raise AppError(f"Telegram refused the webhook: {exc}", code="telegram_unreachable", status=502) from None

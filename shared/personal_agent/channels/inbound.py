@@ -78,6 +78,22 @@ class Decision(BaseModel):
     reply: dict[str, Any]
 
 
+class Reaction(BaseModel):
+    """A 👍 or 👎 put on (or taken off) a message in a channel (a Slack reaction, a Telegram message reaction)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ChannelKind
+    org_id: UUID
+    event_id: str
+    sender: str
+    message_key: str
+    """The message reacted to, as `channel_posts` names the agent's (`channel:ts`, `chat_id:message_id`)."""
+    rating: Literal[1, -1] | None
+    """The rating it now gives; None: a thumb taken off (`taken_back`)."""
+    taken_back: Literal[1, -1] | None = None
+
+
 class Replier(ABC):
     """How one channel answers in a thread: post a message (and update it as text arrives, where the channel can),
     offer approvals to decide, say something short."""
@@ -88,6 +104,10 @@ class Replier(ABC):
     @abstractmethod
     async def post(self, text: str) -> str:
         """Post `text` in the thread; the handle to update it by."""
+
+    def post_key(self, handle: str) -> str | None:
+        """The posted message's name a reaction to it carries (`channel_posts`); None where there are no reactions."""
+        return None
 
     async def update(self, handle: str, text: str) -> None:  # noqa: B027 (only channels that stream update)
         """Replace a posted message's text (channels that stream)."""

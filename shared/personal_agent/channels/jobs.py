@@ -9,8 +9,8 @@ import json
 import logging
 from typing import Any
 
-from personal_agent.channels import configs, conversation, repliers
-from personal_agent.channels.inbound import Decision, Inbound, Replier
+from personal_agent.channels import configs, conversation, reactions, repliers
+from personal_agent.channels.inbound import Decision, Inbound, Reaction, Replier
 from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.channels")
@@ -26,11 +26,15 @@ def replier_for(item: Inbound | Decision, opened: configs.Opened) -> Replier:
     return repliers.EmailReplier(opened.config.external_key, item.reply)
 
 
-async def process(item: Inbound | Decision) -> None:
-    """Handle one message or decision (its channel's config read again: it may have changed since the ack)."""
+async def process(item: Inbound | Decision | Reaction) -> None:
+    """Handle one message, decision or reaction (its channel's config read again: it may have changed since the
+    ack)."""
     opened = await configs.of_org(item.org_id, item.kind)
     if opened is None:
         log.warning("a %s message arrived for a channel since removed", item.kind)
+        return
+    if isinstance(item, Reaction):  # feedback: nothing is said in the channel
+        await reactions.handle_reaction(item)
         return
     replier = replier_for(item, opened)
     try:
@@ -47,31 +51,38 @@ async def process(item: Inbound | Decision) -> None:
         await replier.close()
 
 
-async def _guarded(item: Inbound | Decision) -> None:
+async def _guarded(item: Inbound | Decision | Reaction) -> None:
     try:
         await process(item)
     except Exception:  # the ack was sent long ago: log, never crash the server
         log.exception("a %s channel message failed", item.kind, extra={"event_id": item.event_id})
 
 
-def encode(item: Inbound | Decision) -> dict[str, Any]:
-    return {JOB_KEY: {"type": "decision" if isinstance(item, Decision) else "message", **item.model_dump(mode="json")}}
+_TYPES: dict[str, type[Inbound | Decision | Reaction]] = {
+    "message": Inbound,
+    "decision": Decision,
+    "reaction": Reaction,
+}
 
 
-def decode(event: dict[str, Any]) -> Inbound | Decision:
+def encode(item: Inbound | Decision | Reaction) -> dict[str, Any]:
+    kind = next(name for name, cls in _TYPES.items() if isinstance(item, cls))
+    return {JOB_KEY: {"type": kind, **item.model_dump(mode="json")}}
+
+
+def decode(event: dict[str, Any]) -> Inbound | Decision | Reaction:
     body = dict(event[JOB_KEY])
-    kind = body.pop("type")
-    return Decision.model_validate(body) if kind == "decision" else Inbound.model_validate(body)
+    return _TYPES[body.pop("type")].model_validate(body)
 
 
-def _invoke(function: str, item: Inbound | Decision) -> None:
+def _invoke(function: str, item: Inbound | Decision | Reaction) -> None:
     from personal_agent.aws_clients import aws_client
 
     payload = json.dumps(encode(item)).encode()
     aws_client("lambda").invoke(FunctionName=function, InvocationType="Event", Payload=payload)
 
 
-async def dispatch(item: Inbound | Decision) -> None:
+async def dispatch(item: Inbound | Decision | Reaction) -> None:
     """Start handling `item` after the ack (never waits for the run)."""
     function = get_settings().channels_worker_function
     if function:

@@ -42,6 +42,9 @@ class SlackReplier(Replier):
     async def post(self, text: str) -> str:
         return await self._post(text)
 
+    def post_key(self, handle: str) -> str:
+        return f"{self.channel}:{handle}"
+
     async def update(self, handle: str, text: str) -> None:
         await asyncio.to_thread(self.client.chat_update, channel=self.channel, ts=handle, text=text[:SLACK_MAX_TEXT])
 
@@ -91,6 +94,9 @@ class TelegramReplier(Replier):
         await self._ready()
         sent = await self.bot.send_message(self.chat_id, text[:TELEGRAM_MAX_TEXT], reply_to_message_id=self.reply_to)
         return str(sent.message_id)
+
+    def post_key(self, handle: str) -> str:
+        return f"{self.chat_id}:{handle}"
 
     async def update(self, handle: str, text: str) -> None:
         await self._ready()

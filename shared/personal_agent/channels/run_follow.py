@@ -12,7 +12,10 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from personal_agent.bus.key_names import run_stream
+from personal_agent.channels import post_store
+from personal_agent.channels.config_store import ChannelKind
 from personal_agent.channels.inbound import Replier
+from personal_agent.db import org_transaction
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.relay import relay
@@ -42,10 +45,12 @@ async def events(spec: RunSpec) -> AsyncIterator[dict[str, Any]]:
 
 
 class _Answer:
-    """The text of one stretch of a run (from a RUN_STARTED to its RUN_FINISHED), posted and updated."""
+    """The text of one stretch of a run (from a RUN_STARTED to its RUN_FINISHED), posted and updated; the posted
+    message is remembered as the run's answer (a reaction to it rates the run)."""
 
-    def __init__(self, replier: Replier) -> None:
+    def __init__(self, replier: Replier, spec: RunSpec) -> None:
         self.replier = replier
+        self.spec = spec
         self.text = ""
         self.shown = ""
         self.handle: str | None = None
@@ -61,18 +66,27 @@ class _Answer:
             return
         if self.handle is None:
             self.handle = await self.replier.post(self.text)
+            await _remember(self.spec, self.replier.post_key(self.handle))
         else:
             await self.replier.update(self.handle, self.text)
         self.shown, self.last = self.text, time.monotonic()
 
 
+async def _remember(spec: RunSpec, key: str | None) -> None:
+    if key is None or spec.trigger_source not in ("slack", "telegram"):
+        return
+    async with org_transaction(spec.org_id) as conn:
+        kind: ChannelKind = "slack" if spec.trigger_source == "slack" else "telegram"
+        await post_store.remember(conn, spec.org_id, kind, key, spec.run_id)
+
+
 async def answer(spec: RunSpec, replier: Replier) -> str:
     """Answer the run into the thread; its last event's type (RUN_FINISHED, RUN_ERROR) or `ended` without one."""
-    current = _Answer(replier)
+    current = _Answer(replier, spec)
     async for event in events(spec):
         kind = event.get("type")
         if kind == "RUN_STARTED":
-            current = _Answer(replier)
+            current = _Answer(replier, spec)
         elif kind == "TEXT_MESSAGE_START" and current.text.strip():
             current.text += "\n\n"  # the run's messages of one stretch, as paragraphs
         elif kind == "TEXT_MESSAGE_CONTENT":

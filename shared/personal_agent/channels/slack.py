@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs
 from uuid import UUID
 
-from personal_agent.channels.inbound import Decision, Inbound
+from personal_agent.channels.inbound import Decision, Inbound, Reaction
 from personal_agent.errors import InvalidInput, Unauthorized
 
 MAX_TEXT = 3900  # a Slack message's text is cut at 40,000; keep answers one readable message
@@ -77,6 +77,31 @@ def event_message(org_id: UUID, payload: dict[str, Any]) -> Inbound | None:
         text=_MENTION.sub("", str(event.get("text", ""))).strip(),
         verified_sender=True,
         reply={"channel": channel, "thread_ts": thread},
+    )
+
+
+THUMBS = {"+1": 1, "thumbsup": 1, "-1": -1, "thumbsdown": -1}
+
+
+def reaction(org_id: UUID, payload: dict[str, Any]) -> Reaction | None:
+    """A 👍 or 👎 put on (`reaction_added`) or taken off (`reaction_removed`) a message; None for any other
+    reaction or event. A skin tone (`+1::skin-tone-2`) is the same thumb."""
+    event = payload.get("event") or {}
+    kind, item = event.get("type"), event.get("item") or {}
+    if kind not in ("reaction_added", "reaction_removed") or item.get("type") != "message" or not event.get("user"):
+        return None
+    thumb = THUMBS.get(str(event.get("reaction", "")).split("::", 1)[0])
+    if thumb is None:
+        return None
+    added = kind == "reaction_added"
+    return Reaction(
+        kind="slack",
+        org_id=org_id,
+        event_id=str(payload.get("event_id") or f"{kind}:{item.get('channel')}:{item.get('ts')}:{event['user']}"),
+        sender=str(event["user"]),
+        message_key=f"{item.get('channel')}:{item.get('ts')}",
+        rating=thumb if added else None,
+        taken_back=None if added else thumb,
     )
 
 

@@ -26,7 +26,7 @@ from personal_agent.identity.membership_store import roles_and_status
 from personal_agent.identity.principal import Principal
 from personal_agent.settings import get_settings
 
-BOT_SCOPES = ("app_mentions:read", "chat:write", "commands", "im:history")
+BOT_SCOPES = ("app_mentions:read", "chat:write", "commands", "im:history", "reactions:read")
 STATE_SECONDS = 600
 CALLBACK = "/api/v1/channels/slack/oauth"
 

@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.channels import configs, jobs, slack, thread_store
-from personal_agent.channels.inbound import Decision, Inbound
+from personal_agent.channels.inbound import Decision, Inbound, Reaction
 from personal_agent.db import org_transaction
 from personal_agent.errors import Unauthorized
 from personal_agent.settings import get_settings
@@ -31,7 +31,7 @@ async def _verified(team_id: str, body: bytes, headers: Mapping[str, str]) -> co
     return opened
 
 
-async def _first_time(org_id: UUID, item: Inbound | Decision) -> bool:
+async def _first_time(org_id: UUID, item: Inbound | Decision | Reaction) -> bool:
     """Record the message once (Slack retries an event it thinks was missed): False for a retry."""
     async with org_transaction(org_id) as conn:
         return await thread_store.first_seen(conn, org_id, "slack", item.event_id, item.sender)
@@ -47,12 +47,12 @@ async def _url_verification(body: bytes, headers: Mapping[str, str], payload: di
 
 
 async def receive_event(body: bytes, headers: Mapping[str, str]) -> dict[str, Any]:
-    """`POST /api/v1/channels/slack/events`."""
+    """`POST /api/v1/channels/slack/events`: a message for the agent, or a thumb on one of its answers."""
     payload = slack.parse_json(body)
     if payload.get("type") == "url_verification":
         return await _url_verification(body, headers, payload)
     opened = await _verified(str(payload.get("team_id", "")), body, headers)
-    message = slack.event_message(opened.config.org_id, payload)
+    message = slack.event_message(opened.config.org_id, payload) or slack.reaction(opened.config.org_id, payload)
     if message is not None and await _first_time(opened.config.org_id, message):
         await jobs.dispatch(message)
     return {"ok": True}

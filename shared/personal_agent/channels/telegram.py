@@ -1,8 +1,8 @@
 """Telegram: an org's bot posts its updates to `POST /api/v1/channels/telegram/{org_slug}` with the secret token
 it was given at `setWebhook` (`X-Telegram-Bot-Api-Secret-Token`, compared in constant time: 401 otherwise, nothing
 stored or started). Private chats and groups (in a group only messages that mention the bot); inline keyboards for
-approvals (`callback_query`); answers sent and edited through the Bot API (`python-telegram-bot`, at
-`PA_TELEGRAM_API_URL`)."""
+approvals (`callback_query`); a 👍 or 👎 on an answer is feedback (`message_reaction`); answers sent and edited
+through the Bot API (`python-telegram-bot`, at `PA_TELEGRAM_API_URL`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.channels import configs, jobs, thread_store
-from personal_agent.channels.inbound import Decision, Inbound
+from personal_agent.channels.inbound import Decision, Inbound, Reaction
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, Unauthorized
 
@@ -62,7 +62,38 @@ def _decision(org_id: UUID, update: dict[str, Any]) -> Decision | None:
     )
 
 
-def parse_update(org_id: UUID, body: bytes) -> Inbound | Decision | None:
+THUMBS = {"\N{THUMBS UP SIGN}": 1, "\N{THUMBS DOWN SIGN}": -1}
+
+
+def _thumb(reactions: Any) -> int | None:
+    found = [
+        THUMBS.get(r.get("emoji", "")) for r in reactions or () if isinstance(r, dict) and r.get("type") == "emoji"
+    ]
+    thumbs = [t for t in found if t is not None]
+    return thumbs[-1] if thumbs else None
+
+
+def _reaction(org_id: UUID, update: dict[str, Any]) -> Reaction | None:
+    """A person's 👍 or 👎 put on a message (`message_reaction`), or taken off it; None for any other reaction."""
+    changed = update.get("message_reaction") or {}
+    user, chat = changed.get("user") or {}, changed.get("chat") or {}
+    if "id" not in user or user.get("is_bot") or "id" not in chat:
+        return None
+    now, before = _thumb(changed.get("new_reaction")), _thumb(changed.get("old_reaction"))
+    if now is None and before is None:
+        return None
+    return Reaction(
+        kind="telegram",
+        org_id=org_id,
+        event_id=str(update["update_id"]),
+        sender=str(user["id"]),
+        message_key=f"{chat['id']}:{changed.get('message_id')}",
+        rating=1 if now == 1 else -1 if now == -1 else None,
+        taken_back=None if now is not None else (1 if before == 1 else -1),
+    )
+
+
+def parse_update(org_id: UUID, body: bytes) -> Inbound | Decision | Reaction | None:
     """A Telegram `Update` (checked by python-telegram-bot's own parser) as a message, a decision or neither."""
     import json
 
@@ -75,6 +106,8 @@ def parse_update(org_id: UUID, body: bytes) -> Inbound | Decision | None:
         raise InvalidInput("the request is not a Telegram update", code="invalid_payload") from None
     if not isinstance(data, dict) or "update_id" not in data:
         raise InvalidInput("the request is not a Telegram update", code="invalid_payload")
+    if "message_reaction" in data:
+        return _reaction(org_id, data)
     return _decision(org_id, data) if "callback_query" in data else _message(org_id, data)
 
 

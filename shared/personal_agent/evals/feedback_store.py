@@ -67,6 +67,14 @@ async def upsert(
     return FeedbackRow(**row)
 
 
+async def delete(conn: Conn, run_id: UUID, user_id: UUID, rating: int) -> bool:
+    """Remove the person's rating of the run if it is `rating`; whether it was."""
+    cur = await conn.execute(
+        "DELETE FROM run_feedback WHERE run_id = %s AND user_id = %s AND rating = %s", [run_id, user_id, rating]
+    )
+    return cur.rowcount > 0
+
+
 async def mine(conn: Conn, run_id: UUID, user_id: UUID) -> FeedbackRow | None:
     cur = await conn.execute(
         f"SELECT {COLUMNS} FROM run_feedback WHERE run_id = %s AND user_id = %s", [run_id, user_id]
