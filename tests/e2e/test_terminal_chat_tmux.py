@@ -1,7 +1,9 @@
 """`pa chat` in a real terminal: tmux at 80x24 runs it against `pa dev` (as users run both); the test types keys and
 reads the screen (`tmux capture-pane`): a streamed answer with its tool card, an approval answered inline, Ctrl-C
 stopping a run (the run is cancelled on the server) and a second Ctrl-C quitting, and a connection cut in the middle
-of an answer (through a proxy the test drops) resumed with no word repeated or missing."""
+of an answer (through a proxy the test drops) resumed with no word repeated or missing; with a scripted model (an
+OpenAI-compatible fake on loopback) that searches the knowledge base and delegates, the answer's sources under it and
+a sub-agent card with its steps, tools and answer."""
 
 from __future__ import annotations
 
@@ -11,13 +13,16 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from tests.e2e.feed_listener import FeedListener
 from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.e2e.tcp_proxy import cuttable_proxy
 from tests.e2e.terminal_client import personal_token, wait_for
+from tests.fake_provider import last_user_text, running_fake_provider, tool_results
 
 pytestmark = pytest.mark.timeout(300)  # tmux: `make tmux` installs it (a prerequisite of `make test`)
 
@@ -177,3 +182,74 @@ def test_attach_a_file_by_path(server: DevServer, tmp_path: Path) -> None:
         term.wait(r"Error: no such file: /no/such/file")
     finally:
         term.close()
+
+
+def _searches_and_delegates(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A model that searches the knowledge base for the code word, delegates reading the clock to an explore
+    sub-agent (which calls current_time), and answers from each tool's result."""
+    asked, answered = last_user_text(messages), messages[-1].get("role") == "tool"
+    if "read the clock" in asked:  # the sub-agent's task
+        return {"content": "It is time: " + tool_results(messages)[-1][:40]} if answered else _call("current_time", {})
+    if "code word" in asked:
+        return (
+            {"content": "The launch code word is periwinkle [1]."}
+            if answered
+            else _call("search_knowledge", {"query": "launch code word"})
+        )
+    if "helper" in asked:
+        task = {"task": "read the clock", "preset": "explore"}
+        return {"content": "The helper has read the clock."} if answered else _call("delegate", task)
+    return {"content": "ok"}
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def _upload(server: DevServer, auth: dict[str, str], filename: str, text: str) -> None:
+    data = text.encode()
+    body = {"filename": filename, "content_type": "text/markdown", "size": len(data)}
+    created = httpx.post(f"{server.url}/api/v1/knowledge/documents", headers=auth, json=body, timeout=30)
+    assert created.status_code == 201, created.text
+    upload, document = created.json()["upload"], created.json()["document"]
+    with FeedListener(server.url, auth) as feed:
+        sent = httpx.post(upload["url"], data=upload["fields"], files={"file": (filename, data)}, timeout=30)
+        assert sent.status_code == 204, sent.text
+        assert feed.until_done(document["id"])["status"] == "ready"
+
+
+def test_citations_and_sub_agent_progress_from_a_scripted_model(server: DevServer) -> None:
+    admin = server.auth_for("root", "org-admin")
+    with running_fake_provider(_searches_and_delegates) as fake, httpx.Client(base_url=server.url, timeout=30) as http:
+        body = {"name": "scripted", "kind": "openai-compatible", "base_url": fake.base_url, "trust_tier": 2}
+        provider = http.post("/api/v1/admin/providers", json=body, headers=admin)
+        assert provider.status_code == 201, provider.text
+        model = http.post(f"/api/v1/admin/providers/{provider.json()['id']}/models", json={"name": "m"}, headers=admin)
+        assert model.status_code == 201, model.text
+        token = personal_token(server, "yara")
+        _upload(server, {"Authorization": f"Bearer {token}"}, "launch.md", "# Launch\n\nThe code word is periwinkle.\n")
+        term = _chat(server, token, size=(120, 60))
+        try:
+            term.wait(r"ready")
+            term.type("/model scripted:m")
+            term.wait(r"pa chat · assistant · scripted:m ")
+            term.type("what is the code word?")
+            # The search's card says what it found; the answer; its sources under it, numbered as the web chat's.
+            term.wait(
+                r"⚙ search_knowledge[\s\S]*→ 1 passage: launch\.md[\s\S]*periwinkle \[1\]"
+                r"[\s\S]*Sources: \[1\] launch\.md, § Launch[\s\S]*─ done"
+            )
+            term.type("ask a helper")
+            # One card for the sub-agent, updated from its events: the task, its two steps and tool, its answer.
+            screen = term.wait(
+                r"⇢ sub-agent \(explore\): read the clock[\s\S]*succeeded · 2 steps · tools: current_time"
+                r"[\s\S]*→ It is time:[\s\S]*The helper has read the clock[\s\S]*─ done"
+            )
+            assert screen.count("⇢ sub-agent") == 1, screen
+            assert screen.count("Sources:") == 1, screen  # listed under the answer that drew on them, once
+        finally:
+            term.close()
+        user = {"Authorization": f"Bearer {token}"}
+        run = http.get("/api/v1/runs", params={"limit": 1}, headers=user).json()["items"][0]
+        detail = http.get(f"/api/v1/runs/{run['id']}", headers=user).json()
+        assert [(c["status"], c["task"]) for c in detail["children"]] == [("succeeded", "read the clock")]

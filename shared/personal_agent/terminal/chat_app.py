@@ -1,6 +1,7 @@
 """`pa chat`: an interactive chat in the terminal (Textual; answers rendered as Markdown by Rich). Streams the
 answer, shows tool calls as cards, asks approvals (`y`/`n`) and `ask_user` questions inline, Ctrl-C stops the
-run (a second Ctrl-C, with no run, quits), resumes a dropped stream where it stopped (`Last-Event-ID`).
+run (a second Ctrl-C, with no run, quits), resumes a dropped stream where it stopped (`Last-Event-ID`). The sources
+of an answer (its `search_knowledge` passages) are listed under it, and each sub-agent is a card updated as it works.
 Commands: /attach FILE, /agent SLUG, /model NAME, /new, /chats, /help, /quit. Fits an 80x24 terminal."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from textual.widgets import Input, Static
 
 from personal_agent.terminal.chat_session import ChatSession
 from personal_agent.terminal.client import Api, ClientError
+from personal_agent.terminal.run_cards import SEARCH_TOOL, Sources, SubagentCard, search_summary
 
 HELP = (
     "Commands: /attach FILE · /agent SLUG · /model NAME · /new · /chats · /quit. "
@@ -48,6 +50,7 @@ class ChatApp(App[int]):
     .user { color: $text-accent; margin-top: 1; }
     .card { border: round $secondary; padding: 0 1; }
     .ask { border: round $warning; padding: 0 1; }
+    .subagent { border: round $accent; padding: 0 1; }
     .note { color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+c", "interrupt", "Stop / quit", priority=True)]
@@ -59,6 +62,8 @@ class ChatApp(App[int]):
         self.pending: list[dict[str, Any]] = []  # approvals and questions, oldest first: the next input answers [0]
         self.answer: Answer | None = None
         self.tools: dict[str, tuple[Static, str, str]] = {}  # call id -> (card, name, args so far)
+        self.sources = Sources()  # passages found since the last answer that listed them
+        self.subagents: dict[str, tuple[Static, SubagentCard]] = {}  # child run id -> its card
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
@@ -144,6 +149,7 @@ class ChatApp(App[int]):
     def _start(self, message: str) -> None:
         follower = self.session.send(message)
         self.running, self.answer, self.tools, self.stopped = True, None, {}, False
+        self.sources, self.subagents = Sources(), {}
         self._status("running")
         self._follow(follower)
 
@@ -166,6 +172,9 @@ class ChatApp(App[int]):
             self._text(str(event.get("delta", "")))
         elif kind == "TEXT_MESSAGE_END":
             self.answer = None
+            line = self.sources.take_line()
+            if line:
+                self._note(line, "note")
         elif kind in ("TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_RESULT"):
             self._tool(kind, event)
         elif kind == "CUSTOM":
@@ -192,6 +201,9 @@ class ChatApp(App[int]):
             if kind == "TOOL_CALL_ARGS":
                 self.tools[call] = (card, name, args + str(event.get("delta", "")))
                 card.update(f"⚙ {name} {self.tools[call][2][:160]}")
+            elif name == SEARCH_TOOL:
+                self.sources.add(event.get("content"))
+                card.update(f"⚙ {name} {args[:120]}\n→ {search_summary(event.get('content'))}")
             else:
                 card.update(f"⚙ {name} {args[:120]}\n→ {str(event.get('content', ''))[:240]}")
 
@@ -210,8 +222,19 @@ class ChatApp(App[int]):
         elif name == "run_cancelled":
             self.stopped = True
             self._note("Run stopped.")
-        elif name.startswith("subagent") or name == "resume_expired":
-            self._note(f"· {name} {value.get('task') or value.get('status') or ''}".rstrip())
+        elif name in ("subagent_started", "subagent_progress", "subagent_finished"):
+            self._subagent(name, value)
+        elif name == "resume_expired":
+            self._note("· the run's events expired: reload the chat (pa chat --chat ID)")
+
+    def _subagent(self, name: str, value: dict[str, Any]) -> None:
+        child = str(value.get("child_run_id"))
+        if child not in self.subagents:
+            self.answer = None  # text after the card is a new answer below it
+            self.subagents[child] = (self._note("⇢ sub-agent", "subagent"), SubagentCard())
+        widget, card = self.subagents[child]
+        card.apply(name, value)
+        widget.update(card.text())
 
     def action_interrupt(self) -> None:
         if self.running:
