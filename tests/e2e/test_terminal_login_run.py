@@ -1,6 +1,8 @@
 """The terminal client against `pa dev` as a user runs both: `pa login` with the device grant (the test plays the
 person who approves the code, through the API the web chat's /device page calls), the login refreshed and revoked,
-and `pa run` in a pipe with `--json` and its exit codes (success, cancelled, over budget, denied approval)."""
+and `pa run` in a pipe with `--json` and its exit codes (success, cancelled, over budget, denied approval). Where
+the machine has an OS keyring the tokens go there and never to the file: a keyring backend of the test's own, loaded
+by keyring's own mechanism (PYTHON_KEYRING_BACKEND), stands in for the desktop's."""
 
 from __future__ import annotations
 
@@ -92,6 +94,91 @@ def test_device_login_refresh_and_logout(server: DevServer, tmp_path: Path) -> N
         assert revoked.status_code == 400 and revoked.json()["error"] == "invalid_grant"
     assert server.url not in json.loads(stored.read_text())
     assert pa(env, "run", "hello").returncode == 2
+
+
+# A keyring backend as a desktop one plugs in (keyring.backend.KeyringBackend), keeping its secrets in one JSON file
+# the test reads: {service: {username: password}}.
+VAULT_BACKEND = """
+import json, os
+from pathlib import Path
+
+from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
+
+
+class Vault(KeyringBackend):
+    priority = 10
+
+    def _load(self):
+        path = Path(os.environ["PA_TEST_VAULT"])
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def _save(self, data):
+        Path(os.environ["PA_TEST_VAULT"]).write_text(json.dumps(data))
+
+    def get_password(self, service, username):
+        return self._load().get(service, {}).get(username)
+
+    def set_password(self, service, username, password):
+        data = self._load()
+        data.setdefault(service, {})[username] = password
+        self._save(data)
+
+    def delete_password(self, service, username):
+        data = self._load()
+        if username not in data.get(service, {}):
+            raise PasswordDeleteError(username)
+        del data[service][username]
+        self._save(data)
+"""
+
+
+def test_a_login_goes_to_the_os_keyring_and_not_to_the_file(server: DevServer, tmp_path: Path) -> None:
+    (tmp_path / "backend").mkdir()
+    (tmp_path / "backend" / "vault_keyring.py").write_text(VAULT_BACKEND)
+    vault, config = tmp_path / "vault.json", tmp_path / "config"
+    env = client_env(
+        server,
+        config,
+        PYTHON_KEYRING_BACKEND="vault_keyring.Vault",
+        PYTHONPATH=str(tmp_path / "backend"),
+        PA_TEST_VAULT=str(vault),
+    )
+
+    def in_keyring() -> dict[str, str] | None:
+        stored = json.loads(vault.read_text()).get("personal-agent", {}).get(server.url) if vault.exists() else None
+        return json.loads(stored) if stored else None
+
+    def files_with(secret: str) -> list[Path]:
+        return [f for f in config.rglob("*") if f.is_file() and secret in f.read_text()] if config.exists() else []
+
+    done = _device_login(server, env, server.auth_for("fay", org="e2e"))
+    assert done.returncode == 0, done.stderr
+    assert "as fay (org e2e); stored in keyring" in done.stdout
+    first = in_keyring()
+    assert first is not None and first["refresh_token"]
+    assert not (config / "credentials.json").exists() and files_with(first["refresh_token"]) == []
+
+    # The stored login works from the keyring; refreshed (rotated), the new tokens go back to the keyring.
+    ran = pa(env, "run", "--json", "hello from the keyring")
+    assert ran.returncode == 0, ran.stderr
+    refreshed = in_keyring()
+    assert refreshed is not None and refreshed["refresh_token"] != first["refresh_token"]
+    assert not (config / "credentials.json").exists()
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        me = http.get("/api/v1/me", headers={"Authorization": f"Bearer {refreshed['access_token']}"}).json()
+        assert me["subject"] == "fay"
+
+        # `pa logout` revokes the refresh token and removes the login from the keyring.
+        out = pa(env, "logout")
+        assert out.returncode == 0 and "Signed out" in out.stdout, out.stderr
+        assert in_keyring() is None and json.loads(vault.read_text()) == {"personal-agent": {}}
+        revoked = http.post(
+            "/api/v1/dev/device/token",
+            data={"grant_type": "refresh_token", "refresh_token": refreshed["refresh_token"]},
+        )
+        assert revoked.status_code == 400 and revoked.json()["error"] == "invalid_grant"
+    assert pa(env, "run", "hello").returncode == 2  # signed out
 
 
 def test_a_denied_code_fails_the_login(server: DevServer, tmp_path: Path) -> None:
