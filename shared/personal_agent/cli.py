@@ -4,7 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
+
+# What needs the `server` extra; the terminal client's commands (login, logout, run, runs, chat, eval) need only httpx,
+# rich, textual and keyring, which are all a plain `pipx install` / `uv tool install` brings.
+SERVER_COMMANDS = frozenset({"dev", "migrate", "token", "push-keys", "tenants"})
 
 
 def _dev(args: argparse.Namespace) -> int:
@@ -104,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
 
     add_terminal_parsers(sub)
     args = parser.parse_args(argv)
+    if args.command in SERVER_COMMANDS and importlib.util.find_spec("pydantic_settings") is None:
+        # A client-only install (`pipx install personal-agent`): say what to install, not an ImportError.
+        print(f"pa {args.command}: this needs the server: install 'personal-agent[server]'", file=sys.stderr)
+        return 2
     code: int = args.func(args)
     return code
 

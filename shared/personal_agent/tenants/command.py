@@ -8,9 +8,13 @@ import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from personal_agent.tenants.params import TenantFile, TenantFileError, load_tenants
+if TYPE_CHECKING:
+    from personal_agent.tenants.params import TenantFile
+
+# personal_agent.tenants.params (pydantic) is imported where a subcommand runs: `pa --help` and the terminal client
+# are installed without the server's dependencies (`personal-agent[server]`).
 
 
 def add_tenants_parser(sub: Any) -> None:
@@ -72,6 +76,8 @@ def _template(args: argparse.Namespace) -> Any:
 
 
 def _selected(args: argparse.Namespace) -> list[TenantFile]:
+    from personal_agent.tenants.params import TenantFileError, load_tenants
+
     tenants = load_tenants(args.dir)
     if args.all == bool(args.name):
         raise TenantFileError("name one tenant or give --all")
@@ -82,6 +88,7 @@ def _selected(args: argparse.Namespace) -> list[TenantFile]:
 
 def _deploy(args: argparse.Namespace) -> int:
     from personal_agent.tenants.deploy import deploy_tenants
+    from personal_agent.tenants.params import TenantFileError
     from personal_agent.tenants.template_source import platform_version
 
     try:
@@ -97,6 +104,7 @@ def _deploy(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from personal_agent.tenants.params import TenantFileError, load_tenants
     from personal_agent.tenants.status import tenants_status
 
     try:
@@ -115,6 +123,7 @@ def _status(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     from personal_agent.tenants.diff import diff_tenant
+    from personal_agent.tenants.params import TenantFileError
     from personal_agent.tenants.template_source import platform_version
 
     try:
@@ -143,6 +152,7 @@ def _diff(args: argparse.Namespace) -> int:
 
 def _usage(args: argparse.Namespace) -> int:
     from personal_agent.tenants.metered_totals import SUMMED, month_usage
+    from personal_agent.tenants.params import TenantFileError, load_tenants
 
     try:
         bucket = args.bucket or next(
