@@ -183,9 +183,10 @@ class Settings(BaseSettings):
     knowledge_function: str | None = Field(None, validation_alias=_env("PA_KNOWLEDGE_FUNCTION"))
     # Buckets a knowledge source may sync an S3 prefix from (comma-separated); empty: any locally, none on AWS.
     knowledge_source_buckets: str = Field("", validation_alias=_env("PA_KNOWLEDGE_SOURCE_BUCKETS"))
-    # Search's reranking stage (`knowledge/rerank.py`: none, tokens, or a Bedrock rerank model id) and whether
-    # the router model rewrites a conversational follow-up into a standalone query (`knowledge/query_rewrite.py`).
-    knowledge_reranker: str = Field("none", validation_alias=_env("PA_KNOWLEDGE_RERANKER"))
+    # Search's reranking stage (`knowledge/rerank.py`: auto = tokens where WordLlama is installed, none, tokens, or a
+    # Bedrock rerank model id) and whether the router model rewrites a conversational follow-up into a standalone
+    # query (`knowledge/query_rewrite.py`).
+    knowledge_reranker: str = Field("auto", validation_alias=_env("PA_KNOWLEDGE_RERANKER"))
     knowledge_query_rewrite: bool = Field(False, validation_alias=_env("PA_KNOWLEDGE_QUERY_REWRITE"))
     # Ingest limits (docs/knowledge.md): a document past them ends `failed: too_large` with no chunks. Parsing runs
     # in a child process with this much address space and time (the ingest function's MemorySize is 2048).

@@ -16,7 +16,13 @@ from personal_agent.knowledge.chunk_store import any_word
 from personal_agent.knowledge.chunking import Chunk, embedding_text
 from personal_agent.knowledge.query_rewrite import rewrite_query, user_turns
 from personal_agent.knowledge.ranking import Retrieval, refine
-from personal_agent.knowledge.rerank import BedrockReranker, TokenMatchReranker, reranker
+from personal_agent.knowledge.rerank import (
+    BedrockReranker,
+    TokenMatchReranker,
+    content_words,
+    passage_windows,
+    reranker,
+)
 
 HANDBOOK = "Expense reports are due within thirty days of the purchase, with every receipt attached to the claim."
 
@@ -44,6 +50,25 @@ async def test_the_token_match_reranker_prefers_the_passage_that_answers() -> No
         "how many days to hand in expense receipts?", ["The cafeteria opens at noon.", HANDBOOK]
     )
     assert scores[1] > scores[0]
+
+
+async def test_the_offline_reranker_votes_with_tokens_and_with_the_best_sentence_window() -> None:
+    mixed = (
+        "Office › Facilities\n\nThe cafeteria opens at noon. Parking is free for visitors. The gym closes at nine. "
+        "Badges are renewed every year. Printers are on every floor."
+    )
+    windows = passage_windows(mixed, 3)
+    assert (
+        windows[0]
+        == "Office › Facilities\nThe cafeteria opens at noon. Parking is free for visitors. The gym closes at nine."
+    )
+    assert len(windows) == 3 and all(w.startswith("Office › Facilities\n") for w in windows)
+    assert passage_windows("One sentence only.", 3) == ["One sentence only."]
+    assert content_words("How do I hand in my expense receipts?") == "hand expense receipts"
+    ranker = reranker("auto")
+    assert isinstance(ranker, TokenMatchReranker)  # WordLlama is installed here
+    signals = await ranker.signals("how many days to hand in expense receipts?", [mixed, HANDBOOK])
+    assert len(signals) == 2 and all(len(s) == 2 and s[1] > s[0] for s in signals)
 
 
 def test_the_bedrock_reranker_sends_the_rerank_api_request() -> None:

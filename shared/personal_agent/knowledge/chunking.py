@@ -29,10 +29,14 @@ class Chunk:
     section: str | None
 
 
+def split_sentences(text: str) -> list[str]:
+    """The text's sentences (and paragraphs), whitespace collapsed, none empty."""
+    return [s for s in (" ".join(part.split()) for part in _SENTENCE.split(text)) if s]
+
+
 def _units(text: str, count: CountTokens, target: int) -> list[tuple[str, int]]:
     """Sentences with their token counts; a sentence longer than `target` is cut into runs of words."""
-    sentences = [" ".join(s.split()) for s in _SENTENCE.split(text)]
-    sentences = [s for s in sentences if s]
+    sentences = split_sentences(text)
     units: list[tuple[str, int]] = []
     for sentence, tokens in zip(sentences, count(sentences) if sentences else [], strict=True):
         if tokens <= target:

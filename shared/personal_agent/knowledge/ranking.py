@@ -21,7 +21,7 @@ class Retrieval:
 
     dedup: bool = True
     reranker: str | None = None
-    """`none`, `tokens` or a Bedrock rerank model id; None: the deployment's `PA_KNOWLEDGE_RERANKER`."""
+    """`auto`, `none`, `tokens` or a Bedrock rerank model id; None: the deployment's `PA_KNOWLEDGE_RERANKER`."""
     pool: int = 30
     """Fused candidates the stages see (at least `k`)."""
     every_word: bool = False
@@ -42,12 +42,12 @@ async def refine(
     kept = dedup.distinct(candidates, text) if retrieval.dedup else list(candidates)
     ranker = retrieval.chosen_reranker()
     if ranker is not None and len(kept) > 1:
-        scores = await ranker.scores(query, [text(c) for c in kept])
-        by_score = sorted(range(len(kept)), key=lambda i: -scores[i])
-        # Fused with the first ranking by reciprocal rank: a reranker that disagrees moves a passage, never alone
-        # decides (the bench measured both; see bench/PROFILE.md).
-        fused = {i: 1.0 / (RRF_K + rank) for rank, i in enumerate(range(len(kept)))}
-        for rank, i in enumerate(by_score):
-            fused[i] += 1.0 / (RRF_K + rank)
-        kept = [kept[i] for i in sorted(fused, key=lambda i: (-fused[i], -scores[i]))]  # a tie: the reranker's
+        signals = await ranker.signals(query, [text(c) for c in kept])
+        # Each signal's order is fused with the first ranking by reciprocal rank: a reranker that disagrees moves a
+        # passage, never alone decides (the bench measured both; see bench/PROFILE.md).
+        fused = {i: 1.0 / (RRF_K + i) for i in range(len(kept))}
+        for scores in signals:
+            for rank, i in enumerate(sorted(range(len(kept)), key=lambda i: -scores[i])):
+                fused[i] += 1.0 / (RRF_K + rank)
+        kept = [kept[i] for i in sorted(fused, key=lambda i: (-fused[i], -signals[0][i]))]  # a tie: the reranker's
     return kept[:k]
