@@ -59,6 +59,7 @@ EXAMPLE_BODIES: dict[str, Any] = {
     "start_run": {"message": "hi", "mode": "inline"},
     "stream_run": {"message": "hi", "mode": "inline"},
     "create_attachment": {"filename": "m.png", "content_type": "image/png", "size": 10},
+    "add_project_member": {"email": "nobody@example.test", "role": "viewer"},
 }
 REQUEST_TIMEOUT = 30.0
 
@@ -464,6 +465,10 @@ async def _share_token(world: World) -> str:
     return world.a.ids["token"]
 
 
+async def _project(world: World) -> str:
+    return await _post(world, "/api/v1/projects", {"name": "Matrix project", "instructions": "matrix"}, "id")
+
+
 async def _dataset(world: World) -> str:
     body = {"name": "matrix", "cases": [{"input": "email bob", "expected": "sent"}]}
     return await _post(world, "/api/v1/evals/datasets", body, "id")
@@ -535,6 +540,7 @@ FACTORIES: dict[str, Factory] = {
     "rule_id": _rule,
     "share_id": _share,
     "token": _share_token,
+    "project_id": _project,
     "dataset_id": _dataset,
     "eval_run_id": _eval_run,
     "followup_id": _followup,

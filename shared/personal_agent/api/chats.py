@@ -15,6 +15,7 @@ from personal_agent.chats import service
 from personal_agent.chats.store import ChatRow
 from personal_agent.governance.tiers import classification_tier
 from personal_agent.lifecycle import transcript_items
+from personal_agent.projects import service as project_service
 
 router = APIRouter(prefix="/api/v1/chats", tags=["chats"])
 
@@ -45,6 +46,12 @@ class ChatCreate(BaseModel):
 class ChatRename(BaseModel):
     title: str | None = Field(None, min_length=1, max_length=200)
     classification: Classification | None = None
+    project_id: UUID | None = Field(
+        None,
+        description="move the chat into this project (null: out of its project); the chat's owner or an editor of"
+        " its project may, into a project where the caller is an editor or owner (409 `chat_restricted` for a"
+        " restricted chat)",
+    )
 
 
 class Chat(BaseModel):
@@ -54,6 +61,7 @@ class Chat(BaseModel):
     created_at: datetime
     updated_at: datetime
     agent_id: UUID | None = Field(None, description="the agent the chat is bound to (null: the built-in assistant)")
+    project_id: UUID | None = Field(None, description="the project the chat is in (null: none)")
     snippet: str | None = Field(None, description="with `q`: where the chat's latest matching message matches")
 
 
@@ -80,18 +88,31 @@ async def list_chats(
     q: Annotated[
         str | None, Query(max_length=200, description="words in the title or, by full-text search, in the messages")
     ] = None,
+    project_id: Annotated[
+        UUID | None,
+        Query(description="only this project's chats: every member's they may read (404 `project_not_found`)"),
+    ] = None,
 ) -> service.ChatList:
-    return await service.list_chats(principal, limit, cursor, q)
+    if project_id is not None:
+        await project_service.check_reader(principal, project_id)
+    return await service.list_chats(principal, limit, cursor, q, project_id)
 
 
 @router.get("/{chat_id}", operation_id="get_chat", response_model=Chat)
 async def get_chat(chat_id: UUID, principal: CurrentPrincipal) -> ChatRow:
+    """The caller's chat, or one of a project they are a member of."""
     return await service.get_chat(principal, chat_id)
 
 
 @router.patch("/{chat_id}", operation_id="rename_chat", response_model=Chat)
 async def rename_chat(chat_id: UUID, body: ChatRename, principal: CurrentPrincipal) -> ChatRow:
-    return await service.update_chat(principal, chat_id, body.title, body.classification)
+    """Rename it or change its classification (its owner), and/or move it into or out of a project."""
+    row = None
+    if "project_id" in body.model_fields_set:
+        row = await project_service.move_chat(principal, chat_id, body.project_id)
+    if row is None or body.title is not None or body.classification is not None:
+        row = await service.update_chat(principal, chat_id, body.title, body.classification)
+    return row
 
 
 @router.delete("/{chat_id}", status_code=204, operation_id="delete_chat")

@@ -24,6 +24,8 @@ GROUPS: tuple[RouterGroup, ...] = (
             "/api/v1/admin/share-audit",
         ),
     ),
+    # Projects: chats grouped with shared instructions, a default agent, a collection and a memory scope.
+    RouterGroup("projects", ("/api/v1/projects",)),
     # A person's data: out (export), erased, and in (another assistant's export).
     RouterGroup("export", ("/api/v1/me/export", "/api/v1/me/erase", "/api/v1/me/import")),
     RouterGroup("governance", ("/api/v1/admin", "/api/v1/keys"), ("router", "keys_router")),

@@ -1,4 +1,5 @@
-"""Chats for the API: a chat is private to its owner; anyone else (same org or not) gets 404."""
+"""Chats for the API: a chat is private to its owner and, in a project, readable by the project's members
+(0041); anyone else (same org or not) gets 404."""
 
 from __future__ import annotations
 
@@ -58,18 +59,25 @@ async def create_chat(
         return row
 
 
-async def list_chats(principal: Principal, limit: int, cursor: str | None, q: str | None) -> ChatList:
+async def list_chats(
+    principal: Principal, limit: int, cursor: str | None, q: str | None, project_id: UUID | None = None
+) -> ChatList:
+    """A page of the caller's chats (with `project_id`: that project's chats they may read; the caller checked
+    they are a member)."""
     before = decode_uuid_cursor(cursor) if cursor else None
     like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" if q else None
     async with org_transaction(principal.org_id) as conn:
-        rows = await store.list_owned(conn, principal.user_id, before, like, limit + 1, words=q or None)
+        rows = await store.list_owned(
+            conn, principal.user_id, before, like, limit + 1, words=q or None, project_id=project_id
+        )
     next_cursor = _chat_cursor(rows[limit - 1]) if len(rows) > limit else None
     return ChatList(rows[:limit], next_cursor)
 
 
 async def get_chat(principal: Principal, chat_id: UUID) -> ChatRow:
+    """The caller's chat, or one of a project they are a member of (not a restricted one); else 404."""
     async with org_transaction(principal.org_id) as conn:
-        row = await store.get_owned(conn, chat_id, principal.user_id)
+        row = await store.get_visible(conn, chat_id, principal.user_id)
     if row is None:
         raise NotFound("chat not found", code="chat_not_found")
     return row

@@ -15,7 +15,14 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 from personal_agent.spec.labels import Labels
 
-COLUMNS = "id, title, classification, created_at, updated_at, agent_id"
+COLUMNS = "id, title, classification, created_at, updated_at, agent_id, project_id"
+# Who may read a chat besides its owner: the members of its project (0041), never for a restricted chat.
+_PROJECT_MEMBER = (
+    "(c.classification <> 'restricted' AND EXISTS (SELECT 1 FROM project_members pm"
+    " WHERE pm.project_id = c.project_id AND pm.user_id = %s AND pm.role = ANY(%s)))"
+)
+READERS = ["owner", "editor", "viewer"]
+WRITERS = ["owner", "editor"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,8 @@ class ChatRow:
     snippet: str | None = None
     agent_id: UUID | None = None
     """The agent the chat is bound to (its runs use that agent's published version); None: the built-in one."""
+    project_id: UUID | None = None
+    """The project the chat is in (0041); None: none."""
 
 
 async def insert_chat(
@@ -77,11 +86,16 @@ async def list_owned(
     title_like: str | None,
     limit: int,
     words: str | None = None,
+    project_id: UUID | None = None,
 ) -> list[ChatRow]:
     """The user's chats, most recently updated first, after the keyset `before`; with `words`, those whose title
-    matches `title_like` or whose messages match the full-text query, each with a `snippet` of its latest match."""
+    matches `title_like` or whose messages match the full-text query, each with a `snippet` of its latest match.
+    With `project_id`: that project's chats the user may read (theirs, and its members' unless restricted)."""
     clauses = ["c.user_id = %s", "c.temporary_until IS NULL"]  # a temporary chat is never listed (0036)
     params: list[Any] = [user_id]
+    if project_id is not None:
+        clauses[0] = f"c.project_id = %s AND (c.user_id = %s OR {_PROJECT_MEMBER})"
+        params = [project_id, user_id, user_id, READERS]
     if before is not None:
         clauses.append("(c.updated_at, c.id) < (%s, %s)")
         params += list(before)
@@ -90,7 +104,8 @@ async def list_owned(
             clauses.append("c.title ILIKE %s")
             params.append(title_like)
         sql = (
-            "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, NULL::text AS snippet"
+            "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, c.project_id,"
+            " NULL::text AS snippet"
             f" FROM chats c"
             f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
         )
@@ -98,7 +113,7 @@ async def list_owned(
         return [ChatRow(**row) for row in await cur.fetchall()]
     clauses.append("(c.title ILIKE %s OR hit.snippet IS NOT NULL)")
     sql = (
-        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, hit.snippet"
+        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, c.project_id, hit.snippet"
         " FROM chats c CROSS JOIN websearch_to_tsquery('english', %s) AS q(query)"
         " LEFT JOIN LATERAL ("
         f"  SELECT ts_headline('english', {_MESSAGE_TEXT}, q.query, 'MaxWords=16, MinWords=6, MaxFragments=1,"
@@ -115,6 +130,34 @@ async def get_owned(conn: Conn, chat_id: UUID, user_id: UUID | None) -> ChatRow 
     cur = await conn.execute(f"SELECT {COLUMNS} FROM chats WHERE id = %s AND user_id = %s", [chat_id, user_id])
     row = await cur.fetchone()
     return ChatRow(**row) if row is not None else None
+
+
+async def get_visible(conn: Conn, chat_id: UUID, user_id: UUID | None, *, write: bool = False) -> ChatRow | None:
+    """The chat if the user owns it or is a member of its project (`write`: an editor or owner of it); else None."""
+    roles = WRITERS if write else READERS
+    cur = await conn.execute(
+        f"SELECT {', '.join('c.' + c for c in COLUMNS.split(', '))} FROM chats c"
+        f" WHERE c.id = %s AND (c.user_id = %s OR {_PROJECT_MEMBER})",
+        [chat_id, user_id, user_id, roles],
+    )
+    row = await cur.fetchone()
+    return ChatRow(**row) if row is not None else None
+
+
+async def move_to_project(conn: Conn, chat_id: UUID, project_id: UUID | None) -> ChatRow | None:
+    """Put the chat in `project_id` (None: out of any); the caller checked who may. None: no such chat."""
+    cur = await conn.execute(
+        f"UPDATE chats SET project_id = %s, updated_at = now() WHERE id = %s RETURNING {COLUMNS}",
+        [project_id, chat_id],
+    )
+    row = await cur.fetchone()
+    return ChatRow(**row) if row is not None else None
+
+
+async def is_temporary(conn: Conn, chat_id: UUID) -> bool:
+    cur = await conn.execute("SELECT temporary_until IS NOT NULL AS t FROM chats WHERE id = %s", [chat_id])
+    row = await cur.fetchone()
+    return bool(row and row["t"])
 
 
 async def update_owned(
@@ -176,23 +219,26 @@ class LockedChat:
     labels: Labels
     temporary: bool = False
     """A temporary chat (0036): its runs neither recall nor save memories."""
+    project_id: UUID | None = None
+    """The chat's project (0041): its instructions, collection and memory scope go into the run."""
 
 
 async def lock_chat(conn: Conn, chat_id: UUID, owner: UUID | None = None, *, owned: bool = False) -> LockedChat | None:
     """Lock the chat until the transaction ends (a run and its message land together): its classification and
     labels, or None when there is no such chat (`owned`: of `owner`)."""
-    columns = "classification, content_tier, untrusted, temporary_until IS NOT NULL AS temporary"
-    if owned:
+    columns = "c.classification, c.content_tier, c.untrusted, c.temporary_until IS NOT NULL AS temporary, c.project_id"
+    if owned:  # the owner's, or a chat of a project where `owner` is an editor or owner (0041)
         cur = await conn.execute(
-            f"SELECT {columns} FROM chats WHERE id = %s AND user_id = %s FOR UPDATE", [chat_id, owner]
+            f"SELECT {columns} FROM chats c WHERE c.id = %s AND (c.user_id = %s OR {_PROJECT_MEMBER}) FOR UPDATE OF c",
+            [chat_id, owner, owner, WRITERS],
         )
     else:
-        cur = await conn.execute(f"SELECT {columns} FROM chats WHERE id = %s FOR UPDATE", [chat_id])
+        cur = await conn.execute(f"SELECT {columns} FROM chats c WHERE c.id = %s FOR UPDATE", [chat_id])
     row = await cur.fetchone()
     if row is None:
         return None
     labels = Labels(content_tier=int(row["content_tier"]), untrusted=bool(row["untrusted"]))
-    return LockedChat(str(row["classification"]), labels, bool(row["temporary"]))
+    return LockedChat(str(row["classification"]), labels, bool(row["temporary"]), row["project_id"])
 
 
 async def raise_labels(conn: Conn, chat_id: UUID, labels: Labels) -> None:

@@ -1,7 +1,8 @@
-"""The agent a launch runs with: named by the request (a slug), else the chat's binding, else the org's built-in
-`assistant`, at its published version then. What the request gives itself (a workflow's instructions, model or
-tools, a caller's tool choice) overrides the agent's; the agent never widens what the caller may use (its tools
-were checked against the org's when saved, and pass the same tier gate as any run's)."""
+"""The agent a launch runs with: named by the request (a slug), else the chat's binding, else its project's default
+agent (`projects.run_context`), else the org's built-in `assistant`, at its published version then. What the request
+gives itself (a workflow's instructions, model or tools, a caller's tool choice) overrides the agent's; the agent
+never widens what the caller may use (its tools were checked against the org's when saved, and pass the same tier
+gate as any run's)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import dataclasses
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
+from personal_agent.agents import sampling_store
 from personal_agent.agents import service as agents
 from personal_agent.agents.service import LaunchAgent
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.governance.tiers import classification_tier
+from personal_agent.projects import run_context as project_context
 from personal_agent.spec.run_spec import AgentRef, DelegateAgent, ToolRef
 
 MEMORY_TOOL = "remember"
@@ -50,9 +53,13 @@ async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, named: str 
     slug, _, version = (named or "").partition("@")
     async with org_transaction(org_id) as conn:
         bound = None if slug else await chat_store.bound_agent(conn, chat_id)
-        return await agents.for_launch(
+        if bound is None and not slug:  # a chat bound to none takes its project's default agent
+            bound = await project_context.default_agent(conn, chat_id, user_id)
+        agent = await agents.for_launch(
             conn, org_id, user_id, slug=slug or None, agent_id=bound, with_delegates=True, version=int(version or 0)
         )
+        sampling = await sampling_store.get(conn, agent.slug)  # snapshotted: the run's end decides by it
+    return dataclasses.replace(agent, sample_rate=sampling.rate) if sampling else agent
 
 
 async def with_agent(request: Request) -> tuple[Request, LaunchAgent]:
@@ -81,6 +88,7 @@ def ref(agent: LaunchAgent) -> AgentRef:
         approval=dict(config.approval),
         classification=config.classification,
         output_schema=config.output_schema,
+        sample_rate=agent.sample_rate,
         delegate_agents=tuple(
             DelegateAgent(
                 id=d.id,

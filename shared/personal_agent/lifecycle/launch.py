@@ -15,7 +15,7 @@ from personal_agent.chats import store as chat_store
 from personal_agent.chats.branches import Parent, resolve_parent
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.errors import AppError, InvalidInput, NotFound, ServiceUnavailable
+from personal_agent.errors import AppError, Forbidden, InvalidInput, NotFound, ServiceUnavailable
 from personal_agent.governance.budgets import check_launch_budget
 from personal_agent.governance.candidates import merge_candidates, read_org_models, read_org_settings
 from personal_agent.governance.selection import ModelPlan, plan_models
@@ -29,6 +29,7 @@ from personal_agent.lifecycle.lease import Leased
 from personal_agent.lifecycle.stored_runs import store_prepared as store_prepared  # the chokepoint's one store
 from personal_agent.mcp_servers import service as mcp_service
 from personal_agent.memories import recall as memory_recall
+from personal_agent.projects import run_context as project_context
 from personal_agent.runs import store
 from personal_agent.sandbox import policy as sandbox_policy
 from personal_agent.settings import get_settings
@@ -114,6 +115,8 @@ async def _lock_chat(conn: Conn, request: LaunchRequest) -> chat_store.LockedCha
     together, and no second run starts beside an active one: the chat's follow-up policy decides)."""
     chat = await chat_store.lock_chat(conn, request.chat_id, request.user_id, owned=request.owned_chat)
     if chat is None:
+        if request.owned_chat and await chat_store.get_visible(conn, request.chat_id, request.user_id):
+            raise Forbidden("viewers of a project only read its chats", code="project_read_only")
         raise NotFound("chat not found", code="chat_not_found")
     latest = request.parent_message_id == "latest" and not request.regenerate
     await followup_queue.claim_turn(conn, request.chat_id, request.followup_id, latest, request.trigger_source)
@@ -122,11 +125,12 @@ async def _lock_chat(conn: Conn, request: LaunchRequest) -> chat_store.LockedCha
 
 async def _labels(conn: Conn, request: LaunchRequest, chat: chat_store.LockedChat, plan: ModelPlan) -> Labels:
     """The run's labels at launch (`spec/labels.py`): the chat's, its classification's and the trigger's, raised by
-    the memories it may recall (those every model of its chain passes)."""
+    the memories it may recall (those every model of its chain passes, of the chat's project if it is in one)."""
     entered = []
     if request.user_id is not None and request.recall_memories:
         floor = min(m.tier for m in (plan.primary, *plan.fallbacks))
-        entered.append(Labels(content_tier=await memory_recall.launch_tier(conn, request.user_id, floor)))
+        tier = await memory_recall.launch_tier(conn, request.user_id, floor, chat.project_id)
+        entered.append(Labels(content_tier=tier))
     entered.append(request.entered)
     return launch_labels(chat.labels, classification_tier(chat.classification), request.trigger_source, entered)
 
@@ -188,6 +192,7 @@ async def _launch(request: LaunchRequest) -> RunSpec:
         if chat.temporary:  # a temporary chat is not used for memories: none recalled, none saved (issue 38)
             request = replace(request, recall_memories=False)
             tools = tuple(t for t in tools if t.name != agent_launch.MEMORY_TOOL)
+        project = await project_context.for_launch(conn, chat.project_id)
         await check_launch_budget(conn, request.user_id)
         tools = await sandbox_policy.offered_tools(conn, request.org_id, tools, local, agent.config.tools)
         org = await read_org_settings(conn, request.org_id)
@@ -210,7 +215,8 @@ async def _launch(request: LaunchRequest) -> RunSpec:
             classification=chat.classification,
             labels=labels,
             confidence_threshold=float(org["confidence_threshold"]),
-            instructions=request.instructions or DEFAULT_INSTRUCTIONS,
+            instructions=project_context.instructions(request.instructions or DEFAULT_INSTRUCTIONS, project),
+            project=project_context.ref(project),
             tools=tools + mcp_tools,
             mcp_servers=tuple(s for s in mcp_servers if any(t.server_id == s.id for t in mcp_tools)),
             gated_tools=gated,

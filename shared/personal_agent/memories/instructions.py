@@ -29,4 +29,5 @@ async def memory_instructions(ctx: RunContext[RunDeps]) -> str | None:
     if user_id is None or not ctx.deps.spec.recall_memories:
         return None
     tier = ctx.deps.spec.labels.content_tier  # what the run launched with: it counted the memories up to it
-    return instructions_block(await recall(ctx.deps.org_id, user_id, latest_user_text(ctx.messages), tier))
+    project = ctx.deps.spec.project.id if ctx.deps.spec.project else None  # a project's chat: its memories only
+    return instructions_block(await recall(ctx.deps.org_id, user_id, latest_user_text(ctx.messages), tier, project))

@@ -34,19 +34,20 @@ async def _ensure_embeddings(org_id: UUID, user_id: UUID, rows: list[dict[str, A
             row["embedding"] = vector
 
 
-async def launch_tier(conn: Conn, user_id: UUID, floor: int) -> int:
+async def launch_tier(conn: Conn, user_id: UUID, floor: int, project_id: UUID | None = None) -> int:
     """At launch: the content tier the memories a run may recall bring into it (only memories whose tier every
-    model of the run passes, `floor`, are ever recalled)."""
+    model of the run passes, `floor`, are ever recalled; in a project's chat, only the project's)."""
     await store.as_user(conn, user_id)
-    return await store.recallable_tier(conn, user_id, floor)
+    return await store.recallable_tier(conn, user_id, floor, project_id)
 
 
-async def recall(org_id: UUID, user_id: UUID, query: str, max_tier: int) -> list[str]:
+async def recall(org_id: UUID, user_id: UUID, query: str, max_tier: int, project_id: UUID | None = None) -> list[str]:
     """The memory texts for a run whose new message is `query`, most relevant first: only memories of at most
-    `max_tier` (the content tier the run launched with, which counted them)."""
+    `max_tier` (the content tier the run launched with, which counted them), of the run's scope (`project_id`: its
+    project's; None: those saved outside projects)."""
     async with org_transaction(org_id) as conn:
         await store.as_user(conn, user_id)
-        rows = await store.with_embeddings(conn, user_id, saving.MAX_MEMORIES, max_tier)
+        rows = await store.with_embeddings(conn, user_id, saving.MAX_MEMORIES, max_tier, project_id)
     if len(rows) > MAX_RECALLED and query.strip():
         try:
             await _ensure_embeddings(org_id, user_id, rows)

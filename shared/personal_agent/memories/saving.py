@@ -27,13 +27,20 @@ def clean_text(text: str) -> str:
 
 
 async def save(
-    conn: Conn, org_id: UUID, user_id: UUID, text: str, source_run_id: UUID | None = None, content_tier: int = 0
+    conn: Conn,
+    org_id: UUID,
+    user_id: UUID,
+    text: str,
+    source_run_id: UUID | None = None,
+    content_tier: int = 0,
+    project_id: UUID | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """Save a memory for `user_id` in this (org) transaction: (its row, whether it is new). `content_tier`: the
-    tier of the data it was saved from (a run's content tier); it is recalled only where that tier may go."""
+    tier of the data it was saved from (a run's content tier); it is recalled only where that tier may go.
+    `project_id`: saved in a project's chat, it is recalled only in that project's chats."""
     cleaned = clean_text(text)
     await store.as_user(conn, user_id)
-    same = await store.find_same(conn, user_id, cleaned)
+    same = await store.find_same(conn, user_id, cleaned, project_id)
     if same is not None:
         if content_tier:
             await store.raise_tier(conn, same["id"], content_tier)
@@ -44,4 +51,4 @@ async def save(
             code="memory_limit",
             limit=MAX_MEMORIES,
         )
-    return await store.insert(conn, org_id, user_id, cleaned, source_run_id, content_tier), True
+    return await store.insert(conn, org_id, user_id, cleaned, source_run_id, content_tier, project_id), True

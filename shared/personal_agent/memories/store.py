@@ -10,6 +10,8 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 
 COLUMNS = "id, text, source_run_id, created_at, updated_at"
+# A memory's scope (0041): a project's memories are recalled only in its chats, the rest only outside projects.
+_SCOPE = "project_id IS NOT DISTINCT FROM %s"
 
 
 async def as_user(conn: Conn, user_id: UUID) -> None:
@@ -24,23 +26,29 @@ async def count(conn: Conn, user_id: UUID) -> int:
 
 
 async def insert(
-    conn: Conn, org_id: UUID, user_id: UUID, text: str, source_run_id: UUID | None = None, content_tier: int = 0
+    conn: Conn,
+    org_id: UUID,
+    user_id: UUID,
+    text: str,
+    source_run_id: UUID | None = None,
+    content_tier: int = 0,
+    project_id: UUID | None = None,
 ) -> dict[str, Any]:
     cur = await conn.execute(
-        "INSERT INTO memories (org_id, user_id, text, source_run_id, content_tier) VALUES (%s, %s, %s, %s, %s)"
-        f" RETURNING {COLUMNS}",
-        [org_id, user_id, text, source_run_id, content_tier],
+        "INSERT INTO memories (org_id, user_id, text, source_run_id, content_tier, project_id)"
+        f" VALUES (%s, %s, %s, %s, %s, %s) RETURNING {COLUMNS}",
+        [org_id, user_id, text, source_run_id, content_tier, project_id],
     )
     row = await cur.fetchone()
     assert row is not None
     return row
 
 
-async def find_same(conn: Conn, user_id: UUID, text: str) -> dict[str, Any] | None:
-    """The user's memory with exactly this text (case and surrounding space aside), if any."""
+async def find_same(conn: Conn, user_id: UUID, text: str, project_id: UUID | None = None) -> dict[str, Any] | None:
+    """The user's memory with exactly this text (case and surrounding space aside) in the same scope, if any."""
     cur = await conn.execute(
-        f"SELECT {COLUMNS} FROM memories WHERE user_id = %s AND lower(btrim(text)) = lower(btrim(%s))",
-        [user_id, text],
+        f"SELECT {COLUMNS} FROM memories WHERE user_id = %s AND lower(btrim(text)) = lower(btrim(%s)) AND {_SCOPE}",
+        [user_id, text, project_id],
     )
     return await cur.fetchone()
 
@@ -54,13 +62,15 @@ async def list_own(conn: Conn, user_id: UUID, limit: int) -> list[dict[str, Any]
     return list(await cur.fetchall())
 
 
-async def with_embeddings(conn: Conn, user_id: UUID, limit: int, max_tier: int) -> list[dict[str, Any]]:
-    """The user's memories of at most `max_tier` with their stored embedding (and its model), most recently
-    changed first."""
+async def with_embeddings(
+    conn: Conn, user_id: UUID, limit: int, max_tier: int, project_id: UUID | None = None
+) -> list[dict[str, Any]]:
+    """The user's memories of at most `max_tier` in one scope (a project's; None: outside projects) with their
+    stored embedding (and its model), most recently changed first."""
     cur = await conn.execute(
         f"SELECT {COLUMNS}, embedding, embedding_model FROM memories WHERE user_id = %s AND content_tier <= %s"
-        " ORDER BY updated_at DESC, id DESC LIMIT %s",
-        [user_id, max_tier, limit],
+        f" AND {_SCOPE} ORDER BY updated_at DESC, id DESC LIMIT %s",
+        [user_id, max_tier, project_id, limit],
     )
     return list(await cur.fetchall())
 
@@ -95,11 +105,13 @@ async def raise_tier(conn: Conn, memory_id: UUID, content_tier: int) -> None:
     )
 
 
-async def recallable_tier(conn: Conn, user_id: UUID, floor: int) -> int:
-    """The highest content tier among the user's memories a run whose models pass `floor` may recall."""
+async def recallable_tier(conn: Conn, user_id: UUID, floor: int, project_id: UUID | None = None) -> int:
+    """The highest content tier among the user's memories (of one scope) a run whose models pass `floor` may
+    recall."""
     cur = await conn.execute(
-        "SELECT coalesce(max(content_tier), 0) AS tier FROM memories WHERE user_id = %s AND content_tier <= %s",
-        [user_id, floor],
+        "SELECT coalesce(max(content_tier), 0) AS tier FROM memories WHERE user_id = %s AND content_tier <= %s"
+        f" AND {_SCOPE}",
+        [user_id, floor, project_id],
     )
     row = await cur.fetchone()
     return int(row["tier"]) if row else 0

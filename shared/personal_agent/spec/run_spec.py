@@ -7,6 +7,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from personal_agent.spec.project_ref import ProjectRef
 from personal_agent.spec.tool_policy import ToolPolicy
 
 RunMode = Literal["inline", "durable"]
@@ -270,6 +271,7 @@ class RunSpec(BaseModel):
     """The user's memories go into the run's instructions (a workflow's triggered runs: only if its owner opted in)."""
     agent: AgentRef | None = None
     """The agent the run launched with (None: a run from before agents, or one built outside the launch)."""
+    project: ProjectRef | None = None  # the chat's project at launch: its memory scope, its collection
     input_messages: int = 1
     """How many of the run's own stored messages it was given (a user turn; a `/v1` conversation's messages): its
     answer is what follows them."""

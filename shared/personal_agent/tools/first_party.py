@@ -61,7 +61,10 @@ async def remember(ctx: RunContext[RunDeps], fact: str) -> str:
     tier = max(ctx.deps.spec.routing_tier, labels.content_tier)  # recalled only where this run's data may go
     try:
         async with ctx.deps.db() as conn:
-            _, created = await memories.save(conn, ctx.deps.org_id, ctx.deps.user_id, fact, ctx.deps.run_id, tier)
+            project = ctx.deps.spec.project.id if ctx.deps.spec.project else None  # the project's scope
+            _, created = await memories.save(
+                conn, ctx.deps.org_id, ctx.deps.user_id, fact, ctx.deps.run_id, tier, project
+            )
     except AppError as exc:
         raise ModelRetry(exc.message) from exc
     return "Saved to the user's memories." if created else "Already in the user's memories."

@@ -63,6 +63,8 @@ async def search_knowledge(ctx: RunContext[RunDeps], query: str, k: int = 6) -> 
     scopes = spec.agent.knowledge if spec.agent else ()  # an agent's collections (none: every one the user reads)
     if scopes and spec.project is not None and spec.project.collection_id is not None:
         scopes = (*scopes, str(spec.project.collection_id))  # a project's chat: its collection too
+    if scopes and spec.project is not None and spec.project.collection_id is not None:
+        scopes = (*scopes, str(spec.project.collection_id))  # a project's chat: its collection too
     try:
         result = await search(
             spec.org_id,
