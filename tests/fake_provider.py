@@ -57,6 +57,8 @@ class FakeProvider:
         self.models = models
         self.requests: list[dict[str, Any]] = []
         self.keys: list[str] = []
+        self.peers: list[tuple[str, int]] = []
+        """The client address and port of each chat request (one port twice: a connection kept and used again)."""
         self.model_list_headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         routes = [
@@ -87,6 +89,7 @@ class FakeProvider:
         with self._lock:
             self.requests.append(body)
             self.keys.append(request.headers.get("authorization", "").removeprefix("Bearer "))
+            self.peers.append((request.client.host, request.client.port) if request.client else ("", 0))
         reply = self.script(list(body.get("messages", [])))
         n = len(self.requests)
         calls = [

@@ -201,7 +201,7 @@ async def _drive(
 
 async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToolResults | None) -> tuple[bool, Any]:
     """Walk pydantic-ai's graph node by node: (True, the run's output), or (False, None) when the time budget
-    handed the run back first. The cancel flag is checked before every node."""
+    handed the run back first. The cancel flag is checked before every model request and tool round."""
     spec = step_spec(drive.spec, history)  # its tier raised to what entered the run so far
     routing = drive.state.get("routing")
     agent = await build_agent(spec, drive.emitter)  # the classification gate runs here, every step
@@ -216,12 +216,13 @@ async def _walk(drive: Drive, history: list[ModelMessage], deferred: DeferredToo
         await _report_unavailable(drive, agent)
         node = run.next_node
         while not Agent.is_end_node(node):
-            await drive.watch.check(force=True)
             if Agent.is_model_request_node(node):
+                await drive.watch.check(force=True)
                 node = await drive.model_step(run, node)
             elif Agent.is_call_tools_node(node):
+                await drive.watch.check(force=True)
                 node = await drive.tool_step(run, node)
-            else:
+            else:  # the user prompt: builds the first request and sends nothing (the request's check follows)
                 node = await run.next(node)
             if drive.should_hand_back(node):
                 return False, None

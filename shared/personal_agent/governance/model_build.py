@@ -54,9 +54,9 @@ async def _client(ref: ModelRef) -> httpx2.AsyncClient | None:
     client, for the platform's endpoints, which the operator configured)."""
     if ref.base_url is None:
         return None
-    from personal_agent.models.provider_address import check_base_url, pinned_client
+    from personal_agent.models.provider_address import check_base_url, run_client
 
-    return pinned_client(ref.base_url, await check_base_url(ref.base_url))
+    return run_client(ref.base_url, await check_base_url(ref.base_url))
 
 
 async def build_one(org_id: UUID, ref: ModelRef, required_tier: int) -> Model:

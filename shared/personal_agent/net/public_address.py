@@ -75,6 +75,10 @@ def is_public(address: IPAddress) -> bool:
 
 
 async def resolve(host: str, port: int) -> list[IPAddress]:
+    try:  # an address written out is itself: no resolver thread (its hop costs ms on a busy loop)
+        return [ipaddress.ip_address(host.strip("[]"))]
+    except ValueError:
+        pass
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
