@@ -216,6 +216,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export Org Data
+         * @description Start an export of the org's data (every member's chats with all branches, and share links; not members'
+         *     private memories) as a ZIP; poll `GET /api/v1/admin/exports/{id}`.
+         */
+        post: operations["export_org_data"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Org Export
+         * @description An org export you started: its status and, once ready, a short-lived download link.
+         */
+        get: operations["get_org_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/mcp-servers": {
         parameters: {
             query?: never;
@@ -932,7 +973,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get Chat */
+        /**
+         * Get Chat
+         * @description The caller's chat, or one of a project they are a member of.
+         */
         get: operations["get_chat"];
         put?: never;
         post?: never;
@@ -940,7 +984,10 @@ export interface paths {
         delete: operations["delete_chat"];
         options?: never;
         head?: never;
-        /** Rename Chat */
+        /**
+         * Rename Chat
+         * @description Rename it or change its classification (its owner), and/or move it into or out of a project.
+         */
         patch: operations["rename_chat"];
         trace?: never;
     };
@@ -1260,6 +1307,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/evals/online-scores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Online Scores
+         * @description The judge's scores of sampled production runs, per agent and day (UTC), newest first.
+         */
+        get: operations["list_online_scores"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/evals/runs": {
         parameters: {
             query?: never;
@@ -1294,6 +1361,46 @@ export interface paths {
          */
         get: operations["get_eval_run"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/sampling": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Agent Sampling
+         * @description The org's agents with online sampling set.
+         */
+        get: operations["list_agent_sampling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/sampling/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set Agent Sampling
+         * @description Sample a share of the agent's production runs into an LLM judge, from their next launch (0 turns it off).
+         */
+        put: operations["set_agent_sampling"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1736,11 +1843,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        get?: never;
+        put?: never;
         /**
          * Export My Data
-         * @description All your chats (every branch), memories and share links, as a ZIP to download.
+         * @description Start an export of all your chats (every branch), memories and share links as a ZIP; poll
+         *     `GET /api/v1/me/exports/{id}` for its download link.
          */
-        get: operations["export_my_data"];
+        post: operations["export_my_data"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get My Export
+         * @description An export of yours: its status and, once ready, a short-lived download link.
+         */
+        get: operations["get_my_export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2027,6 +2155,92 @@ export interface paths {
          */
         post: operations["enable_user"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Projects
+         * @description The projects the caller is a member of, most recently changed first.
+         */
+        get: operations["list_projects"];
+        put?: never;
+        /** Create Project */
+        post: operations["create_project"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Project */
+        get: operations["get_project"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Project
+         * @description Owners only: its chats move out (their owners keep them); its memories and its own collection go.
+         */
+        delete: operations["delete_project"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Project
+         * @description Owners only (403 `not_project_owner`).
+         */
+        patch: operations["update_project"];
+        trace?: never;
+    };
+    "/api/v1/projects/{project_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add Project Member
+         * @description Add a member of the org or change their role (owners only; 422 `unknown_member` for anyone else).
+         */
+        post: operations["add_project_member"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/projects/{project_id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove Project Member
+         * @description Owners remove anyone; a member may leave; 409 `last_project_owner` for the last owner.
+         */
+        delete: operations["remove_project_member"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3778,10 +3992,20 @@ export interface components {
              */
             id: string;
             /**
+             * Project Id
+             * @description the project the chat is in (null: none)
+             */
+            project_id?: string | null;
+            /**
              * Snippet
              * @description with `q`: where the chat's latest matching message matches
              */
             snippet?: string | null;
+            /**
+             * Temporary Until
+             * @description a temporary chat (never listed, not remembered): when it is deleted; null: not temporary
+             */
+            temporary_until?: string | null;
             /** Title */
             title: string;
             /**
@@ -3831,6 +4055,11 @@ export interface components {
         ChatRename: {
             /** Classification */
             classification?: ("standard" | "confidential" | "restricted") | null;
+            /**
+             * Project Id
+             * @description move the chat into this project (null: out of its project); the chat's owner or an editor of its project may, into a project where the caller is an editor or owner (409 `chat_restricted` for a restricted chat)
+             */
+            project_id?: string | null;
             /** Title */
             title?: string | null;
         };
@@ -4176,6 +4405,41 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+        };
+        /** DayScoreList */
+        DayScoreList: {
+            /** Items */
+            items: components["schemas"]["DayScoreOut"][];
+        };
+        /** DayScoreOut */
+        DayScoreOut: {
+            /** Agent Slug */
+            agent_slug: string;
+            /**
+             * Cost Usd
+             * @description what judging them cost
+             */
+            cost_usd: number;
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /**
+             * Mean Score
+             * @description the judge's mean score, 0 to 1
+             */
+            mean_score: number | null;
+            /**
+             * Sampled
+             * @description production runs sampled that day
+             */
+            sampled: number;
+            /**
+             * Scored
+             * @description of them, judged
+             */
+            scored: number;
         };
         /**
          * DecisionIn
@@ -4692,6 +4956,67 @@ export interface components {
              * @description the mean score (0 to 1) over the cases done
              */
             score: number | null;
+        };
+        /** ExportStarted */
+        ExportStarted: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "ready" | "failed";
+        };
+        /** ExportStatus */
+        ExportStatus: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Download Expires In
+             * @description seconds the download URL is valid
+             */
+            download_expires_in: number | null;
+            /**
+             * Download Url
+             * @description when ready: a presigned GET of the ZIP; no bearer token
+             */
+            download_url: string | null;
+            /**
+             * Error
+             * @description why it failed (an error class, never content)
+             */
+            error: string | null;
+            /**
+             * Expires At
+             * Format: date-time
+             * @description the ZIP is deleted after this
+             */
+            expires_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "user" | "org";
+            /** Size Bytes */
+            size_bytes: number | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "ready" | "failed";
         };
         /**
          * FeedApprovalsRequested
@@ -5286,6 +5611,23 @@ export interface components {
             /** Via */
             via: string;
         };
+        /** Member */
+        Member: {
+            /** Email */
+            email: string | null;
+            /** Name */
+            name: string | null;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "owner" | "editor" | "viewer";
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+        };
         /** MemberList */
         MemberList: {
             /** Items */
@@ -5324,6 +5666,19 @@ export interface components {
              * Format: uuid
              */
             user_id: string;
+        };
+        /** MemberPut */
+        MemberPut: {
+            /** Email */
+            email?: string | null;
+            /**
+             * Role
+             * @default viewer
+             * @enum {string}
+             */
+            role?: "owner" | "editor" | "viewer";
+            /** User Id */
+            user_id?: string | null;
         };
         /** Memory */
         Memory: {
@@ -5746,6 +6101,128 @@ export interface components {
             /** Text */
             text: string;
         };
+        /** Project */
+        Project: {
+            /**
+             * Agent
+             * @description the default agent's slug (null: none)
+             */
+            agent: string | null;
+            /**
+             * Collection Id
+             * @description the project's knowledge collection (upload its files there)
+             */
+            collection_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Instructions */
+            instructions: string;
+            /** Name */
+            name: string;
+            /**
+             * Role
+             * @description the caller's role in it
+             * @enum {string}
+             */
+            role: "owner" | "editor" | "viewer";
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /**
+         * ProjectCreate
+         * @example {
+         *       "instructions": "Answer as our launch team.",
+         *       "name": "Q3 launch"
+         *     }
+         */
+        ProjectCreate: {
+            /**
+             * Agent
+             * @description the default agent's slug (a chat's own agent goes first)
+             */
+            agent?: string | null;
+            /**
+             * Collection Id
+             * @description a knowledge collection the caller reads; omitted: one is made for the project
+             */
+            collection_id?: string | null;
+            /**
+             * Instructions
+             * @description added to the agent's instructions in its chats
+             * @default
+             */
+            instructions?: string;
+            /** Name */
+            name: string;
+        };
+        /** ProjectDetail */
+        ProjectDetail: {
+            /**
+             * Agent
+             * @description the default agent's slug (null: none)
+             */
+            agent: string | null;
+            /**
+             * Collection Id
+             * @description the project's knowledge collection (upload its files there)
+             */
+            collection_id: string | null;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Instructions */
+            instructions: string;
+            /** Members */
+            members: components["schemas"]["Member"][];
+            /** Name */
+            name: string;
+            /**
+             * Role
+             * @description the caller's role in it
+             * @enum {string}
+             */
+            role: "owner" | "editor" | "viewer";
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+        };
+        /** ProjectList */
+        ProjectList: {
+            /** Items */
+            items: components["schemas"]["Project"][];
+        };
+        /** ProjectUpdate */
+        ProjectUpdate: {
+            /**
+             * Agent
+             * @description the default agent's slug; null: none
+             */
+            agent?: string | null;
+            /** Instructions */
+            instructions?: string | null;
+            /** Name */
+            name?: string | null;
+        };
         /** ProviderIn */
         ProviderIn: {
             /** Base Url */
@@ -6128,6 +6605,12 @@ export interface components {
         RetentionSweep: {
             /** Expired Chats */
             expired_chats: number;
+            /**
+             * Expired Exports
+             * @description data exports past their time, deleted with their ZIP
+             * @default 0
+             */
+            expired_exports?: number;
             /** Temporary Chats */
             temporary_chats: number;
         };
@@ -6565,6 +7048,46 @@ export interface components {
             tools: components["schemas"]["RunToolOut"][];
             /** Trigger Source */
             trigger_source: string;
+        };
+        /** SamplingIn */
+        SamplingIn: {
+            /**
+             * Model
+             * @description the judge's model (default: the run's routing model)
+             */
+            model?: string | null;
+            /**
+             * Rate
+             * @description the share of the agent's production runs judged (0: off)
+             */
+            rate: number;
+            /**
+             * Rubric
+             * @description what the judge grades against (empty: a default)
+             * @default
+             */
+            rubric?: string;
+        };
+        /** SamplingList */
+        SamplingList: {
+            /** Items */
+            items: components["schemas"]["SamplingOut"][];
+        };
+        /** SamplingOut */
+        SamplingOut: {
+            /** Agent Slug */
+            agent_slug: string;
+            /** Model */
+            model: string | null;
+            /** Rate */
+            rate: number;
+            /** Rubric */
+            rubric: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
         };
         /** SatisfactionOut */
         SatisfactionOut: {
@@ -8921,6 +9444,75 @@ export interface operations {
             };
         };
     };
+    export_org_data: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the export is being built; poll its `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStarted"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_org_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStatus"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_mcp_servers: {
         parameters: {
             query?: never;
@@ -10888,6 +11480,8 @@ export interface operations {
                 cursor?: string | null;
                 /** @description words in the title or, by full-text search, in the messages */
                 q?: string | null;
+                /** @description only this project's chats: every member's they may read (404 `project_not_found`) */
+                project_id?: string | null;
             };
             header?: never;
             path?: never;
@@ -11862,6 +12456,46 @@ export interface operations {
             };
         };
     };
+    list_online_scores: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DayScoreList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_eval_runs: {
         parameters: {
             query?: {
@@ -11962,6 +12596,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvalRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_agent_sampling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SamplingList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_agent_sampling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SamplingIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SamplingOut"];
                 };
             };
             /** @description Validation Error */
@@ -13225,13 +13932,53 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description a ZIP of JSON and Markdown */
+            /** @description the export is being built; poll its `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStarted"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_my_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/zip": string;
+                    "application/json": components["schemas"]["ExportStatus"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */
@@ -13970,6 +14717,284 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_projects: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectCreate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_project: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProjectUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectDetail"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    add_project_member: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberPut"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    remove_project_member: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"][];
                 };
             };
             /** @description Validation Error */

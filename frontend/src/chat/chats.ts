@@ -5,6 +5,7 @@ import { reactive } from "vue";
 import { call } from "../api/client";
 import type { Chat } from "../api/client";
 import { describeError } from "../api/http";
+import { projects } from "../projects/projects";
 
 export const chats = reactive({
   items: [] as Chat[],
@@ -21,7 +22,8 @@ export async function loadChats(more = false): Promise<void> {
   chats.loading = true;
   chats.error = null;
   try {
-    const page = await call("list_chats", { query: { limit: 30, q: chats.query.trim() || undefined, cursor: more ? chats.nextCursor : undefined } });
+    const query = { limit: 30, q: chats.query.trim() || undefined, cursor: more ? chats.nextCursor : undefined };
+    const page = await call("list_chats", { query: { ...query, project_id: projects.filter ?? undefined } });
     if (mine !== generation) return; // a newer search answered first
     chats.items = more ? [...chats.items, ...page.items] : page.items;
     chats.nextCursor = page.next_cursor ?? null;
@@ -55,7 +57,8 @@ export async function deleteChat(id: string): Promise<void> {
 export async function refreshChat(id: string): Promise<Chat | null> {
   try {
     const chat = await call("get_chat", { path: { chat_id: id } });
-    if (!chats.query || chats.items.some((c) => c.id === id)) chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
+    const listed = !chat.temporary_until && (!chats.query || chats.items.some((c) => c.id === id)); // a temporary chat never is
+    if (listed) chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
     return chat;
   } catch {
     return null; // deleted meanwhile, or not ours: nothing to show
