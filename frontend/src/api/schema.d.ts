@@ -216,47 +216,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/admin/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Export Org Data
-         * @description Start an export of the org's data (every member's chats with all branches, and share links; not members'
-         *     private memories) as a ZIP; poll `GET /api/v1/admin/exports/{id}`.
-         */
-        post: operations["export_org_data"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/admin/exports/{export_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get Org Export
-         * @description An org export you started: its status and, once ready, a short-lived download link.
-         */
-        get: operations["get_org_export"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/admin/mcp-servers": {
         parameters: {
             query?: never;
@@ -1307,26 +1266,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/evals/online-scores": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List Online Scores
-         * @description The judge's scores of sampled production runs, per agent and day (UTC), newest first.
-         */
-        get: operations["list_online_scores"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/evals/runs": {
         parameters: {
             query?: never;
@@ -1361,46 +1300,6 @@ export interface paths {
          */
         get: operations["get_eval_run"];
         put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/evals/sampling": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List Agent Sampling
-         * @description The org's agents with online sampling set.
-         */
-        get: operations["list_agent_sampling"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/evals/sampling/{slug}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Set Agent Sampling
-         * @description Sample a share of the agent's production runs into an LLM judge, from their next launch (0 turns it off).
-         */
-        put: operations["set_agent_sampling"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1843,32 +1742,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
          * Export My Data
-         * @description Start an export of all your chats (every branch), memories and share links as a ZIP; poll
-         *     `GET /api/v1/me/exports/{id}` for its download link.
+         * @description All your chats (every branch), memories and share links, as a ZIP to download.
          */
-        post: operations["export_my_data"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/me/exports/{export_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get My Export
-         * @description An export of yours: its status and, once ready, a short-lived download link.
-         */
-        get: operations["get_my_export"];
+        get: operations["export_my_data"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4001,11 +3879,6 @@ export interface components {
              * @description with `q`: where the chat's latest matching message matches
              */
             snippet?: string | null;
-            /**
-             * Temporary Until
-             * @description a temporary chat (never listed, not remembered): when it is deleted; null: not temporary
-             */
-            temporary_until?: string | null;
             /** Title */
             title: string;
             /**
@@ -4405,41 +4278,6 @@ export interface components {
             id: string;
             /** Name */
             name: string;
-        };
-        /** DayScoreList */
-        DayScoreList: {
-            /** Items */
-            items: components["schemas"]["DayScoreOut"][];
-        };
-        /** DayScoreOut */
-        DayScoreOut: {
-            /** Agent Slug */
-            agent_slug: string;
-            /**
-             * Cost Usd
-             * @description what judging them cost
-             */
-            cost_usd: number;
-            /**
-             * Day
-             * Format: date
-             */
-            day: string;
-            /**
-             * Mean Score
-             * @description the judge's mean score, 0 to 1
-             */
-            mean_score: number | null;
-            /**
-             * Sampled
-             * @description production runs sampled that day
-             */
-            sampled: number;
-            /**
-             * Scored
-             * @description of them, judged
-             */
-            scored: number;
         };
         /**
          * DecisionIn
@@ -4956,67 +4794,6 @@ export interface components {
              * @description the mean score (0 to 1) over the cases done
              */
             score: number | null;
-        };
-        /** ExportStarted */
-        ExportStarted: {
-            /**
-             * Id
-             * Format: uuid
-             */
-            id: string;
-            /**
-             * Status
-             * @enum {string}
-             */
-            status: "pending" | "running" | "ready" | "failed";
-        };
-        /** ExportStatus */
-        ExportStatus: {
-            /**
-             * Created At
-             * Format: date-time
-             */
-            created_at: string;
-            /**
-             * Download Expires In
-             * @description seconds the download URL is valid
-             */
-            download_expires_in: number | null;
-            /**
-             * Download Url
-             * @description when ready: a presigned GET of the ZIP; no bearer token
-             */
-            download_url: string | null;
-            /**
-             * Error
-             * @description why it failed (an error class, never content)
-             */
-            error: string | null;
-            /**
-             * Expires At
-             * Format: date-time
-             * @description the ZIP is deleted after this
-             */
-            expires_at: string;
-            /** Finished At */
-            finished_at: string | null;
-            /**
-             * Id
-             * Format: uuid
-             */
-            id: string;
-            /**
-             * Scope
-             * @enum {string}
-             */
-            scope: "user" | "org";
-            /** Size Bytes */
-            size_bytes: number | null;
-            /**
-             * Status
-             * @enum {string}
-             */
-            status: "pending" | "running" | "ready" | "failed";
         };
         /**
          * FeedApprovalsRequested
@@ -6605,12 +6382,6 @@ export interface components {
         RetentionSweep: {
             /** Expired Chats */
             expired_chats: number;
-            /**
-             * Expired Exports
-             * @description data exports past their time, deleted with their ZIP
-             * @default 0
-             */
-            expired_exports?: number;
             /** Temporary Chats */
             temporary_chats: number;
         };
@@ -7048,46 +6819,6 @@ export interface components {
             tools: components["schemas"]["RunToolOut"][];
             /** Trigger Source */
             trigger_source: string;
-        };
-        /** SamplingIn */
-        SamplingIn: {
-            /**
-             * Model
-             * @description the judge's model (default: the run's routing model)
-             */
-            model?: string | null;
-            /**
-             * Rate
-             * @description the share of the agent's production runs judged (0: off)
-             */
-            rate: number;
-            /**
-             * Rubric
-             * @description what the judge grades against (empty: a default)
-             * @default
-             */
-            rubric?: string;
-        };
-        /** SamplingList */
-        SamplingList: {
-            /** Items */
-            items: components["schemas"]["SamplingOut"][];
-        };
-        /** SamplingOut */
-        SamplingOut: {
-            /** Agent Slug */
-            agent_slug: string;
-            /** Model */
-            model: string | null;
-            /** Rate */
-            rate: number;
-            /** Rubric */
-            rubric: string;
-            /**
-             * Updated At
-             * Format: date-time
-             */
-            updated_at: string;
         };
         /** SatisfactionOut */
         SatisfactionOut: {
@@ -9422,75 +9153,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelEventOut"][];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    export_org_data: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the export is being built; poll its `Location` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExportStarted"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    get_org_export: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                export_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExportStatus"];
                 };
             };
             /** @description Validation Error */
@@ -12456,46 +12118,6 @@ export interface operations {
             };
         };
     };
-    list_online_scores: {
-        parameters: {
-            query?: {
-                days?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DayScoreList"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     list_eval_runs: {
         parameters: {
             query?: {
@@ -12596,79 +12218,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvalRunOut"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    list_agent_sampling: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SamplingList"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    set_agent_sampling: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                slug: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SamplingIn"];
-            };
-        };
-        responses: {
-            /** @description Successful Response */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SamplingOut"];
                 };
             };
             /** @description Validation Error */
@@ -13932,53 +13481,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the export is being built; poll its `Location` */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ExportStarted"];
-                };
-            };
-            /** @description an error the caller can act on */
-            "4XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    get_my_export: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                export_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Successful Response */
+            /** @description a ZIP of JSON and Markdown */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ExportStatus"];
-                };
-            };
-            /** @description Validation Error */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/zip": string;
                 };
             };
             /** @description an error the caller can act on */
