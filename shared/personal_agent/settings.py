@@ -119,6 +119,9 @@ class Settings(BaseSettings):
     # the clock the sweep and share links' expiry read (tests move time forward with it instead of waiting).
     retention_interval_seconds: float = Field(3600.0, gt=0, validation_alias=_env("PA_RETENTION_INTERVAL_SECONDS"))
     retention_clock_skew_seconds: float = Field(0.0, validation_alias=_env("PA_RETENTION_CLOCK_SKEW_SECONDS"))
+    # The function that builds data exports in the background (asynchronous invokes; `pa dev` names its in-process
+    # stand-in); unset: a thread of the process that was asked.
+    export_function: str = Field("", validation_alias=_env("PA_EXPORT_FUNCTION"))
 
     # Identity.
     oidc_issuer: str | None = Field(None, validation_alias=_env("PA_OIDC_ISSUER"))

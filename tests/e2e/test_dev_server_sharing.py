@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -274,6 +275,22 @@ def test_every_share_is_audited_without_content(dev: DevServer, people: dict[str
         assert http.get("/api/v1/admin/share-audit", headers=rival_admin).json()["items"] == []  # no other org's
 
 
+def _export(http: httpx.Client, headers: dict[str, str]) -> tuple[str, bytes]:
+    """`POST /me/export` (202), its `Location` polled until ready, the ZIP from the presigned URL (no token)."""
+    started = http.post("/api/v1/me/export", headers=headers)
+    assert started.status_code == 202, started.text
+    location = started.headers["location"]
+    deadline = time.monotonic() + 60
+    while (status := http.get(location, headers=headers).json())["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.1)
+    assert status["status"] == "ready", status
+    got = httpx.get(status["download_url"], timeout=60)
+    assert got.status_code == 200 and got.headers["content-type"] == "application/zip", got.text
+    assert "attachment" in got.headers["content-disposition"]
+    return location, got.content
+
+
 @pytest.mark.timeout(300)
 def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) -> None:
     erin, bob = dev.auth_for("erin"), people["bob"]
@@ -286,11 +303,8 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         _turn(http, erin, chat_id, "Remember: I prefer trains")
         token = _share(http, erin, chat_id).json()["token"]
 
-        exported = http.get("/api/v1/me/export", headers=erin)
-        assert exported.status_code == 200, exported.text
-        assert exported.headers["content-type"] == "application/zip"
-        assert "attachment" in exported.headers["content-disposition"]
-        archive = zipfile.ZipFile(io.BytesIO(exported.content))
+        location, exported = _export(http, erin)
+        archive = zipfile.ZipFile(io.BytesIO(exported))
         manifest = json.loads(archive.read("manifest.json"))
         assert manifest["format"] == "personal-agent-export" and manifest["complete"] is True
         stored = json.loads(archive.read(f"chats/{chat_id}.json"))
@@ -302,9 +316,10 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         assert "Faro" in md and "trains" in md and "Porto" not in md  # the latest branch as text
         assert "I prefer trains" in archive.read("memories.json").decode()
         assert json.loads(archive.read("shares.json"))[0]["chat_id"] == chat_id
-        assert token not in exported.content.decode("latin-1")
-        others = http.get("/api/v1/me/export", headers=bob).content
-        assert b"Lisbon" not in zipfile.ZipFile(io.BytesIO(others)).read("manifest.json") + others
+        assert token not in exported.decode("latin-1")
+        _, others = _export(http, bob)
+        assert f"chats/{chat_id}.json" not in zipfile.ZipFile(io.BytesIO(others)).namelist()
+        assert http.get(location, headers=bob).status_code == 404  # erin's export is not bob's to read
 
         refused = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "yes"})
         assert refused.status_code == 422 and http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 200
@@ -314,6 +329,40 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404
         assert "trains" not in http.get("/api/v1/me/memories", headers=erin).text
         assert http.get("/api/v1/usage/export", headers=erin).text.count("offline") >= 4  # the ledger stays
+
+
+@pytest.mark.timeout(300)
+def test_an_org_admin_exports_the_org_and_the_sweep_expires_it(dev: DevServer, people: dict[str, Any]) -> None:
+    boss, bob, mallory = people["boss"], people["bob"], people["mallory"]
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        chat_id = _chat(http, bob, title="Bob's notes")
+        _turn(http, bob, chat_id, "a note about Madeira")
+        rival_chat = _chat(http, mallory, title="Rival's plan")
+
+        assert http.post("/api/v1/admin/export", headers=bob).status_code == 403
+        started = http.post("/api/v1/admin/export", headers=boss)
+        assert started.status_code == 202, started.text
+        location = started.headers["location"]
+        assert location.startswith("/api/v1/admin/exports/")
+        deadline = time.monotonic() + 60
+        while (status := http.get(location, headers=boss).json())["status"] in ("pending", "running"):
+            assert time.monotonic() < deadline, status
+            time.sleep(0.1)
+        assert status["status"] == "ready" and status["scope"] == "org", status
+        archive = zipfile.ZipFile(io.BytesIO(httpx.get(status["download_url"], timeout=60).content))
+        names = archive.namelist()
+        assert f"chats/{chat_id}.json" in names and f"chats/{rival_chat}.json" not in names
+        assert "Madeira" in archive.read(f"chats/{chat_id}.md").decode()
+        assert http.get(location, headers=dev.auth_for("rex", "org-admin", org="rival")).status_code == 404
+
+        # The sweep's clock runs 25 hours ahead here: the export is past its day, and goes with its object.
+        swept = http.post("/api/v1/admin/retention/run", headers=boss)
+        assert swept.status_code == 200 and swept.json()["expired_exports"] >= 1, swept.text
+        assert http.get(location, headers=boss).status_code == 404
+        gone = httpx.get(
+            status["download_url"], timeout=60
+        )  # the object is gone too (S3 may say 403 for a missing key)
+        assert gone.status_code in (403, 404) and not gone.content.startswith(b"PK"), gone.status_code
 
 
 @pytest.mark.timeout(300)

@@ -39,6 +39,7 @@ FUNCTIONS = {
     "MeteringFunction": "metering",
     "SandboxFunction": "sandbox",
     "ChannelsFunction": "channels",
+    "DataJobsFunction": "data_jobs",
 }
 # SAM resource types and the CloudFormation resource each becomes (for "does it take Tags?").
 SAM_TYPES = {

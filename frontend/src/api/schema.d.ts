@@ -216,6 +216,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export Org Data
+         * @description Start an export of the org's data (every member's chats with all branches, and share links; not members'
+         *     private memories) as a ZIP; poll `GET /api/v1/admin/exports/{id}`.
+         */
+        post: operations["export_org_data"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/admin/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Org Export
+         * @description An org export you started: its status and, once ready, a short-lived download link.
+         */
+        get: operations["get_org_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/mcp-servers": {
         parameters: {
             query?: never;
@@ -1742,11 +1783,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        get?: never;
+        put?: never;
         /**
          * Export My Data
-         * @description All your chats (every branch), memories and share links, as a ZIP to download.
+         * @description Start an export of all your chats (every branch), memories and share links as a ZIP; poll
+         *     `GET /api/v1/me/exports/{id}` for its download link.
          */
-        get: operations["export_my_data"];
+        post: operations["export_my_data"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/exports/{export_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get My Export
+         * @description An export of yours: its status and, once ready, a short-lived download link.
+         */
+        get: operations["get_my_export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4795,6 +4857,67 @@ export interface components {
              */
             score: number | null;
         };
+        /** ExportStarted */
+        ExportStarted: {
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "ready" | "failed";
+        };
+        /** ExportStatus */
+        ExportStatus: {
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Download Expires In
+             * @description seconds the download URL is valid
+             */
+            download_expires_in: number | null;
+            /**
+             * Download Url
+             * @description when ready: a presigned GET of the ZIP; no bearer token
+             */
+            download_url: string | null;
+            /**
+             * Error
+             * @description why it failed (an error class, never content)
+             */
+            error: string | null;
+            /**
+             * Expires At
+             * Format: date-time
+             * @description the ZIP is deleted after this
+             */
+            expires_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "user" | "org";
+            /** Size Bytes */
+            size_bytes: number | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "ready" | "failed";
+        };
         /**
          * FeedApprovalsRequested
          * @description A run of the user's chat waits for `count` decisions.
@@ -6382,6 +6505,12 @@ export interface components {
         RetentionSweep: {
             /** Expired Chats */
             expired_chats: number;
+            /**
+             * Expired Exports
+             * @description data exports past their time, deleted with their ZIP
+             * @default 0
+             */
+            expired_exports?: number;
             /** Temporary Chats */
             temporary_chats: number;
         };
@@ -9153,6 +9282,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelEventOut"][];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    export_org_data: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the export is being built; poll its `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStarted"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_org_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStatus"];
                 };
             };
             /** @description Validation Error */
@@ -13481,13 +13679,53 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description a ZIP of JSON and Markdown */
+            /** @description the export is being built; poll its `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportStarted"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_my_export: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                export_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/zip": string;
+                    "application/json": components["schemas"]["ExportStatus"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description an error the caller can act on */

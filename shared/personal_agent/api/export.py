@@ -1,40 +1,90 @@
-"""A person's chat data: download it all (`GET /api/v1/me/export`, a ZIP of JSON and Markdown) and erase it
-(`POST /api/v1/me/erase`); `lifecycle.user_data` says what is in it and what stays."""
+"""A person's chat data: export it all (`POST /api/v1/me/export` → 202, then `GET /api/v1/me/exports/{id}` until
+its ZIP of JSON and Markdown can be downloaded from the bucket; an org admin the org's the same way under
+`/api/v1/admin`) and erase it (`POST /api/v1/me/erase`); `lifecycle.user_data` says what is in it and what stays."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Literal
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.api.deps import CurrentPrincipal, OrgAdmin
 from personal_agent.errors import InvalidInput
+from personal_agent.identity.principal import Principal
 
 router = APIRouter(prefix="/api/v1/me", tags=["me"])
 
 
-@router.get(
-    "/export",
-    operation_id="export_my_data",
-    response_class=Response,
-    responses={
-        200: {
-            "content": {"application/zip": {"schema": {"type": "string"}}},
-            "description": "a ZIP of JSON and Markdown",
-        }
-    },
-)
-async def export_my_data(principal: CurrentPrincipal) -> Response:
-    """All your chats (every branch), memories and share links, as a ZIP to download."""
-    from personal_agent.lifecycle.user_data import export_zip
+class ExportStarted(BaseModel):
+    id: UUID
+    status: Literal["pending", "running", "ready", "failed"]
 
-    body = await export_zip(principal)
-    name = f"personal-agent-export-{datetime.now(UTC):%Y%m%d}.zip"
+
+class ExportStatus(BaseModel):
+    id: UUID
+    status: Literal["pending", "running", "ready", "failed"]
+    scope: Literal["user", "org"]
+    created_at: datetime
+    finished_at: datetime | None
+    expires_at: datetime = Field(description="the ZIP is deleted after this")
+    size_bytes: int | None
+    error: str | None = Field(description="why it failed (an error class, never content)")
+    download_url: str | None = Field(description="when ready: a presigned GET of the ZIP; no bearer token")
+    download_expires_in: int | None = Field(description="seconds the download URL is valid")
+
+
+async def _start(principal: Principal, scope: Literal["user", "org"], location: str) -> Response:
+    from personal_agent.lifecycle.data_exports import request
+
+    export = await request(principal, scope)
+    body = ExportStarted(id=export.id, status=export.status)
     return Response(
-        body, media_type="application/zip", headers={"Content-Disposition": f'attachment; filename="{name}"'}
+        body.model_dump_json(),
+        status_code=202,
+        media_type="application/json",
+        headers={"Location": f"{location}/{export.id}"},
     )
+
+
+_STARTED: dict[int | str, dict[str, Any]] = {202: {"model": ExportStarted, "description": "the export is being built; poll its `Location`"}}
+
+
+@router.post("/export", operation_id="export_my_data", status_code=202, response_class=Response, responses=_STARTED)
+async def export_my_data(principal: CurrentPrincipal) -> Response:
+    """Start an export of all your chats (every branch), memories and share links as a ZIP; poll
+    `GET /api/v1/me/exports/{id}` for its download link."""
+    return await _start(principal, "user", "/api/v1/me/exports")
+
+
+@router.get("/exports/{export_id}", operation_id="get_my_export", response_model=ExportStatus)
+async def get_my_export(export_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    """An export of yours: its status and, once ready, a short-lived download link."""
+    from personal_agent.lifecycle.data_exports import status
+
+    return await status(principal, "user", export_id)
+
+
+admin_router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
+
+
+@admin_router.post(
+    "/export", operation_id="export_org_data", status_code=202, response_class=Response, responses=_STARTED
+)
+async def export_org_data(principal: OrgAdmin) -> Response:
+    """Start an export of the org's data (every member's chats with all branches, and share links; not members'
+    private memories) as a ZIP; poll `GET /api/v1/admin/exports/{id}`."""
+    return await _start(principal, "org", "/api/v1/admin/exports")
+
+
+@admin_router.get("/exports/{export_id}", operation_id="get_org_export", response_model=ExportStatus)
+async def get_org_export(export_id: UUID, principal: OrgAdmin) -> dict[str, Any]:
+    """An org export you started: its status and, once ready, a short-lived download link."""
+    from personal_agent.lifecycle.data_exports import status
+
+    return await status(principal, "org", export_id)
 
 
 class EraseRequest(BaseModel):

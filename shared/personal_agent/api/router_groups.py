@@ -26,8 +26,19 @@ GROUPS: tuple[RouterGroup, ...] = (
     ),
     # Projects: chats grouped with shared instructions, a default agent, a collection and a memory scope.
     RouterGroup("projects", ("/api/v1/projects",)),
-    # A person's data: out (export), erased, and in (another assistant's export).
-    RouterGroup("export", ("/api/v1/me/export", "/api/v1/me/erase", "/api/v1/me/import")),
+    # A person's data: out (export), erased, and in (another assistant's export); an org admin's export.
+    RouterGroup(
+        "export",
+        (
+            "/api/v1/me/export",
+            "/api/v1/me/exports",
+            "/api/v1/me/erase",
+            "/api/v1/me/import",
+            "/api/v1/admin/export",
+            "/api/v1/admin/exports",
+        ),
+        ("router", "admin_router"),
+    ),
     RouterGroup("governance", ("/api/v1/admin", "/api/v1/keys"), ("router", "keys_router")),
     RouterGroup("me_settings", ("/api/v1/me/settings",)),
     RouterGroup("workflows", ("/api/v1/workflows",)),

@@ -120,6 +120,7 @@ class Retention(BaseModel):
 class RetentionSweep(BaseModel):
     temporary_chats: int
     expired_chats: int
+    expired_exports: int = Field(0, description="data exports past their time, deleted with their ZIP")
 
 
 @router.get("/api/v1/admin/retention", operation_id="get_retention", response_model=Retention)
@@ -135,7 +136,9 @@ async def put_retention(body: Retention, principal: OrgAdmin) -> Any:
 @router.post("/api/v1/admin/retention/run", operation_id="run_retention", response_model=RetentionSweep)
 async def run_retention(principal: OrgAdmin) -> Any:
     """Run the org's retention sweep now (the daily job does the same): what it deleted, as counts."""
-    return await retention.sweep_org(principal.org_id, retention.clock())
+    from personal_agent.lifecycle import data_retention
+
+    return await data_retention.sweep_org(principal.org_id, retention.clock())
 
 
 class ShareAuditEntry(BaseModel):

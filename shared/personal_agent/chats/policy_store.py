@@ -88,10 +88,12 @@ async def delete_expired(conn: Conn, classification: str, before: datetime, batc
     return len(await cur.fetchall())
 
 
-async def record_run(conn: Conn, org_id: UUID, temporary_chats: int, expired_chats: int) -> None:
+async def record_run(
+    conn: Conn, org_id: UUID, temporary_chats: int, expired_chats: int, expired_exports: int = 0
+) -> None:
     await conn.execute(
-        "INSERT INTO retention_runs (org_id, temporary_chats, expired_chats) VALUES (%s, %s, %s)",
-        [org_id, temporary_chats, expired_chats],
+        "INSERT INTO retention_runs (org_id, temporary_chats, expired_chats, expired_exports) VALUES (%s, %s, %s, %s)",
+        [org_id, temporary_chats, expired_chats, expired_exports],
     )
 
 

@@ -118,6 +118,12 @@ async def list_of_user(conn: Conn, user_id: UUID, limit: int) -> list[ShareRow]:
     return [ShareRow(**row) for row in await cur.fetchall()]
 
 
+async def list_of_org(conn: Conn, limit: int) -> list[ShareRow]:
+    """Every share link of the org (an org admin's export), newest first."""
+    cur = await conn.execute(f"SELECT {_LISTED} FROM chat_shares ORDER BY created_at DESC, id DESC LIMIT %s", [limit])
+    return [ShareRow(**row) for row in await cur.fetchall()]
+
+
 async def revoke(conn: Conn, share_id: UUID, user_id: UUID) -> ShareRow | None:
     """Revoke the user's share (again is a no-op that still returns it); None when the user has no such share."""
     cur = await conn.execute(

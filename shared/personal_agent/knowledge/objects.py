@@ -49,6 +49,11 @@ def _client() -> Any:
     return aws_client("s3", signature_version="s3v4", s3={"addressing_style": style})
 
 
+def client() -> Any:
+    """The bucket's S3 client (exports write their ZIP with it in parts)."""
+    return _client()
+
+
 def bucket() -> str:
     name = get_settings().documents_bucket
     if not name:

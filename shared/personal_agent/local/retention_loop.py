@@ -1,12 +1,12 @@
 """The dev server's stand-in for the daily retention job (EventBridge Scheduler on AWS): every
 `PA_RETENTION_INTERVAL_SECONDS` it deletes due temporary chats and chats past their org's retention period
-(`chats.retention.sweep_all`)."""
+and data exports past their time (`lifecycle.data_retention.sweep_all`)."""
 
 from __future__ import annotations
 
 import logging
 
-from personal_agent.chats.retention import sweep_all
+from personal_agent.lifecycle.data_retention import sweep_all
 from personal_agent.periodic import Periodic
 from personal_agent.settings import get_settings
 

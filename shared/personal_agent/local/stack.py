@@ -137,6 +137,9 @@ class LocalStack:
             self.env["PA_SCHEDULE_TARGET_ARN"] = function_arn("pa-triggers", s.aws_region)
         if not s.scheduler_role_arn:
             self.env["PA_SCHEDULER_ROLE_ARN"] = f"arn:aws:iam::{ACCOUNT_ID}:role/pa-local-scheduler"
+        # Data exports go to the data jobs function as on AWS (moto's Lambda runs its handler in this process).
+        if not s.export_function and self.aws is not None:
+            self.env["PA_EXPORT_FUNCTION"] = "pa-data-jobs"
         self._time("aws", t)
 
     def _start_knowledge(self, endpoint: str) -> None:
