@@ -1,8 +1,8 @@
 """Deliver function: the outputs queue's messages with partial batch failures, dispatched by their `type` (the
 outbox's message kinds, `outbox/queue.py`) to the feature that reacts: a headless run's result or pending approvals
 fan out to its workflow's outputs, a logged delivery is tried again, a waiting approval is pushed to its owner's
-browsers, a chat whose run ended starts its next queued message. Retries of a failed send are its own delayed
-messages."""
+browsers, a chat whose run ended starts its next queued message, an evaluation whose run ended moves on, a sampled
+run is judged. Retries of a failed send are its own delayed messages."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from uuid import UUID
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from personal_agent.evals import online as online_sampling
+from personal_agent.evals import progress as eval_progress
 from personal_agent.lifecycle import followup_starts
 from personal_agent.observability import instrument
 from personal_agent.outbox import queue
@@ -31,6 +33,8 @@ HANDLERS: dict[str, Callable[[UUID, dict[str, Any]], Coroutine[Any, Any, Any]]] 
     queue.PUSH_APPROVALS: notify.deliver,
     queue.PUSH_ESCALATION: notify.deliver_escalation,
     queue.START_FOLLOWUPS: followup_starts.start_next,
+    queue.EVAL_RUN_ENDED: eval_progress.run_ended,
+    queue.SAMPLE_RUN: online_sampling.sample,
 }
 
 

@@ -37,6 +37,8 @@ class LaunchAgent:
     config: AgentConfig
     delegates: tuple[LaunchAgent, ...] = ()
     """With `for_launch(with_delegates=True)`: its delegates the user sees, each at its published version."""
+    sample_rate: float = 0.0
+    """The share of its production runs the org samples into an LLM judge (`agent_sampling`; 0: off)."""
 
 
 def _view(row: AgentRow, config: dict[str, Any], principal: Principal) -> dict[str, Any]:

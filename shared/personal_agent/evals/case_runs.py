@@ -1,24 +1,24 @@
 """One prompt as a normal, metered run through the launch chokepoint (trigger `eval`), in a chat of its own, and
-what came of it: the answer's text, the run's cost (its sub-agents included) and latency."""
+what came of it once it ended: the answer's text, the run's cost (its sub-agents included) and latency."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-from personal_agent.chats import message_store
+from personal_agent.chats import message_store, policy_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
-from personal_agent.errors import AppError
+from personal_agent.db.pool import Conn
+from personal_agent.lifecycle.drivers import wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.runs import store
-
-CASE_TIMEOUT_SECONDS = 300.0
+from personal_agent.settings import get_settings
+from personal_agent.spec.labels import CLEAN, Labels
+from personal_agent.spec.run_spec import RunSpec
 
 
 @dataclass(frozen=True)
@@ -43,53 +43,58 @@ class Outcome:
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
-async def run_prompt(org_id: UUID, user_id: UUID, title: str, prompt: str, target: Target) -> Outcome:
-    """Launch `prompt` in a new chat of `user_id`'s and wait for its run to end. A launch the chokepoint refuses
-    (over budget, no model for the data) is an outcome with status `skipped` and the refusal's code."""
+async def launch_prompt(
+    org_id: UUID,
+    user_id: UUID,
+    title: str,
+    prompt: str,
+    target: Target,
+    *,
+    temporary: bool = False,
+    entered: Labels = CLEAN,
+) -> RunSpec:
+    """Launch `prompt` in a new chat of `user_id`'s (a temporary one, never listed, for a judge) through the one
+    chokepoint, as a normal metered run; its end moves the evaluation on (`evals.progress`). Raises the launch's
+    refusal (over budget, no model for the data)."""
     async with org_transaction(org_id) as conn:
         chat = await chat_store.insert_chat(conn, org_id, user_id, title[:200])
+        if temporary:
+            await policy_store.mark_temporary(conn, org_id, chat.id)
     request = LaunchRequest(
         org_id=org_id,
         user_id=user_id,
         chat_id=chat.id,
         message=prompt,
         model=target.model,
-        mode="inline",
         trigger_source="eval",
         agent=target.agent,
         instructions=target.instructions,
         tools=target.tools,
         approval_policy="deny",  # nobody is there to approve: a call that needs a person is refused
         recall_memories=False,  # a case sees what it says, not its runner's memories
+        entered=entered,  # what a judge reads carries the labels of the run it judges
     )
-    started = time.monotonic()
-    try:
-        spec = await launch_run(request)
-    except AppError as exc:
-        return Outcome(None, "skipped", "", Decimal(0), 0, error=exc.code)
-    status = await _until_ended(org_id, spec.run_id)
-    async with org_transaction(org_id) as conn:
-        messages = await message_store.run_messages(conn, spec.run_id)
-        cost = await store.tree_cost(conn, spec.run_id)
-    latency = int((time.monotonic() - started) * 1000)
-    router = spec.router_model.id if spec.router_model else None
-    return Outcome(spec.run_id, status, answer_text(messages), cost, latency, router, tool_calls=tool_calls(messages))
+    return await launch_run(request)
 
 
-async def _until_ended(org_id: UUID, run_id: UUID) -> str:
-    """The run's status once it ended (or `timeout`): its row is polled with a growing pause, the way a delivery
-    waits for its run (`workflows.delivery_store.wait_for_run`)."""
-    deadline = time.monotonic() + CASE_TIMEOUT_SECONDS
-    pause = 0.02
-    while True:
-        async with org_transaction(org_id) as conn:
-            row = await store.get_run(conn, run_id)
-        if row is not None and row.status in store.TERMINAL:
-            return row.status
-        if time.monotonic() > deadline:
-            return "timeout"
-        await asyncio.sleep(pause)
-        pause = min(pause * 2, 0.5)
+async def drive_launched() -> None:
+    """Under `pa dev` a run launched from a handler of the local Lambda dispatcher (the deliver function) is a task
+    on that thread's loop, which runs only while a handler runs: drive such runs to their end before the handler
+    returns (on AWS the run worker Lambda drives them)."""
+    if get_settings().is_local:
+        await wait_for_local_runs()
+
+
+async def outcome_of(conn: Conn, run_id: UUID) -> Outcome:
+    """What an ended run gave: its answer, its status, its tree's cost, its latency (stored to finished)."""
+    row = await store.get_run(conn, run_id)
+    if row is None:
+        return Outcome(run_id, "failed", "", Decimal(0), 0, error="run_gone")
+    messages = await message_store.run_messages(conn, run_id)
+    cost = await store.tree_cost(conn, run_id)
+    latency = int(((row.finished_at or row.created_at) - row.created_at).total_seconds() * 1000)
+    router = (row.spec.get("router_model") or {}).get("id") if isinstance(row.spec, dict) else None
+    return Outcome(run_id, row.status, answer_text(messages), cost, latency, router, tool_calls=tool_calls(messages))
 
 
 def tool_calls(messages: list[object]) -> tuple[tuple[str, dict[str, Any]], ...]:

@@ -85,7 +85,7 @@ async def add_from_run(principal: Principal, dataset_id: UUID, run_id: UUID) -> 
         if await store.get_dataset(conn, dataset_id) is None:
             raise NotFound("dataset not found", code="dataset_not_found")
         messages = await message_store.run_messages(conn, run_id)
-        question = _question(messages)
+        question = question_of(messages)
         if not question:
             raise InvalidInput("the run has no question of a person to take", code="run_without_question")
         case = store.NewCase(question, answer_text(messages) or None, source_run_id=run_id)
@@ -95,7 +95,8 @@ async def add_from_run(principal: Principal, dataset_id: UUID, run_id: UUID) -> 
     return asdict(row)
 
 
-def _question(messages: list[Any]) -> str:
+def question_of(messages: list[Any]) -> str:
+    """The first question of a person among a run's stored messages."""
     for message in messages:
         for part in message.get("parts", []) if isinstance(message, dict) else []:
             if part.get("part_kind") == "user-prompt":

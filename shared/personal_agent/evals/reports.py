@@ -11,7 +11,7 @@ from uuid import UUID
 
 from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, NotFound
-from personal_agent.evals import dataset_store, run_store, runner, scorers
+from personal_agent.evals import case_store, dataset_store, progress, run_store, scorers
 from personal_agent.identity.principal import Principal
 
 
@@ -26,8 +26,11 @@ async def start(principal: Principal, new: run_store.NewEvalRun) -> dict[str, An
         if dataset.cases == 0:
             raise InvalidInput("the dataset has no cases", code="dataset_empty")
         row = await run_store.insert_eval_run(conn, principal.org_id, principal.user_id, new)
-    runner.start(principal.org_id, principal.user_id, row)
-    return {"id": row.id, "status": row.status, "status_url": f"/api/v1/evals/runs/{row.id}"}
+        await case_store.add_pending(
+            conn, principal.org_id, row.id, [c.id for c in await dataset_store.cases(conn, row.dataset_id)]
+        )
+    status = await progress.advance(principal.org_id, row.id)  # its first cases launched; their ends do the rest
+    return {"id": row.id, "status": status or row.status, "status_url": f"/api/v1/evals/runs/{row.id}"}
 
 
 async def view(principal: Principal, eval_run_id: UUID) -> dict[str, Any]:

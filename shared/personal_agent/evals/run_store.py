@@ -84,6 +84,28 @@ async def get_run(conn: Conn, eval_run_id: UUID) -> EvalRunRow | None:
     return EvalRunRow(**row) if row else None
 
 
+async def lock_run(conn: Conn, eval_run_id: UUID) -> EvalRunRow | None:
+    """The evaluation, locked until the transaction ends: one advance at a time (`evals.progress`)."""
+    cur = await conn.execute(f"SELECT {RUN_COLUMNS} FROM eval_runs WHERE id = %s FOR UPDATE", [eval_run_id])
+    row = await cur.fetchone()
+    return EvalRunRow(**row) if row else None
+
+
+async def created_by(conn: Conn, eval_run_id: UUID) -> UUID | None:
+    cur = await conn.execute("SELECT created_by FROM eval_runs WHERE id = %s", [eval_run_id])
+    row = await cur.fetchone()
+    return row["created_by"] if row else None
+
+
+async def spent(conn: Conn, eval_run_id: UUID) -> Decimal:
+    """What the cases done so far cost (their runs and judges)."""
+    cur = await conn.execute(
+        "SELECT coalesce(sum(cost_usd), 0) AS spent FROM eval_results WHERE eval_run_id = %s", [eval_run_id]
+    )
+    row = await cur.fetchone()
+    return Decimal(row["spent"]) if row else Decimal(0)
+
+
 async def list_runs(conn: Conn, limit: int) -> list[EvalRunRow]:
     cur = await conn.execute(f"SELECT {RUN_COLUMNS} FROM eval_runs ORDER BY created_at DESC LIMIT %s", [limit])
     return [EvalRunRow(**row) for row in await cur.fetchall()]

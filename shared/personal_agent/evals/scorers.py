@@ -1,5 +1,5 @@
 """Scorers: each turns a case's answer into a score from 0 to 1. `exact`, `contains`, `regex`, `json_schema`,
-`tool_called`, `latency` and `cost` are pure; `judge` (an LLM with a rubric) is scored by `evals.runner` with a
+`tool_called`, `latency` and `cost` are pure; `judge` (an LLM with a rubric) is scored by `evals.progress` with a
 metered run."""
 
 from __future__ import annotations

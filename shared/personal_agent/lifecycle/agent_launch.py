@@ -10,6 +10,7 @@ import dataclasses
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
+from personal_agent.agents import sampling_store
 from personal_agent.agents import service as agents
 from personal_agent.agents.service import LaunchAgent
 from personal_agent.chats import store as chat_store
@@ -54,9 +55,11 @@ async def resolve(org_id: UUID, user_id: UUID | None, chat_id: UUID, named: str 
         bound = None if slug else await chat_store.bound_agent(conn, chat_id)
         if bound is None and not slug:  # a chat bound to none takes its project's default agent
             bound = await project_context.default_agent(conn, chat_id, user_id)
-        return await agents.for_launch(
+        agent = await agents.for_launch(
             conn, org_id, user_id, slug=slug or None, agent_id=bound, with_delegates=True, version=int(version or 0)
         )
+        sampling = await sampling_store.get(conn, agent.slug)  # snapshotted: the run's end decides by it
+    return dataclasses.replace(agent, sample_rate=sampling.rate) if sampling else agent
 
 
 async def with_agent(request: Request) -> tuple[Request, LaunchAgent]:
@@ -85,6 +88,7 @@ def ref(agent: LaunchAgent) -> AgentRef:
         approval=dict(config.approval),
         classification=config.classification,
         output_schema=config.output_schema,
+        sample_rate=agent.sample_rate,
         delegate_agents=tuple(
             DelegateAgent(
                 id=d.id,

@@ -89,6 +89,7 @@ def _run_local_scheduler(app: FastAPI) -> None:
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
+        from personal_agent.evals.progress import EvalSweep
         from personal_agent.lifecycle.approval_escalation import EscalationLoop
         from personal_agent.lifecycle.drivers import stop_local_runs
         from personal_agent.lifecycle.recovery import RecoveryLoop
@@ -107,12 +108,15 @@ def _run_local_scheduler(app: FastAPI) -> None:
             escalation.start()
             retention = RetentionLoop()  # temporary and expired chats (a daily job on AWS)
             retention.start()
+            evals = EvalSweep(recovery.interval)  # evaluations whose runs ended while the last dev server stopped
+            evals.start()
             smtp = await _inbound_smtp()
             try:
                 yield
             finally:
                 if smtp is not None:
                     smtp.close()
+                await evals.stop()
                 await retention.stop()
                 await escalation.stop()
                 await recovery.stop()

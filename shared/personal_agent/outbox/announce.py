@@ -11,6 +11,7 @@ from uuid import UUID
 from personal_agent.outbox import queue
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
+from personal_agent.spec.sampling import in_sample
 
 log = logging.getLogger("personal_agent.outbox")
 HEADLESS = ("webhook", "schedule")  # runs nobody watches: their workflow's outputs tell their owner
@@ -36,9 +37,21 @@ async def _send(spec: RunSpec, message: dict[str, Any]) -> None:
 
 
 async def run_ended(spec: RunSpec, status: str) -> None:
-    """A headless run's result goes to its workflow's outputs."""
+    """A headless run's result goes to its workflow's outputs; an evaluation's run moves its evaluation on; a run in
+    its agent's online sample goes to its judge."""
     if _for_outputs(spec):
         await _send(spec, _pointer(queue.RUN_FINISHED, spec))
+    if spec.trigger_source == "eval" and spec.parent_run_id is None:
+        await _send(spec, _pointer(queue.EVAL_RUN_ENDED, spec))
+    elif _sampled(spec, status):
+        await _send(spec, _pointer(queue.SAMPLE_RUN, spec))
+
+
+def _sampled(spec: RunSpec, status: str) -> bool:
+    """A production run (not an evaluation's, not a sub-agent's) that answered, in its agent's online sample."""
+    rate = spec.agent.sample_rate if spec.agent else 0.0
+    ok = status == "succeeded" and spec.parent_run_id is None and spec.user_id is not None
+    return ok and in_sample(spec.run_id, rate)
 
 
 async def followups_waiting(org_id: UUID, chat_id: UUID) -> None:

@@ -19,6 +19,8 @@ PUSH_APPROVALS = "push_approvals"  # a run waits: its owner's browsers hear of i
 PUSH_ESCALATION = "push_escalation"  # an approval escalated: the org admins' browsers hear of it
 DELIVER = "deliver"  # one logged output delivery, tried again
 START_FOLLOWUPS = "start_followups"  # a chat's run ended (or its queue stalled): its next queued message starts
+EVAL_RUN_ENDED = "eval_run_ended"  # an evaluation's case (or judge) run ended: the evaluation moves on
+SAMPLE_RUN = "sample_run"  # a production run in its agent's online sample ended: its LLM judge runs
 
 
 def _sqs() -> Any:

@@ -189,6 +189,8 @@ class AgentRef(BaseModel):
     memory: bool = True
     delegates: tuple[str, ...] = ()
     """Slugs of the agents `delegate(agent=...)` may start."""
+    sample_rate: float = 0.0
+    """The share of the agent's production runs sampled into an LLM judge, as the org set it at launch (0: off)."""
     delegate_agents: tuple[DelegateAgent, ...] = ()
     """Those of them the run's user could see at launch, snapshotted (a retried step builds the same child)."""
     approval: dict[str, str] = Field(default_factory=dict)
