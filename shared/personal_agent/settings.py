@@ -90,6 +90,13 @@ class Settings(BaseSettings):
     # Sub-agents of an inline run run as tasks in its worker, at most this many at once (docs/subagents.md).
     subagent_concurrency: int = Field(4, ge=1, le=64, validation_alias=_env("PA_SUBAGENT_CONCURRENCY"))
     run_worker_function: str = Field("pa-run-worker", validation_alias=_env("PA_RUN_WORKER_FUNCTION"))
+    # Who drives an inline run: `auto` is this process in local mode and the run worker Lambda on AWS; `worker` is
+    # the run worker everywhere (locally through moto's Lambda dispatch, the AWS shape on a laptop).
+    inline_driver: Literal["auto", "worker"] = Field("auto", validation_alias=_env("PA_INLINE_DRIVER"))
+    # An inline run started with its events in the response (`POST /chats/{id}/runs/stream`, AG-UI, streaming /v1,
+    # A2A `message/stream`) is driven by the stream function answering it, not by the run worker while the stream
+    # function waits on its events: one Lambda per streamed turn. Needs the engine in the stream function's layer.
+    stream_drives_runs: bool = Field(True, validation_alias=_env("PA_STREAM_DRIVES_RUNS"))
     # Inline runs hold a lease while a worker drives them, renewed every third of its length; a run whose
     # lease expired lost its worker and is resumed from its last checkpoint, until it has been driven
     # `run_max_attempts` times in a row without finishing: then it ends failed (`worker_lost`). On AWS the lease

@@ -1,14 +1,24 @@
 """The run drivers: hand a stored run to inline (a task here, or the run worker Lambda) or durable (Step
 Functions), drive an inline run under its lease, resume a run whose wait for a person ended, and stop one.
-How a run is started, resumed or stopped depends on its mode here, and nowhere else."""
+How a run is started, resumed or stopped depends on its mode here, and nowhere else.
+
+Where an inline run is driven: a task of this process in local mode (`PA_INLINE_DRIVER=auto`); the run worker
+Lambda on AWS; and a task of the stream function that answers the request starting it when that request streams
+its events (`streamed_here`, `PA_STREAM_DRIVES_RUNS`): one Lambda per streamed turn instead of a run worker plus a
+stream function waiting on it. Such a drive is not the request's: a client that goes away does not stop it, the
+response waits for it to end (on Lambda the invocation is what keeps its process running), and a drive whose
+process froze or died loses its lease and is resumed by recovery like a run worker's."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib.util
 import json
 import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
@@ -28,6 +38,7 @@ PAUSED = "paused"
 """What `drive` returns for a run it stopped because the bus or the database stayed unavailable: still `running`,
 unleased, resumed by recovery (`lifecycle/recovery.py`) like a run whose worker died, from its last checkpoint."""
 _tasks: set[asyncio.Task[str]] = set()
+_streamed_here: contextvars.ContextVar[bool] = contextvars.ContextVar("pa_streamed_here", default=False)
 
 
 def ensure_driver_available(mode: RunMode) -> None:
@@ -179,24 +190,66 @@ async def cancel_invocation(run_id: UUID, org_id: UUID, cancel: dict[str, Any]) 
     return {"run_id": str(run_id), "status": "cancelled"}
 
 
+def inline_in_process() -> bool:
+    """Whether this process drives every inline run it starts (local mode, unless `PA_INLINE_DRIVER=worker`)."""
+    settings = get_settings()
+    return settings.is_local and settings.inline_driver == "auto"
+
+
+@contextmanager
+def streamed_here() -> Iterator[bool]:
+    """Inside: an inline run launched is driven by this process, which answers the request with its events (when
+    `PA_STREAM_DRIVES_RUNS` is on and this process has the engine). Yields whether it is."""
+    here = get_settings().stream_drives_runs and has_engine()
+    token = _streamed_here.set(here)
+    try:
+        yield here
+    finally:
+        _streamed_here.reset(token)
+
+
+def stream_owner() -> str:
+    """The lease owner of a drive by the stream function answering the run's request (not host-bound: recovery
+    takes it over only once its lease expired)."""
+    return f"stream:{uuid.uuid4().hex[:12]}"
+
+
 def drives_here(spec: RunSpec) -> str | None:
     """The lease owner to store a new run with when this process drives it as soon as it is stored (an inline run
-    in local mode: `start_run` makes it a task here), so its first drive needs no lease transaction; else None."""
-    return local_owner() if spec.mode == "inline" and get_settings().is_local else None
+    in local mode, or streamed here: `start_run` makes it a task here), so its first drive needs no lease
+    transaction; else None."""
+    if spec.mode != "inline":
+        return None
+    if inline_in_process():
+        return local_owner()
+    return stream_owner() if _streamed_here.get() else None
 
 
 async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
     """Hand a stored run to its driver (`leased`: stored already leased to this process's driver)."""
-    settings = get_settings()
     if spec.mode == "durable":
         await executions.start_execution(spec)
-    elif settings.is_local:
+    elif leased is not None or inline_in_process():
         run = drive(spec.run_id, spec.org_id, leased=leased)
-        task = asyncio.get_running_loop().create_task(run, name=f"run-{spec.run_id}")
+        context = contextvars.copy_context()
+        context.run(_streamed_here.set, False)  # what this drive launches (a follow-up) is not the response's
+        task = asyncio.get_running_loop().create_task(run, name=_task_name(spec.run_id), context=context)
         _tasks.add(task)
         task.add_done_callback(_tasks.discard)
     else:
         await asyncio.to_thread(_invoke_worker, spec)
+
+
+def _task_name(run_id: UUID) -> str:
+    return f"run-{run_id}"
+
+
+async def wait_for_drive(run_id: UUID) -> None:
+    """Wait until the drive of `run_id` that this event loop started ends (at once when there is none)."""
+    name = _task_name(run_id)
+    for task in _on_this_loop():
+        if task.get_name() == name:
+            await asyncio.wait([task])
 
 
 def _invoke_worker(spec: RunSpec) -> None:

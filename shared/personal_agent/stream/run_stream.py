@@ -4,6 +4,10 @@ One round trip instead of two (`POST /chats/{chat_id}/runs`, then `GET` its even
 comes a request sooner. The run is the same run either way: stored, resumable at its events URL with
 `Last-Event-ID` (the `Content-Location` header) when this connection drops, cancellable, in the chat's
 transcript. Served by the stream function (Mangum buffers a response, so the API function cannot stream one).
+
+An inline run started here is driven by this process (`lifecycle.drivers.streamed_here`): the response ends once
+the drive did, even when the client went away first, because on Lambda the invocation answering it is the run's
+process (one Lambda per streamed turn).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from uuid import UUID
 
+import anyio
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
@@ -18,6 +23,7 @@ from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.key_names import run_stream
 from personal_agent.identity.principal import Principal
+from personal_agent.lifecycle.drivers import streamed_here, wait_for_drive
 from personal_agent.lifecycle.launch import launch_run
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
@@ -41,7 +47,8 @@ async def launch_streaming(
     first event; the caller answers with them while holding the slot (`holding_slot`)."""
     slot = await take_stream_slot(principal)
     try:
-        spec = await launch()
+        with streamed_here():
+            spec = await launch()
     except BaseException:
         await release_stream_slot(slot)
         raise
@@ -53,7 +60,18 @@ async def launch_streaming(
         max_lifetime=settings.sse_max_lifetime_seconds,
         is_gone=_not_gone,
     )
-    return spec, slot, frames
+    return spec, slot, _then_its_drive(frames, spec.run_id)
+
+
+async def _then_its_drive(frames: AsyncIterator[str], run_id: UUID) -> AsyncIterator[str]:
+    """`frames`, then a wait for the run's drive when this process drives it, also after the client went away (a
+    cancelled response: the wait is shielded). The stream slot stays taken meanwhile: the function still runs."""
+    try:
+        async for frame in frames:
+            yield frame
+    finally:
+        with anyio.CancelScope(shield=True):
+            await wait_for_drive(run_id)
 
 
 @router.post(
