@@ -49,6 +49,8 @@ _.parse_image
 _.writable
 # pydantic-ai calls a capability's hook by name after a tool call's arguments validate (engine/tool_review.py).
 _.after_tool_validate
+# ... and before a validated call runs (engine/search_rewrite.py).
+_.before_tool_execute
 # aiosmtpd calls its handler's DATA hook by name (local/smtp_inbound.py).
 _.handle_DATA
 # Textual calls an app's and a screen's handlers and actions by name (terminal/chat_app.py).

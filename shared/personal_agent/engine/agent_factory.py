@@ -14,6 +14,7 @@ from pydantic_ai.toolsets import AbstractToolset, ExternalToolset
 from personal_agent.agents.structured import output_problem
 from personal_agent.engine.context_fit import ContextFit
 from personal_agent.engine.emitter import RunEmitter
+from personal_agent.engine.search_rewrite import QueryRewrite
 from personal_agent.engine.tool_review import ToolReview
 from personal_agent.engine.user_context import run_capabilities, run_instructions
 from personal_agent.governance.model_build import build_run_model
@@ -35,8 +36,9 @@ async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent
         await build_run_model(spec),
         deps_type=RunDeps,
         instructions=run_instructions(spec),
-        # the history is cut to the window first; every call is reviewed once its arguments are validated
-        capabilities=[ContextFit(spec, emitter), *run_capabilities(), ToolReview()],
+        # the history is cut to the window first; every call is reviewed once its arguments are validated; a search's
+        # follow-up query is rewritten (metered) just before it runs
+        capabilities=[ContextFit(spec, emitter), *run_capabilities(), ToolReview(), QueryRewrite()],
         toolsets=[run_toolset(spec), *mcp_toolsets(spec), *client_toolsets(spec)],
         output_type=output,
     )

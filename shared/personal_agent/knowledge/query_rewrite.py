@@ -1,7 +1,9 @@
 """Query rewriting for conversational follow-ups ("and what about the second one?"): the run's cheap router model
 turns the user's last message and the turns before it into one standalone search query. Off unless the deployment
 sets `PA_KNOWLEDGE_QUERY_REWRITE`; the router must pass the tier of the conversation it reads (the classification
-gate, as for the summariser), and any failure keeps the query as it was (a rewrite is a help, never a gate).
+gate, as for the summariser), and any failure keeps the query as it was (a rewrite is a help, never a gate). Its
+request is reserved against the budgets and its response metered on the usage ledger like any model request
+(`engine/search_rewrite.py`).
 bench/retrieval_eval.py measures follow-ups as asked and with the previous question prefixed (its offline stand-in)."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pydantic import BaseModel, Field
 from personal_agent.knowledge.query_embedding import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.messages import ModelMessage, ModelResponse
     from pydantic_ai.models import Model
 
 log = logging.getLogger("personal_agent.knowledge.query_rewrite")
@@ -48,17 +50,24 @@ def rewrite_prompt(history: Sequence[str], query: str) -> str:
     return f"Earlier turns:\n{earlier}\n\nLast message: {query}"
 
 
-async def rewrite_query(model: Model | Any, history: Sequence[str], query: str) -> str:
-    """The standalone query for `query` after `history` (the user's earlier turns); `query` itself when there is no
-    history or the model fails."""
+async def rewrite(model: Model | Any, history: Sequence[str], query: str) -> tuple[str, ModelResponse | None]:
+    """The standalone query for `query` after `history` (the user's earlier turns), and the model's response to meter
+    (`engine/search_rewrite.py`); `query` itself (and no response) when there is no history or the model fails."""
     if not history:
-        return query
+        return query, None
     from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse
 
     agent: Agent[None, StandaloneQuery] = Agent(model, output_type=StandaloneQuery, instructions=REWRITE_INSTRUCTIONS)
     try:
         result = await agent.run(rewrite_prompt(history, query))
     except Exception as exc:  # a failed rewrite searches what was asked
         log.warning("query rewrite failed: %s", type(exc).__name__)
-        return query
-    return " ".join(result.output.query.split()) or query
+        return query, None
+    response = next((m for m in reversed(result.all_messages()) if isinstance(m, ModelResponse)), None)
+    return " ".join(result.output.query.split()) or query, response
+
+
+async def rewrite_query(model: Model | Any, history: Sequence[str], query: str) -> str:
+    """The standalone query alone (see `rewrite`)."""
+    return (await rewrite(model, history, query))[0]
