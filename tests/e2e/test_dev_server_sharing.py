@@ -205,7 +205,9 @@ def test_a_temporary_chat_is_unlisted_then_deleted_and_the_ledger_stays(dev: Dev
         assert "cycle to work" in memories and "green tea" not in memories  # a temporary chat saves none
         listed = [c["id"] for c in http.get("/api/v1/chats", headers=alice).json()["items"]]
         assert kept in listed and temporary not in listed
-        assert http.get(f"/api/v1/chats/{temporary}", headers=alice).status_code == 200
+        opened = http.get(f"/api/v1/chats/{temporary}", headers=alice)
+        assert opened.status_code == 200 and opened.json()["temporary_until"], opened.text  # the web chat lists it not
+        assert http.get(f"/api/v1/chats/{kept}", headers=alice).json()["temporary_until"] is None
 
         _policy(http, boss, temporary_hours=48)  # a temporary chat made now lives 48 hours: not due at +25 h
         try:

@@ -62,6 +62,9 @@ class Chat(BaseModel):
     updated_at: datetime
     agent_id: UUID | None = Field(None, description="the agent the chat is bound to (null: the built-in assistant)")
     project_id: UUID | None = Field(None, description="the project the chat is in (null: none)")
+    temporary_until: datetime | None = Field(
+        None, description="a temporary chat (never listed, not remembered): when it is deleted; null: not temporary"
+    )
     snippet: str | None = Field(None, description="with `q`: where the chat's latest matching message matches")
 
 

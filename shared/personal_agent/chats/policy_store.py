@@ -58,13 +58,18 @@ async def due_orgs(conn: Conn, now: datetime, limit: int) -> list[UUID]:
     return [row["org_id"] for row in await cur.fetchall()]
 
 
-async def mark_temporary(conn: Conn, org_id: UUID, chat_id: UUID) -> None:
-    """Make the chat temporary: due `temporary_hours` (the org's, else the default) from now."""
-    await conn.execute(
+async def mark_temporary(conn: Conn, org_id: UUID, chat_id: UUID) -> datetime:
+    """Make the chat temporary: due `temporary_hours` (the org's, else the default) from now; when."""
+    cur = await conn.execute(
         "UPDATE chats SET temporary_until = now() + make_interval(hours => coalesce("
-        "(SELECT temporary_hours FROM org_data_policies WHERE org_id = %s), %s)) WHERE id = %s",
+        "(SELECT temporary_hours FROM org_data_policies WHERE org_id = %s), %s)) WHERE id = %s"
+        " RETURNING temporary_until",
         [org_id, DEFAULT_TEMPORARY_HOURS, chat_id],
     )
+    row = await cur.fetchone()
+    assert row is not None  # the chat was made in this transaction
+    until: datetime = row["temporary_until"]
+    return until
 
 
 async def delete_temporary(conn: Conn, now: datetime, batch: int) -> int:

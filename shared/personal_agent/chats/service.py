@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from uuid import UUID
 
@@ -55,7 +55,7 @@ async def create_chat(
             conn, principal.org_id, principal.user_id, _title(title), classification, agent_id
         )
         if temporary:
-            await policy_store.mark_temporary(conn, principal.org_id, row.id)
+            row = replace(row, temporary_until=await policy_store.mark_temporary(conn, principal.org_id, row.id))
         return row
 
 

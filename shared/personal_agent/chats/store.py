@@ -15,7 +15,7 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 from personal_agent.spec.labels import Labels
 
-COLUMNS = "id, title, classification, created_at, updated_at, agent_id, project_id"
+COLUMNS = "id, title, classification, created_at, updated_at, agent_id, project_id, temporary_until"
 # Who may read a chat besides its owner: the members of its project (0041), never for a restricted chat.
 _PROJECT_MEMBER = (
     "(c.classification <> 'restricted' AND EXISTS (SELECT 1 FROM project_members pm"
@@ -39,6 +39,8 @@ class ChatRow:
     """The agent the chat is bound to (its runs use that agent's published version); None: the built-in one."""
     project_id: UUID | None = None
     """The project the chat is in (0041); None: none."""
+    temporary_until: datetime | None = None
+    """A temporary chat (0036): when it is deleted; None: a chat kept by the org's retention."""
 
 
 async def insert_chat(
