@@ -90,21 +90,28 @@ importlint:
 typecheck:
 	$(VENV)/bin/mypy
 
-# Three shards at once: the browser tests (tests/e2e/test_web_*.py), the other `pa dev` end-to-end tests (each
-# module starts its own `pa dev`, mostly waiting on it), and integration + unit. Each has its own temp dir (short,
-# under /tmp: Postgres' socket paths), embedded Postgres, Valkey and emulators on free ports; the two background
-# shards' logs are printed when all end (`--durations` names the slowest).
+# Three shards at once: the browser tests (tests/e2e/test_web_*.py); half of the other `pa dev` end-to-end tests
+# (each module starts its own `pa dev`, mostly waiting on it); and integration + unit followed by the other half
+# (every other file, in name order). Each has its own temp dir (short, under /tmp: Postgres' socket paths), embedded
+# Postgres, Valkey and emulators on free ports; the background shards' logs are printed when all end (`--durations`
+# names the slowest).
 SHARDS := test-artifacts/shards
+DEV_E2E = $(shell ls tests/e2e/test_*.py | grep -v '/test_web_')
+DEV_E2E_A = $(shell ls tests/e2e/test_*.py | grep -v '/test_web_' | awk 'NR % 2 == 1')
+DEV_E2E_B = $(filter-out $(DEV_E2E_A),$(DEV_E2E))
 pytest:
-	@rm -rf $(SHARDS) && mkdir -p $(SHARDS); tmp=$$(mktemp -d /tmp/pa-test.XXXXXX); 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/web tests/e2e/test_web_*.py \
+	@rm -rf $(SHARDS) && mkdir -p $(SHARDS); tmp=$$(mktemp -d /tmp/pa-test.XXXXXX); \
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/web tests/e2e/test_web_*.py \
 		>$(SHARDS)/web.log 2>&1 & web=$$!; \
-	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/dev tests/e2e \
-		--ignore-glob='tests/e2e/test_web_*.py' >$(SHARDS)/dev.log 2>&1 & dev=$$!; \
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/dev $(DEV_E2E_A) \
+		>$(SHARDS)/dev.log 2>&1 & dev=$$!; \
 	$(VENV)/bin/pytest -q --durations=15 --basetemp=$$tmp/rest tests --ignore=tests/e2e; rest=$$?; \
+	echo "---- the other half of the pa dev end-to-end tests, after them ----"; \
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=15 --basetemp=$$tmp/dev2 $(DEV_E2E_B); dev2=$$?; \
 	wait $$web; web_status=$$?; wait $$dev; dev_status=$$?; \
-	echo "---- the pa dev end-to-end tests, run beside (tests/e2e, not test_web_*) ----"; cat $(SHARDS)/dev.log; \
+	echo "---- half of the pa dev end-to-end tests, run beside (tests/e2e, not test_web_*) ----"; cat $(SHARDS)/dev.log; \
 	echo "---- the browser tests, run beside (tests/e2e/test_web_*.py) ----"; cat $(SHARDS)/web.log; \
-	[ $$rest -eq 0 ] && [ $$web_status -eq 0 ] && [ $$dev_status -eq 0 ]
+	[ $$rest -eq 0 ] && [ $$dev2 -eq 0 ] && [ $$web_status -eq 0 ] && [ $$dev_status -eq 0 ]
 
 # The API's OpenAPI document (checked in) and the web chat's types generated from it; run after changing a route.
 # tests/unit/test_openapi_drift.py fails while either is stale.
