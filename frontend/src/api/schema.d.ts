@@ -1307,6 +1307,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/evals/online-scores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Online Scores
+         * @description The judge's scores of sampled production runs, per agent and day (UTC), newest first.
+         */
+        get: operations["list_online_scores"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/evals/runs": {
         parameters: {
             query?: never;
@@ -1341,6 +1361,46 @@ export interface paths {
          */
         get: operations["get_eval_run"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/sampling": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Agent Sampling
+         * @description The org's agents with online sampling set.
+         */
+        get: operations["list_agent_sampling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/sampling/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set Agent Sampling
+         * @description Sample a share of the agent's production runs into an LLM judge, from their next launch (0 turns it off).
+         */
+        put: operations["set_agent_sampling"];
         post?: never;
         delete?: never;
         options?: never;
@@ -4341,6 +4401,41 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** DayScoreList */
+        DayScoreList: {
+            /** Items */
+            items: components["schemas"]["DayScoreOut"][];
+        };
+        /** DayScoreOut */
+        DayScoreOut: {
+            /** Agent Slug */
+            agent_slug: string;
+            /**
+             * Cost Usd
+             * @description what judging them cost
+             */
+            cost_usd: number;
+            /**
+             * Day
+             * Format: date
+             */
+            day: string;
+            /**
+             * Mean Score
+             * @description the judge's mean score, 0 to 1
+             */
+            mean_score: number | null;
+            /**
+             * Sampled
+             * @description production runs sampled that day
+             */
+            sampled: number;
+            /**
+             * Scored
+             * @description of them, judged
+             */
+            scored: number;
+        };
         /**
          * DecisionIn
          * @example {
@@ -6948,6 +7043,46 @@ export interface components {
             tools: components["schemas"]["RunToolOut"][];
             /** Trigger Source */
             trigger_source: string;
+        };
+        /** SamplingIn */
+        SamplingIn: {
+            /**
+             * Model
+             * @description the judge's model (default: the run's routing model)
+             */
+            model?: string | null;
+            /**
+             * Rate
+             * @description the share of the agent's production runs judged (0: off)
+             */
+            rate: number;
+            /**
+             * Rubric
+             * @description what the judge grades against (empty: a default)
+             * @default
+             */
+            rubric?: string;
+        };
+        /** SamplingList */
+        SamplingList: {
+            /** Items */
+            items: components["schemas"]["SamplingOut"][];
+        };
+        /** SamplingOut */
+        SamplingOut: {
+            /** Agent Slug */
+            agent_slug: string;
+            /** Model */
+            model: string | null;
+            /** Rate */
+            rate: number;
+            /** Rubric */
+            rubric: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
         };
         /** SatisfactionOut */
         SatisfactionOut: {
@@ -12316,6 +12451,46 @@ export interface operations {
             };
         };
     };
+    list_online_scores: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DayScoreList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_eval_runs: {
         parameters: {
             query?: {
@@ -12416,6 +12591,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvalRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_agent_sampling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SamplingList"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_agent_sampling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SamplingIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SamplingOut"];
                 };
             };
             /** @description Validation Error */

@@ -4,17 +4,17 @@ evaluation runs compared side by side."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, model_validator
 
 from personal_agent.api.deps import OrgAdmin
-from personal_agent.evals import datasets, reports
+from personal_agent.evals import datasets, reports, sampling_admin
 from personal_agent.evals.run_store import NewEvalRun
 
 router = APIRouter(prefix="/api/v1/evals", tags=["evals"])
@@ -222,3 +222,54 @@ async def get_eval_run(eval_run_id: UUID, principal: OrgAdmin) -> dict[str, Any]
 async def compare_eval_runs(a: UUID, b: UUID, principal: OrgAdmin) -> dict[str, Any]:
     """Two evaluation runs of one dataset side by side: per case and in total, and the cases that changed."""
     return await reports.compare(principal, a, b)
+
+
+class SamplingIn(BaseModel):
+    rate: float = Field(ge=0, le=1, description="the share of the agent's production runs judged (0: off)")
+    rubric: str = Field("", max_length=4000, description="what the judge grades against (empty: a default)")
+    model: str | None = Field(None, max_length=200, description="the judge's model (default: the run's routing model)")
+
+
+class SamplingOut(BaseModel):
+    agent_slug: str
+    rate: float
+    rubric: str
+    model: str | None
+    updated_at: datetime
+
+
+class SamplingList(BaseModel):
+    items: list[SamplingOut]
+
+
+class DayScoreOut(BaseModel):
+    agent_slug: str
+    day: date
+    sampled: int = Field(description="production runs sampled that day")
+    scored: int = Field(description="of them, judged")
+    mean_score: float | None = Field(description="the judge's mean score, 0 to 1")
+    cost_usd: float = Field(description="what judging them cost")
+
+
+class DayScoreList(BaseModel):
+    items: list[DayScoreOut]
+
+
+@router.put("/sampling/{slug}", operation_id="set_agent_sampling", response_model=SamplingOut)
+async def set_agent_sampling(
+    slug: Annotated[str, Path(pattern=r"^[a-z0-9-]{2,64}$")], body: SamplingIn, principal: OrgAdmin
+) -> dict[str, Any]:
+    """Sample a share of the agent's production runs into an LLM judge, from their next launch (0 turns it off)."""
+    return await sampling_admin.set_sampling(principal, slug, body.rate, body.rubric, body.model)
+
+
+@router.get("/sampling", operation_id="list_agent_sampling", response_model=SamplingList)
+async def list_agent_sampling(principal: OrgAdmin) -> dict[str, Any]:
+    """The org's agents with online sampling set."""
+    return {"items": await sampling_admin.list_sampling(principal)}
+
+
+@router.get("/online-scores", operation_id="list_online_scores", response_model=DayScoreList)
+async def list_online_scores(principal: OrgAdmin, days: Annotated[int, Query(ge=1, le=366)] = 30) -> dict[str, Any]:
+    """The judge's scores of sampled production runs, per agent and day (UTC), newest first."""
+    return {"items": await sampling_admin.scores_by_day(principal, days)}
