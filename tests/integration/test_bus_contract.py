@@ -417,12 +417,15 @@ async def test_a_patient_upstash_reader_polls_less_often_and_still_gets_what_com
     times where a run's stream polls four times a second, and still returns what is published meanwhile."""
     bus = UpstashBus(bridge_url, TOKEN)
     polls = 0
+    polled = asyncio.Event()
     xread = bus._xread
 
     async def counted(*args: object) -> list[BusEntry]:
         nonlocal polls
         polls += 1
-        return await xread(*args)  # type: ignore[arg-type]
+        result = await xread(*args)  # type: ignore[arg-type]
+        polled.set()
+        return result
 
     bus._xread = counted  # type: ignore[method-assign]
     try:
@@ -431,8 +434,9 @@ async def test_a_patient_upstash_reader_polls_less_often_and_still_gets_what_com
         await bus.read(stream, "0-0", block_ms=6_000, patience_ms=2_000)
         patient, polls = polls, 0
         assert patient * 2 < eager, (patient, eager)
+        polled.clear()
         reader = asyncio.create_task(bus.read(stream, "0-0", block_ms=20_000, patience_ms=2_000))
-        await asyncio.sleep(1)
+        await asyncio.wait_for(polled.wait(), timeout=5)  # it polled once and found nothing: it waits now
         entry_id = await bus.publish(stream, "late", retention_seconds=RETENTION, maxlen=MAXLEN)
         assert await asyncio.wait_for(reader, timeout=5) == [BusEntry(entry_id, "late")]
     finally:
