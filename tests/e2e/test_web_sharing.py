@@ -166,3 +166,35 @@ def test_an_admin_allows_public_links_and_anyone_opens_one_on_a_phone(page: Any,
     expect(mine).to_contain_text("public")
     mine.get_by_role("button", name="Revoke").first.click()
     expect(mine.get_by_text("revoked").first).to_be_visible()
+
+
+def test_download_my_data_polls_the_export_and_saves_the_zip(page: Any, web: DevStack) -> None:
+    """ "Download my data" starts the export (202), shows that it is being prepared, polls it and follows its
+    presigned link: the browser saves the ZIP, which holds the chat just had."""
+    import io
+    import json
+    import zipfile
+
+    from playwright.sync_api import expect
+
+    sign_in(page)
+    new_chat(page)
+    send(page, "hello export world")
+    expect(reply(page)).to_have_count(1)
+    chat_id = urlparse(page.url).path.rsplit("/", 1)[-1]
+
+    page.goto("/settings")
+    mine = page.get_by_test_id("my-data")
+    with page.expect_download(timeout=60_000) as saved:
+        mine.get_by_test_id("export-data").click()
+        expect(mine.get_by_test_id("export-status")).to_be_visible()
+    download = saved.value
+    assert download.suggested_filename.startswith("personal-agent-export-") and download.suggested_filename.endswith(
+        ".zip"
+    )
+    path = download.path()
+    assert path is not None
+    archive = zipfile.ZipFile(io.BytesIO(path.read_bytes()))
+    assert json.loads(archive.read("manifest.json"))["scope"] == "user"
+    assert "hello export world" in archive.read(f"chats/{chat_id}.md").decode()
+    expect(mine.get_by_test_id("export-status")).to_contain_text("ready")
