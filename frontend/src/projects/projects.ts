@@ -46,8 +46,12 @@ export async function deleteProject(id: string): Promise<void> {
   await loadProjects();
 }
 
-export function addMember(id: string, email: string, role: ProjectRole) {
-  return call("add_project_member", { path: { project_id: id }, body: { email, role } });
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Add a member of the org, named by e-mail or user id, or change their role. */
+export function addMember(id: string, who: string, role: ProjectRole) {
+  const person = USER_ID.test(who) ? { user_id: who } : { email: who };
+  return call("add_project_member", { path: { project_id: id }, body: { ...person, role } });
 }
 
 export function removeMember(id: string, userId: string) {
