@@ -432,6 +432,12 @@ async def _agent(world: World) -> str:
     return await _post(world, "/api/v1/agents", body, "id")
 
 
+async def _agent_slug(world: World) -> str:
+    """Org A's agent by its slug (an agent's online sampling is set by slug)."""
+    await resource(world, "agent_id")
+    return "matrix-agent"
+
+
 async def _attachment(world: World) -> str:
     """An image uploaded to its chat (the browser's form POST straight to the bucket), so its owner can fetch it."""
     chat_id = await resource(world, "chat_id")
@@ -537,6 +543,7 @@ FACTORIES: dict[str, Factory] = {
     "collection_id": _collection,
     "source_id": _source,
     "agent_id": _agent,
+    "slug": _agent_slug,
     "rule_id": _rule,
     "share_id": _share,
     "token": _share_token,
