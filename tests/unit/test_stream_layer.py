@@ -19,9 +19,10 @@ def _variable(name: str) -> str:
     return match.group(1)
 
 
-def test_the_stream_function_has_the_api_layer_and_the_stream_layer() -> None:
+def test_the_stream_function_has_the_api_or_worker_layer_and_the_stream_layer() -> None:
     layers = RESOURCES["StreamFunction"]["Properties"]["Layers"]
-    assert {"Ref": "ApiLayer"} in layers and {"Ref": "StreamLayer"} in layers
+    assert {"Fn::If": ["DrivesStreamedRuns", {"Ref": "WorkerLayer"}, {"Ref": "ApiLayer"}]} in layers
+    assert {"Ref": "StreamLayer"} in layers
     assert RESOURCES["StreamLayer"]["Metadata"]["BuildMethod"] == "makefile"
     assert "build-StreamLayer:" in (ROOT / "layers" / "Makefile").read_text()
 

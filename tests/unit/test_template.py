@@ -314,10 +314,16 @@ def test_stream_function_streams_through_the_web_adapter() -> None:
     assert any("WebAdapterLayerArn" in _referenced_names(layer) for layer in props["Layers"])
 
 
-def test_api_and_stream_functions_do_not_carry_pydantic_ai() -> None:
-    for name in ("ApiFunction", "StreamFunction"):
-        layers = [layer for layer in _props(name)["Layers"] if _referenced_names(layer) & {"ApiLayer", "WorkerLayer"}]
-        assert layers == [{"Ref": "ApiLayer"}], name
+def test_the_api_function_does_not_carry_pydantic_ai_and_the_stream_function_only_to_drive_streamed_runs() -> None:
+    layers = [
+        layer for layer in _props("ApiFunction")["Layers"] if _referenced_names(layer) & {"ApiLayer", "WorkerLayer"}
+    ]
+    assert layers == [{"Ref": "ApiLayer"}]
+    stream = [
+        layer for layer in _props("StreamFunction")["Layers"] if _referenced_names(layer) & {"ApiLayer", "WorkerLayer"}
+    ]
+    assert stream == [{"Fn::If": ["DrivesStreamedRuns", {"Ref": "WorkerLayer"}, {"Ref": "ApiLayer"}]}]
+    assert _env("StreamFunction")["PA_STREAM_DRIVES_RUNS"] == {"Ref": "StreamDrivesRuns"}
     prune = re.search(r"^API_LAYER_PRUNE := (.+)$", (ROOT / "Makefile").read_text(), re.M)
     assert prune and {"pydantic-ai-slim", "mcp", "genai-prices"} <= set(prune.group(1).split())
 

@@ -55,7 +55,7 @@ def test_the_sandbox_exists_only_when_code_execution_is_lambda() -> None:
     sandbox = [n for n, r in RESOURCES.items() if n.startswith("Sandbox")]
     assert {"SandboxFunction", "SandboxRole", "SandboxVpc", "SandboxSubnet", "SandboxSecurityGroup"} <= set(sandbox)
     conditions = {RESOURCES[n].get("Condition") for n in sandbox}
-    assert conditions <= {"HasSandbox", "HasSandboxActivities"}
+    assert conditions <= {"HasSandbox", "HasSandboxActivities", "HasSandboxStreamDrives"}
     assert TEMPLATE["Conditions"]["HasSandbox"] == {"Fn::Equals": [{"Ref": "CodeExecution"}, "lambda"]}
     assert TEMPLATE["Parameters"]["CodeExecution"]["Default"] == "off"
 
@@ -125,7 +125,12 @@ def test_only_the_engines_functions_may_invoke_it_and_they_know_its_name() -> No
         if r["Type"] == "AWS::Lambda::Permission" and _refs(r["Properties"]["FunctionName"]) == {SANDBOX}
     }
     principals = {next(iter(_refs(p["Principal"]))) for p in permissions.values()}
-    assert principals == {"RunWorkerFunctionRole", "StepsFunctionRole", "ActivityPollerFunctionRole"}
+    assert principals == {
+        "RunWorkerFunctionRole",
+        "StepsFunctionRole",
+        "ActivityPollerFunctionRole",
+        "StreamFunctionRole",  # when it drives streamed runs
+    }
     assert all(p["Action"] == "lambda:InvokeFunction" for p in permissions.values())
     name = _props(SANDBOX)["FunctionName"]
     told = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["PA_SANDBOX_FUNCTION"]
