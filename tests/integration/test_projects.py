@@ -218,3 +218,61 @@ async def test_a_projects_instructions_default_agent_and_memories_reach_its_runs
         moved_out = await _answer(http, ha, model, second)
     assert "Answer in French." in after and PROJECT_RULE not in after and "You write launch notes." not in after
     assert "Answer in French." not in moved_out and GLOBAL_FACT in moved_out
+
+
+POLICY = "Launch checklist: the pelican banner goes up at nine, and the press embargo lifts at noon."
+
+
+async def _search_then_echo(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    """Calls `search_knowledge` once, then answers with what it returned."""
+    if tool_rounds(messages) == 0:
+        args = json.dumps({"query": "pelican banner press embargo"})
+        yield {0: DeltaToolCall(name="search_knowledge", json_args=args, tool_call_id="kb_1")}
+    else:
+        yield str(messages[-1].parts[0].content)  # type: ignore[union-attr]
+
+
+async def _search(http: httpx.AsyncClient, headers: dict[str, str], collection: str) -> httpx.Response:
+    params = {"q": "pelican banner embargo", "collection": collection}
+    return await http.get("/api/v1/knowledge/search", headers=headers, params=params)
+
+
+async def test_the_projects_collection_holds_its_files_for_its_members_and_its_runs(
+    http: httpx.AsyncClient, make_tenant: Any, admin_url: str
+) -> None:
+    from tests.knowledge import upload_and_wait
+
+    alice = make_tenant()
+    bob, carol, dave = _member(admin_url, alice), _member(admin_url, alice), _member(admin_url, alice)
+    ha, hb, hc, hd = (auth_headers(t) for t in (alice, bob, carol, dave))
+    agent = {"name": "Org only", "slug": "org-only", "instructions": "Use the org's documents.", "knowledge": ["org"]}
+    await _ok(await http.post("/api/v1/agents", json=agent, headers=ha), 201)
+    body = {"name": "Press", "agent": "org-only"}
+    project = await _ok(await http.post("/api/v1/projects", json=body, headers=ha), 201)
+    pid, collection = project["id"], project["collection_id"]
+    for person, role in ((bob, "viewer"), (carol, "editor")):
+        body = {"user_id": str(person.user_id), "role": role}
+        await _ok(await http.post(f"/api/v1/projects/{pid}/members", json=body, headers=ha))
+
+    # The project's members are its collection's: an editor adds files, a viewer reads them, nobody else sees them.
+    doc = await upload_and_wait(http, hc, carol, "launch.md", "text/markdown", POLICY.encode(), collection=collection)
+    found = (await _ok(await _search(http, hb, collection)))["items"]
+    assert [p["document_id"] for p in found] == [doc["id"]]
+    body = {"filename": "x.md", "content_type": "text/markdown", "size": 3, "collection": collection}
+    by_viewer = await http.post("/api/v1/knowledge/documents", headers=hb, json=body)
+    assert _code(by_viewer) == (403, "not_collection_writer")
+    assert _code(await _search(http, hd, collection)) == (404, "collection_not_found")
+
+    # A run in a project chat with an agent limited to the org's documents searches the project's collection too;
+    # the same agent outside the project does not.
+    inside = await _chat(http, ha, "inside")
+    outside = await _chat(http, ha, "outside", agent="org-only")
+    await _ok(await _move(http, ha, inside, pid))
+    with scripted_model(_search_then_echo) as (model, _):
+        in_project = await _answer(http, ha, model, inside)
+        elsewhere = await _answer(http, ha, model, outside)
+    assert "pelican banner" in in_project and doc["id"] in in_project
+    assert "pelican banner" not in elsewhere
+
+    await _ok(await http.delete(f"/api/v1/projects/{pid}/members/{bob.user_id}", headers=ha))
+    assert _code(await _search(http, hb, collection)) == (404, "collection_not_found")
