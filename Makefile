@@ -151,9 +151,8 @@ PYTHON312 = $(shell for p in "$$(command -v python3.12)" $(HOME)/.pyenv/versions
 # Layer requirements come from uv.lock: the API layer leaves out pydantic-ai, the model SDKs and what only
 # the workers use; the worker layer adds the X-Ray SDK that Powertools' Tracer needs. The server's dependencies are
 # the project's `server` extra; the terminal client's own (its base dependencies) stay out of every layer.
-CLIENT_ONLY := textual keyring rich
-LAYER_EXPORT := $(UV) export --frozen --no-dev --extra server --no-emit-project --no-hashes --no-header --no-annotate \
-	$(addprefix --prune ,$(CLIENT_ONLY))
+# (One line: tests/unit/test_platform_mcp_template.py runs it as written.)
+LAYER_EXPORT := $(UV) export --frozen --no-dev --extra server --no-emit-project --no-hashes --no-header --no-annotate --prune textual --prune keyring --prune rich
 # Knowledge: the embedder (wordllama with numpy, tokenizers) and the parsers run in the ingest function (worker
 # layer); the API asks it to embed a search query. pgvector's Python package (numpy) is not used: vectors go as text.
 # uvicorn with the event loop and HTTP parser in C (uvloop, httptools) serves only the SSE relay: they go in its

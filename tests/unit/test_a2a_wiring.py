@@ -93,7 +93,8 @@ print("imported")
 
 def test_the_stream_layer_carries_what_a2a_imports_beyond_the_api_layer() -> None:
     uv = ROOT / ".tools" / "bin" / "uv"  # `make bootstrap` installs it; `make build` exports the layers with it
-    export = [str(uv), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "--no-header"]
+    export = [str(uv), "export", "--frozen", "--no-dev", "--extra", "server", "--no-emit-project", "--no-hashes"]
+    export += ["--no-header"]  # the server's dependencies are the project's `server` extra (the layers export it)
     prune = [arg for name in _variable("API_LAYER_PRUNE").split() for arg in ("--prune", name)]
     api = subprocess.run([*export, "--no-annotate", *prune], capture_output=True, text=True, check=True, cwd=ROOT)
     api_layer = {re.split(r"[=; ]", line)[0].lower() for line in api.stdout.splitlines() if "==" in line}
