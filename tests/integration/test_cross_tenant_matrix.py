@@ -471,6 +471,16 @@ async def _share_token(world: World) -> str:
     return world.a.ids["token"]
 
 
+async def _export(world: World) -> str:
+    """A data export of org A's user (202: it is built in the background)."""
+    return await _post(world, "/api/v1/me/export", {}, "id")
+
+
+async def _org_export(world: World) -> str:
+    """An export of org A, started by its admin."""
+    return await _post(world, "/api/v1/admin/export", {}, "id")
+
+
 async def _project(world: World) -> str:
     return await _post(world, "/api/v1/projects", {"name": "Matrix project", "instructions": "matrix"}, "id")
 
@@ -548,6 +558,8 @@ FACTORIES: dict[str, Factory] = {
     "share_id": _share,
     "token": _share_token,
     "project_id": _project,
+    "export_id": _export,
+    "org_export_id": _org_export,
     "dataset_id": _dataset,
     "eval_run_id": _eval_run,
     "followup_id": _followup,

@@ -82,7 +82,7 @@ export const OPERATIONS = {
   get_me: { method: "GET", path: "/api/v1/me" },
   get_my_export: { method: "GET", path: "/api/v1/me/exports/{export_id}" },
   get_my_settings: { method: "GET", path: "/api/v1/me/settings" },
-  get_org_export: { method: "GET", path: "/api/v1/admin/exports/{export_id}" },
+  get_org_export: { method: "GET", path: "/api/v1/admin/exports/{org_export_id}" },
   get_org_settings: { method: "GET", path: "/api/v1/admin/settings" },
   get_project: { method: "GET", path: "/api/v1/projects/{project_id}" },
   get_push_config: { method: "GET", path: "/api/v1/push/config" },

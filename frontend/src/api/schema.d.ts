@@ -237,7 +237,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/admin/exports/{export_id}": {
+    "/api/v1/admin/exports/{org_export_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -4001,6 +4001,11 @@ export interface components {
              * @description with `q`: where the chat's latest matching message matches
              */
             snippet?: string | null;
+            /**
+             * Temporary Until
+             * @description a temporary chat (never listed, not remembered): when it is deleted; null: not temporary
+             */
+            temporary_until?: string | null;
             /** Title */
             title: string;
             /**
@@ -9473,7 +9478,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                export_id: string;
+                org_export_id: string;
             };
             cookie?: never;
         };

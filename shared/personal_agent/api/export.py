@@ -79,12 +79,12 @@ async def export_org_data(principal: OrgAdmin) -> Response:
     return await _start(principal, "org", "/api/v1/admin/exports")
 
 
-@admin_router.get("/exports/{export_id}", operation_id="get_org_export", response_model=ExportStatus)
-async def get_org_export(export_id: UUID, principal: OrgAdmin) -> dict[str, Any]:
+@admin_router.get("/exports/{org_export_id}", operation_id="get_org_export", response_model=ExportStatus)
+async def get_org_export(org_export_id: UUID, principal: OrgAdmin) -> dict[str, Any]:
     """An org export you started: its status and, once ready, a short-lived download link."""
     from personal_agent.lifecycle.data_exports import status
 
-    return await status(principal, "org", export_id)
+    return await status(principal, "org", org_export_id)
 
 
 class EraseRequest(BaseModel):
