@@ -11,6 +11,7 @@ from pydantic_ai import Agent, DeferredToolRequests, ModelRetry, StructuredDict,
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ExternalToolset
 
+from personal_agent import otel_export
 from personal_agent.agents.structured import output_problem
 from personal_agent.engine.context_fit import ContextFit
 from personal_agent.engine.emitter import RunEmitter
@@ -38,9 +39,16 @@ async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent
         instructions=run_instructions(spec),
         # the history is cut to the window first; every call is reviewed once its arguments are validated; a search's
         # follow-up query is rewritten (metered) just before it runs
-        capabilities=[ContextFit(spec, emitter), *run_capabilities(), ToolReview(), QueryRewrite()],
+        capabilities=[
+            ContextFit(spec, emitter),
+            *run_capabilities(),
+            ToolReview(),
+            QueryRewrite(),
+            *otel_export.capabilities(spec),  # GenAI spans over OTLP when PA_OTEL_ENDPOINT is set
+        ],
         toolsets=[run_toolset(spec), *mcp_toolsets(spec), *client_toolsets(spec)],
         output_type=output,
+        name=spec.agent.slug if spec.agent else "assistant",
     )
     if schema is not None:
 

@@ -12,7 +12,7 @@ from ag_ui.core import StepFinishedEvent, StepStartedEvent
 from pydantic_ai import Agent, AgentRun, CallToolsNode, ModelRequestNode
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
 
-from personal_agent import observability
+from personal_agent import observability, otel_export
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.db.retry import retrying
@@ -146,6 +146,8 @@ class Drive:
             observability.record_usage(
                 response.usage.input_tokens, response.usage.output_tokens, float(cost) if cost is not None else None
             )
+            if otel_export.enabled():
+                otel_export.event("pa.model_response", self._trace_figures(response, cost))
 
         async def save() -> None:
             async with org_transaction(self.spec.org_id) as conn:
@@ -153,6 +155,17 @@ class Drive:
                 await self._save(conn, "model_response")
 
         await retrying(save, what="a checkpoint")
+
+    def _trace_figures(self, response: ModelResponse, cost: Any) -> dict[str, Any]:
+        """The response's ledger figures for its trace: ids, model, tokens, price (never content)."""
+        return {
+            "pa.run_id": str(self.spec.run_id),
+            "pa.request_index": self.ri - 1,
+            "gen_ai.response.model": response.model_name or "",
+            "gen_ai.usage.input_tokens": response.usage.input_tokens,
+            "gen_ai.usage.output_tokens": response.usage.output_tokens,
+            "pa.cost_usd": float(cost) if cost is not None else -1.0,
+        }
 
     async def tool_step(self, run: Run, node: CallToolsNode[RunDeps, Any]) -> Node:
         """Run the response's tool calls (within the run's tool-call limit), streaming their results; checkpoint

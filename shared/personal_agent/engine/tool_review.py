@@ -32,6 +32,7 @@ from pydantic_ai.exceptions import ApprovalRequired, ToolFailed
 from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart
 from pydantic_ai.tools import ToolDefinition
 
+from personal_agent import otel_export
 from personal_agent.approvals import escalation_schedule, review_store
 from personal_agent.approvals.store import PendingApproval
 from personal_agent.db import org_transaction
@@ -68,8 +69,32 @@ class ToolReview(AbstractCapability[RunDeps]):
         self, ctx: RunContext[RunDeps], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any
     ) -> Any:
         if isinstance(args, dict):
-            await review_call(ctx, call, tool_def, args)
+            await _traced_review(ctx, call, tool_def, args)
         return args
+
+
+async def _traced_review(
+    ctx: RunContext[RunDeps], call: ToolCallPart, tool_def: ToolDefinition, args: dict[str, Any]
+) -> None:
+    """`review_call` under a span of its own saying what the gates decided (`allow`, `deny`, `ask`) when traces
+    are on."""
+    if not otel_export.enabled():
+        await review_call(ctx, call, tool_def, args)
+        return
+    names = {"gen_ai.tool.name": call.tool_name, "gen_ai.tool.call.id": call.tool_call_id}
+    with otel_export.span(f"gate {call.tool_name}", {**names, "pa.run_id": str(ctx.deps.spec.run_id)}) as span:
+        decision = "allow"
+        try:
+            await review_call(ctx, call, tool_def, args)
+        except ToolFailed:
+            decision = "deny"
+            raise
+        except ApprovalRequired:
+            decision = "ask"
+            raise
+        finally:
+            if span is not None:
+                span.set_attribute("pa.gate.decision", decision)
 
 
 def _gates(ctx: RunContext[RunDeps], name: str) -> tuple[bool, bool]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from personal_agent import otel_export
 from personal_agent.errors import InvalidInput
 from personal_agent.knowledge import chunk_store, metered_embedding
 from personal_agent.knowledge.model_choice import org_model
@@ -62,7 +63,20 @@ class SearchResult:
     embedding_model: str
 
 
-async def search(
+async def search(org_id: UUID, user_id: UUID | None, query: str, **scope: Any) -> SearchResult:
+    """The `k` best passages the caller may see (`_search`), under a `retrieval` span when traces are on: how many
+    passages came back and the embedding model, never the query or a passage."""
+    if not otel_export.enabled():
+        return await _search(org_id, user_id, query, **scope)
+    with otel_export.span("retrieval", {"pa.retrieval.k": int(scope.get("k", 8))}) as span:
+        found = await _search(org_id, user_id, query, **scope)
+        if span is not None:
+            span.set_attribute("pa.retrieval.passages", len(found.passages))
+            span.set_attribute("gen_ai.request.model", found.embedding_model)
+        return found
+
+
+async def _search(
     org_id: UUID,
     user_id: UUID | None,
     query: str,
