@@ -39,7 +39,8 @@ def site() -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, site: Site) -> Iterator[DevServer]:
-    extra = {"PA_WEB_FETCH_ALLOW_HOSTS": f"127.0.0.1:{site.port}"}
+    # Two items per chunk: every sync here runs in several ingest invocations, each queueing the next.
+    extra = {"PA_WEB_FETCH_ALLOW_HOSTS": f"127.0.0.1:{site.port}", "PA_KNOWLEDGE_SYNC_CHUNK": "2"}
     with running_pa_dev(tmp_path_factory.mktemp("pa-dev-sources"), env_extra=extra) as dev:
         yield dev
 

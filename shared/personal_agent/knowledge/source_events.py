@@ -1,6 +1,6 @@
 """The ingest queue's messages for sources: a sync job (`sync now`, a schedule's fire) and the `ObjectCreated` /
 `ObjectRemoved` records of a watched bucket (any bucket but the documents bucket, whose records are uploads).
-The ingest function hands them here (`worker.py`)."""
+The ingest function parses them here and does them in `source_work.py` (`worker.py`)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ SYNC_JOB = "sync_source"
 class SyncJob:
     org_id: UUID
     source_id: UUID
+    run: UUID | None = None
+    """The sync this job continues (its next chunk); None: start one (unless one is moving)."""
+    step: int = 0
+    """The chunks that sync had done when this job was queued: a duplicate delivery of a done chunk's job is dropped."""
 
 
 @dataclass(frozen=True)
@@ -29,8 +33,9 @@ class ObjectEvent:
     etag: str | None
 
 
-def sync_job_body(org_id: UUID, source_id: UUID) -> str:
-    return json.dumps({"pa_job": SYNC_JOB, "org_id": str(org_id), "source_id": str(source_id)})
+def sync_job_body(org_id: UUID, source_id: UUID, run: UUID | None = None, step: int = 0) -> str:
+    body = {"pa_job": SYNC_JOB, "org_id": str(org_id), "source_id": str(source_id)}
+    return json.dumps(body | ({"run": str(run), "step": step} if run else {}))
 
 
 def _object_event(record: dict[str, Any]) -> ObjectEvent | None:
@@ -55,19 +60,7 @@ def parse_source_work(body: str) -> list[SyncJob | ObjectEvent]:
     if not isinstance(data, dict):
         return []
     if data.get("pa_job") == SYNC_JOB:
-        return [SyncJob(UUID(data["org_id"]), UUID(data["source_id"]))]
+        run = UUID(data["run"]) if data.get("run") else None
+        return [SyncJob(UUID(data["org_id"]), UUID(data["source_id"]), run, int(data.get("step") or 0))]
     found = (_object_event(r) for r in data.get("Records", []) if isinstance(r, dict))
     return [event for event in found if event is not None and event.key]
-
-
-async def handle_source_work(work: list[SyncJob | ObjectEvent]) -> list[str]:
-    from personal_agent.knowledge.source_sync import on_object_event, sync_source
-
-    outcomes: list[str] = []
-    for item in work:
-        if isinstance(item, SyncJob):
-            report = await sync_source(item.org_id, item.source_id)
-            outcomes.append("unknown_source" if report is None else "synced")
-        else:
-            outcomes.extend(await on_object_event(item.bucket, item.key, item.created, item.etag))
-    return outcomes

@@ -5,7 +5,8 @@ re-embedded. A changed item's file is written to the documents bucket under its 
 pipeline (`ObjectCreated` → queue → `ingest.py`) parses, chunks and embeds it like an upload, with every limit.
 
 The document row is committed before its file is written (the upload event finds it), and an item's hash is
-recorded only once its file is written (a failed write is retried by the next sync)."""
+recorded only once its file is written (a failed write is retried by the next sync). A whole sync runs in bounded
+chunks, one invocation each (`source_chunks.py`)."""
 
 from __future__ import annotations
 
@@ -113,40 +114,17 @@ async def remove_item(source: Source, key: str) -> Outcome:
     return "removed"
 
 
-async def sync_source(org_id: UUID, source_id: UUID) -> dict[str, Any] | None:
-    """A full sync; what it did is recorded as the source's last sync and returned (None: no such source)."""
-    source = await _source(org_id, source_id)
-    if source is None:
-        return None
-    connector = connector_for(source.kind)
-    counts: Counter[str] = Counter()
-    errors: list[dict[str, str]] = []
-    try:
-        remote = await connector.list_items(source)
-    except ItemFailed as exc:
-        return await _record(source, counts, [{"item": source.url or source.prefix, "message": str(exc)}], listed=False)
-    async with worker_transaction(org_id) as conn:
-        known = await sources_store.items(conn, source_id)
-    for item in remote:
-        try:
-            counts[await sync_item(source, connector, item, known.get(item.key))] += 1
-        except ItemFailed as exc:
-            counts["failed"] += 1
-            errors.append({"item": item.key, "message": str(exc)[:300]})
-    for key in set(known) - {i.key for i in remote}:
-        counts[await remove_item(source, key)] += 1
-    return await _record(source, counts, errors, listed=True)
-
-
-async def _record(
-    source: Source, counts: Counter[str], errors: list[dict[str, str]], *, listed: bool
+async def record(
+    source: Source, counts: Counter[str], errors: list[dict[str, str]], *, listed: bool, chunks: int = 0
 ) -> dict[str, Any]:
+    """Record what a sync did as the source's last sync (`chunks`: how many invocations it took)."""
     report: dict[str, Any] = {
         "at": datetime.now(UTC).isoformat(),
         "listed": listed,
         **{k: counts.get(k, 0) for k in ("added", "updated", "unchanged", "removed")},
         "failed": counts.get("failed", 0) + (0 if listed else 1),
         "errors": errors[:MAX_ERRORS],
+        "chunks": chunks,
     }
     async with worker_transaction(source.org_id) as conn:
         await sources_store.record_sync(conn, source.id, report)

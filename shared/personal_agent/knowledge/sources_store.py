@@ -154,3 +154,61 @@ async def set_item(
 
 async def delete_item(conn: Conn, source_id: UUID, key: str) -> None:
     await conn.execute("DELETE FROM knowledge_source_items WHERE source_id = %s AND item_key = %s", [source_id, key])
+
+
+# A sync in chunks (migration 0044): the sync in progress, and which listed items it has brought in step.
+
+
+async def cursor(conn: Conn, source_id: UUID, *, lock: bool = False) -> dict[str, Any] | None:
+    lock_clause = " FOR UPDATE" if lock else ""
+    cur = await conn.execute(f"SELECT sync_cursor FROM knowledge_sources WHERE id = %s{lock_clause}", [source_id])
+    row = await cur.fetchone()
+    return dict(row["sync_cursor"]) if row and row["sync_cursor"] else None
+
+
+async def set_cursor(conn: Conn, source_id: UUID, value: dict[str, Any] | None) -> None:
+    await conn.execute(
+        "UPDATE knowledge_sources SET sync_cursor = %s::jsonb WHERE id = %s",
+        [json.dumps(value) if value is not None else None, source_id],
+    )
+
+
+async def mark_listed(
+    conn: Conn, org_id: UUID, source_id: UUID, run: UUID, listed: list[tuple[str, str | None]]
+) -> None:
+    """Mark every listed item (key, the listing's ETag) as listed by sync `run`, making rows for new ones."""
+    await conn.execute(
+        """INSERT INTO knowledge_source_items (source_id, org_id, item_key, listed_in, listed_etag)
+           SELECT %s, %s, k, %s, e FROM unnest(%s::text[], %s::text[]) AS t(k, e)
+           ON CONFLICT (source_id, item_key) DO UPDATE SET listed_in = EXCLUDED.listed_in,
+               listed_etag = EXCLUDED.listed_etag""",
+        [source_id, org_id, run, [k for k, _ in listed], [e for _, e in listed]],
+    )
+
+
+async def listed_to_do(conn: Conn, source_id: UUID, run: UUID, limit: int) -> list[tuple[Item, str | None]]:
+    """Items sync `run` listed and has not brought in step yet (with the listing's ETag), in key order."""
+    cur = await conn.execute(
+        f"""SELECT {_ITEM}, listed_etag FROM knowledge_source_items
+            WHERE source_id = %s AND listed_in = %s AND done_in IS DISTINCT FROM %s ORDER BY item_key LIMIT %s""",
+        [source_id, run, run, limit],
+    )
+    rows = await cur.fetchall()
+    return [(Item(**{k: r[k] for k in r if k != "listed_etag"}), r["listed_etag"]) for r in rows]
+
+
+async def unlisted(conn: Conn, source_id: UUID, run: UUID, started: datetime, limit: int) -> list[str]:
+    """Keys of items sync `run` did not list (gone from the source), but not those an object event brought in
+    after the listing."""
+    cur = await conn.execute(
+        """SELECT item_key FROM knowledge_source_items WHERE source_id = %s AND listed_in IS DISTINCT FROM %s
+               AND updated_at < %s ORDER BY item_key LIMIT %s""",
+        [source_id, run, started, limit],
+    )
+    return [r["item_key"] for r in await cur.fetchall()]
+
+
+async def mark_done(conn: Conn, source_id: UUID, key: str, run: UUID) -> None:
+    await conn.execute(
+        "UPDATE knowledge_source_items SET done_in = %s WHERE source_id = %s AND item_key = %s", [run, source_id, key]
+    )

@@ -6,7 +6,8 @@ from personal_agent.knowledge import store
 from personal_agent.knowledge.ingest import ingest_upload
 from personal_agent.knowledge.messages import Job, Uploaded, parse_message
 from personal_agent.knowledge.reembed import reembed_document
-from personal_agent.knowledge.source_events import handle_source_work, parse_source_work
+from personal_agent.knowledge.source_events import parse_source_work
+from personal_agent.knowledge.source_work import handle_source_work
 from personal_agent.knowledge.transaction import worker_transaction
 
 

@@ -43,4 +43,5 @@ class Connector(Protocol):
         ...
 
 
-MAX_ITEMS = 500
+MAX_ITEMS = 50_000
+"""The most items a source lists (a sitemap's own limit); they sync in chunks (`source_chunks.py`)."""
