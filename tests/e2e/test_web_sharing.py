@@ -198,3 +198,25 @@ def test_download_my_data_polls_the_export_and_saves_the_zip(page: Any, web: Dev
     assert json.loads(archive.read("manifest.json"))["scope"] == "user"
     assert "hello export world" in archive.read(f"chats/{chat_id}.md").decode()
     expect(mine.get_by_test_id("export-status")).to_contain_text("ready")
+
+
+def test_an_admin_exports_the_organisation_from_settings(page: Any, web: DevStack) -> None:
+    """Settings, "Sharing and retention": an org admin's export of the organisation is prepared, then saved."""
+    import io
+    import json
+    import zipfile
+
+    from playwright.sync_api import expect
+
+    sign_in(page)  # alice is an admin of acme
+    page.goto("/settings")
+    retention = page.get_by_test_id("retention")
+    with page.expect_download(timeout=60_000) as saved:
+        retention.get_by_test_id("export-org").click()
+    download = saved.value
+    assert download.suggested_filename.startswith("personal-agent-org-export-"), download.suggested_filename
+    path = download.path()
+    assert path is not None
+    manifest = json.loads(zipfile.ZipFile(io.BytesIO(path.read_bytes())).read("manifest.json"))
+    assert manifest["scope"] == "org" and manifest["complete"] is True
+    expect(retention.get_by_test_id("export-org-status")).to_contain_text("ready")
