@@ -186,6 +186,8 @@ async def test_a_projects_instructions_default_agent_and_memories_reach_its_runs
 
     with scripted_model(_remember) as (model, _):
         await _answer(http, ha, model, first)  # saved in the project's scope
+    saved = (await _ok(await http.get("/api/v1/me/memories", headers=ha)))["items"]
+    assert {m["text"]: m["project_id"] for m in saved} == {PROJECT_FACT: project["id"], GLOBAL_FACT: None}
     with scripted_model(_echo_instructions) as (model, _):
         inside = await _answer(http, ha, model, second)
         elsewhere = await _answer(http, ha, model, outside)

@@ -5690,6 +5690,11 @@ export interface components {
              */
             id: string;
             /**
+             * Project Id
+             * @description the project whose chats recall it (saved in one of them); null: recalled outside projects
+             */
+            project_id?: string | null;
+            /**
              * Source Run Id
              * @description the run whose `remember` call saved it; null when typed here
              */

@@ -28,6 +28,9 @@ class Memory(BaseModel):
     id: UUID
     text: str
     source_run_id: UUID | None = Field(description="the run whose `remember` call saved it; null when typed here")
+    project_id: UUID | None = Field(
+        None, description="the project whose chats recall it (saved in one of them); null: recalled outside projects"
+    )
     created_at: str
     updated_at: str
 

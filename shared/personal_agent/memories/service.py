@@ -17,6 +17,7 @@ def view(row: dict[str, Any]) -> dict[str, Any]:
         "id": str(row["id"]),
         "text": row["text"],
         "source_run_id": str(row["source_run_id"]) if row["source_run_id"] else None,
+        "project_id": str(row["project_id"]) if row.get("project_id") else None,
         "created_at": row["created_at"].isoformat(),
         "updated_at": row["updated_at"].isoformat(),
     }

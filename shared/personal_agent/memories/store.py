@@ -9,7 +9,7 @@ from uuid import UUID
 
 from personal_agent.db.pool import Conn
 
-COLUMNS = "id, text, source_run_id, created_at, updated_at"
+COLUMNS = "id, text, source_run_id, created_at, updated_at, project_id"
 # A memory's scope (0041): a project's memories are recalled only in its chats, the rest only outside projects.
 _SCOPE = "project_id IS NOT DISTINCT FROM %s"
 
