@@ -2,8 +2,10 @@
 
 A typical turn: the model calls three tools, one model request each, then answers (four model requests). The
 platform's share is measured on `pa dev` (the scripted model, no model latency) for both drivers:
-- inline (the run worker Lambda runs the whole turn) and durable (the real state machine on moto: its state
-  transitions counted from the execution history, its Task durations from the history's timestamps);
+- inline (the run worker Lambda runs the whole turn while the stream Lambda relays its events), durable (the real
+  state machine on moto: its state transitions counted from the execution history, its Task durations from the
+  history's timestamps), and streamed (`POST /chats/{id}/runs/stream`: the stream Lambda answering the POST drives
+  the run itself, one Lambda per turn: `PA_STREAM_DRIVES_RUNS`);
 - Redis commands per turn (Valkey `INFO commandstats`, publisher + relay + slots), the API calls, and how long the
   SSE stream (the stream Lambda) stays open.
 Then the same turn again with the model's latency played by the scripted model (`ttft:`/`pace:`, from `--ttft` and
@@ -12,7 +14,7 @@ turn (batches hold what one batch window gathers, not a whole instant reply); an
 path (`pa dev` with `UPSTASH_REDIS_REST_URL` pointing at the tests' REST bridge in front of a Valkey of its own,
 `bench/counting_bridge.py`), counting the REST requests (what Upstash bills if a script is one command) and the
 commands behind them (if every command a script runs is billed).
-Lambda time is then priced at the template's memory (API 1024 MB, stream 512 MB, steps/run worker 1024 MB, arm64),
+Lambda time is then priced at the memory template.yaml gives each function (read from it, arm64),
 once at the measured durations (platform only) and once with the model's own latency added, because a Lambda that
 waits for a streaming model is billed for the wait. Model cost: genai-prices list prices for a cheap and a frontier
 model at the token counts printed. Every input is printed; change them with the flags.
@@ -53,9 +55,22 @@ PRICES = {
     "redis_command": 0.20 / 100_000,
 }
 ELASTICACHE_ECPU = 0.0034 / 1e6
-MEMORY_GB = {"api": 1.0, "stream": 0.5, "worker": 1.0, "steps": 1.0}  # template.yaml MemorySize / 1024
+FUNCTIONS = {"api": "ApiFunction", "stream": "StreamFunction", "worker": "RunWorkerFunction", "steps": "StepsFunction"}
 MODELS = (("cheap", "openai", "gpt-4o-mini"), ("frontier", "anthropic", "claude-sonnet-4-0"))
-MODES = ("inline", "durable")
+MODES = ("inline", "durable", "streamed")
+
+
+def template_memory_gb() -> dict[str, float]:
+    """Each function's MemorySize in template.yaml (the Globals' where it sets none), in GB."""
+    from personal_agent.local.lambda_registry import load_template
+
+    template = load_template(ROOT / "template.yaml")
+    default = template["Globals"]["Function"]["MemorySize"]
+    resources = template["Resources"]
+    return {k: resources[name]["Properties"].get("MemorySize", default) / 1024 for k, name in FUNCTIONS.items()}
+
+
+MEMORY_GB = template_memory_gb()
 UPSTASH_TOKEN = "bench-economics-upstash-token"
 
 
@@ -141,13 +156,16 @@ async def turns(
             calls0 = redis_calls(valkey_port)
             rest0 = rest.snapshot() if rest is not None else (0, Counter())
             t0 = time.perf_counter()
-            body = {"message": message, "model": MODEL_ID, "mode": mode}
-            started = await http.post(f"/api/v1/chats/{chat.json()['id']}/runs", json=body)
-            started.raise_for_status()
-            t1 = time.perf_counter()
-            sse = await RawSseClient.connect(HOST, dev.port, started.json()["events_url"], auth)
-            frames = [data async for data in sse.frames()]
-            await sse.close()
+            if mode == "streamed":
+                t1, frames = await _streamed(http, chat.json()["id"], message)
+            else:
+                body = {"message": message, "model": MODEL_ID, "mode": mode}
+                started = await http.post(f"/api/v1/chats/{chat.json()['id']}/runs", json=body)
+                started.raise_for_status()
+                t1 = time.perf_counter()
+                sse = await RawSseClient.connect(HOST, dev.port, started.json()["events_url"], auth)
+                frames = [data async for data in sse.frames()]
+                await sse.close()
             t2 = time.perf_counter()
             results = b"".join(frames).count(b'"TOOL_CALL_RESULT"')
             if b'"RUN_FINISHED"' not in frames[-1] or results != calls:
@@ -171,6 +189,16 @@ async def turns(
             figures.tasks.append(tasks)
             figures.task_s.append(inside)
     return figures
+
+
+async def _streamed(http: Any, chat_id: str, message: str) -> tuple[float, list[bytes]]:
+    """`POST …/runs/stream`: (when its response began, the `data:` payloads of its frames)."""
+    body = {"message": message, "model": MODEL_ID, "mode": "inline"}
+    async with http.stream("POST", f"/api/v1/chats/{chat_id}/runs/stream", json=body) as response:
+        response.raise_for_status()
+        began = time.perf_counter()
+        frames = [line[5:].strip().encode() async for line in response.aiter_lines() if line.startswith("data:")]
+    return began, frames
 
 
 def model_turn(args: argparse.Namespace) -> list[tuple[int, int]]:
@@ -201,21 +229,25 @@ def platform_cost(
     mode: str, f: TurnFigures, args: argparse.Namespace, wait_s: float, redis: float | None = None
 ) -> dict[str, float]:
     """USD per turn by line item; `wait_s` is model time the run's Lambda and the open stream also pay for;
-    `redis` the Redis commands per turn when not `f`'s (the paced turn's, with the model's latency)."""
+    `redis` the Redis commands per turn when not `f`'s (the paced turn's, with the model's latency). Streamed: the
+    POST goes to the stream function's URL, not the HTTP API, so the turn's API calls are one fewer (priced at the
+    POST's duration, as for the other shapes), and the stream Lambda, open from the POST to the run's end, is the
+    run's only Lambda."""
     med = statistics.median
-    api = med(f.post_s) * MEMORY_GB["api"] * PRICES["lambda_gb_s"] * args.api_calls + PRICES["lambda_request"]
-    stream_s = med(f.stream_s) + wait_s
+    api_calls = args.api_calls - 1 if mode == "streamed" else args.api_calls
+    api = med(f.post_s) * MEMORY_GB["api"] * PRICES["lambda_gb_s"] * api_calls + api_calls * PRICES["lambda_request"]
+    stream_s = med(f.stream_s) + wait_s + (med(f.post_s) if mode == "streamed" else 0.0)
+    what = "stream Lambda (drives the run)" if mode == "streamed" else "stream Lambda (open for the run)"
     cost = {
-        "API Gateway (HTTP API)": args.api_calls * PRICES["http_api_request"],
+        "API Gateway (HTTP API)": api_calls * PRICES["http_api_request"],
         "API Lambda": api,
-        "stream Lambda (open for the run)": stream_s * MEMORY_GB["stream"] * PRICES["lambda_gb_s"]
-        + PRICES["lambda_request"],
+        what: stream_s * MEMORY_GB["stream"] * PRICES["lambda_gb_s"] + PRICES["lambda_request"],
         "Redis commands": (med(f.redis_commands) if redis is None else redis) * PRICES["redis_command"],
     }
     if mode == "inline":
         run_s = med(f.stream_s) + wait_s
         cost["run worker Lambda"] = run_s * MEMORY_GB["worker"] * PRICES["lambda_gb_s"] + PRICES["lambda_request"]
-    else:
+    elif mode == "durable":
         run_s = med(f.task_s) + wait_s
         tasks = med(f.tasks)
         cost["steps Lambda"] = run_s * MEMORY_GB["steps"] * PRICES["lambda_gb_s"] + tasks * PRICES["lambda_request"]
@@ -259,6 +291,7 @@ def report(
     print(f"  memory GB              {MEMORY_GB}")
     print(f"  PA_EVENT_BATCH_MS      {args.batch_ms if args.batch_ms is not None else 'pa dev default'}")
     print(f"  API calls per turn     {args.api_calls} (POST the run + GET the transcript); SSE goes to a Function URL")
+    print("                         (streamed: the POST itself goes to the Function URL, so one API call)")
     print("\nInputs: measured on pa dev (scripted model, no model latency), median of the turns")
     for mode, f in figures.items():
         print(
