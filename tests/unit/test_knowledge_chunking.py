@@ -22,6 +22,15 @@ def test_chunks_respect_the_budget_overlap_and_keep_their_place() -> None:
         assert first.text.split(". ")[-1] in second.text  # the tail of each chunk opens the next
 
 
+def test_tokens_are_counted_per_text_and_chunks_fill_their_budget() -> None:
+    short, long = "Short one.", "A much longer sentence that goes on and on about many different things in turn."
+    assert count_tokens([short, long]) == count_tokens([short]) + count_tokens([long])  # not padded to the longest
+    text = " ".join([long] + [short] * 40)  # one long sentence, many short ones
+    chunks = chunk_sections([Section(text)], count_tokens, target=64, overlap=0)
+    assert sum(c.tokens for c in chunks) == sum(count_tokens([long] + [short] * 40))
+    assert all(c.tokens > 64 - count_tokens([short])[0] for c in chunks[:-1])  # each full but for the next sentence
+
+
 def test_a_chunk_never_crosses_a_page() -> None:
     chunks = chunk_sections([Section("Page one text.", page=1), Section("Page two text.", page=2)], count_tokens)
     assert [(c.page, c.text) for c in chunks] == [(1, "Page one text."), (2, "Page two text.")]

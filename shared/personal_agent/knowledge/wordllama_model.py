@@ -37,9 +37,11 @@ class WordLlamaEmbeddingModel(EmbeddingModel):
         return "wordllama"
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
-        """Tokens per text by WordLlama's own tokenizer (what the chunker sizes chunks with)."""
+        """Tokens per text by WordLlama's own tokenizer (what the chunker sizes chunks with). The tokenizer pads a
+        batch to its longest text, so a text's tokens are its attention mask's, not its ids' (counting ids made every
+        sentence of a section as long as its longest, and chunks of one or two sentences)."""
         encoded = _wordllama().tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [len(e.ids) for e in encoded]
+        return [sum(e.attention_mask) for e in encoded]
 
     async def count_tokens(self, text: str) -> int:
         return self.count_tokens_batch([text])[0]
