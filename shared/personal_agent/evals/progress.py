@@ -64,8 +64,10 @@ async def _step(conn: Conn, org_id: UUID, row: run_store.EvalRunRow) -> str:
     user_id = await run_store.created_by(conn, row.id)
     cases = {case.id: case for case in await dataset_store.cases(conn, row.dataset_id)}
     states = await case_store.states(conn, row.id)
-    if not states:
+    if not states:  # an evaluation started before its cases had states: the ones it scored are done
         await case_store.add_pending(conn, org_id, row.id, list(cases))
+        for result in await run_store.results(conn, row.id):
+            await case_store.set_state(conn, row.id, result.case_id, "done")
         states = await case_store.states(conn, row.id)
     for state in states:
         case = cases[state.case_id]
