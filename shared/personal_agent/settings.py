@@ -201,6 +201,9 @@ class Settings(BaseSettings):
     # A source's sync brings this many items in step per ingest invocation, then queues the next chunk
     # (`knowledge/source_chunks.py`): a 10k-page sitemap is many short invocations, never one long one.
     knowledge_sync_chunk: int = Field(100, ge=1, le=5000, validation_alias=_env("PA_KNOWLEDGE_SYNC_CHUNK"))
+    # Text recognition of scans and photos (`knowledge/parsing/ocr.py`): RapidOCR in the process, or Amazon Textract
+    # (on AWS, where the ingest layer cannot hold RapidOCR's opencv and onnxruntime; the template sets it).
+    ocr_backend: Literal["rapidocr", "textract"] = Field("rapidocr", validation_alias=_env("PA_OCR_BACKEND"))
     # Ingest limits (docs/knowledge.md): a document past them ends `failed: too_large` with no chunks. Parsing runs
     # in a child process with this much address space and time (the ingest function's MemorySize is 2048).
     ingest_max_chars: int = Field(4_000_000, ge=1, validation_alias=_env("PA_INGEST_MAX_CHARS"))

@@ -84,3 +84,14 @@ def test_the_api_layer_leaves_out_the_embedder_and_the_parsers() -> None:
     prune = re.search(r"^API_LAYER_PRUNE := (.+)$", (ROOT / "Makefile").read_text(), re.M)
     assert prune is not None
     assert {"wordllama", "numpy", "tokenizers", "pgvector", "pypdf", "python-docx"} <= set(prune.group(1).split())
+
+
+def test_the_ingest_function_reads_scans_with_textract() -> None:
+    """The layer has no RapidOCR (docs/knowledge.md): OCR goes to Textract, which the function may call."""
+    from personal_agent.settings import Settings
+
+    env = _props("IngestFunction")["Environment"]["Variables"]
+    assert env["PA_OCR_BACKEND"] == "textract"
+    assert Settings(PA_OCR_BACKEND=env["PA_OCR_BACKEND"]).ocr_backend == "textract"
+    (ocr,) = [s for s in _statements("IngestFunction") if s.get("Sid") == "TextractOcr"]
+    assert (ocr["Effect"], ocr["Action"], ocr["Resource"]) == ("Allow", "textract:DetectDocumentText", "*")

@@ -6,7 +6,8 @@ the document `failed` (`too_large` for memory and time), so a parse never leaves
 
 The child is `python -m personal_agent.knowledge.parsing.isolated FORMAT MAX_CHARS MEMORY_MB`: the file on
 stdin, `{"sections": [...]}` or `{"error": {"code", "message"}}` as JSON on stdout. It gets this process's
-`sys.path` and nothing else of its environment (no secrets)."""
+`sys.path` and nothing else of its environment (no secrets) but the OCR backend's name: with Textract
+(`textract_ocr.py`) the child hands back the images to read (`"ocr"`) and this process reads them."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from personal_agent.knowledge.parsing.budget import too_large
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
+from personal_agent.settings import get_settings
 
 log = logging.getLogger("personal_agent.knowledge.parsing")
 OCR_EXTRA_MB = 1024
@@ -30,20 +32,29 @@ def parse_isolated(fmt: str, data: bytes, *, max_chars: int, memory_mb: int, sec
     """`parse(fmt, data, max_chars)` in a child of at most `memory_mb` MB of address space and `seconds` seconds."""
     command = [sys.executable, "-m", __name__, fmt, str(max_chars), str(memory_mb)]
     env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PATH": os.environ.get("PATH", "")}
+    backend = get_settings().ocr_backend
+    env["PA_OCR_BACKEND"] = backend
     try:
         done = subprocess.run(command, input=data, capture_output=True, timeout=seconds, env=env, check=False)
     except subprocess.TimeoutExpired:  # the child is killed
         raise too_large(f"the document took more than {seconds:g} s to read") from None
-    return _outcome(done, memory_mb)
+    sections, images = _outcome(done, memory_mb)
+    if images:
+        from personal_agent.knowledge.parsing.ocr import PAGE_SECONDS
+        from personal_agent.knowledge.parsing.textract_ocr import fill
+
+        return fill(sections, images, PAGE_SECONDS)
+    return sections
 
 
-def _outcome(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> list[Section]:
+def _outcome(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> tuple[list[Section], list[str]]:
+    """The child's sections and the images it left for Textract."""
     try:
         result: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
     except ValueError:
         result = {}
     if "sections" in result:
-        return [Section(**s) for s in result["sections"]]
+        return [Section(**s) for s in result["sections"]], [str(i) for i in result.get("ocr") or []]
     if "error" in result:
         raise UnreadableDocument(str(result["error"]["code"]), str(result["error"]["message"]))
     stderr = done.stderr[-500:].decode("utf-8", "replace")
@@ -62,7 +73,10 @@ def _child(fmt: str, max_chars: int, memory_mb: int, data: bytes) -> dict[str, A
 
     out_of_memory = {"error": {"code": "too_large", "message": _out_of_memory(memory_mb).message}}
     try:
-        return {"sections": [asdict(s) for s in parse(fmt, data, max_chars)]}  # type: ignore[arg-type]
+        sections = [asdict(s) for s in parse(fmt, data, max_chars)]  # type: ignore[arg-type]
+        from personal_agent.knowledge.parsing.textract_ocr import deferred
+
+        return {"sections": sections, "ocr": deferred()}
     except UnreadableDocument as exc:
         return {"error": {"code": exc.code, "message": exc.message}}
     except MemoryError:  # what it held is released by now: enough is left to say so

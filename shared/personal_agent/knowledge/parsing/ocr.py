@@ -3,8 +3,9 @@
 parser runs in its own child process's main thread); a page past it is left out, and the document's own deadline
 (`PA_INGEST_PARSE_SECONDS`) bounds the whole. Images are sized from their header before they are decoded.
 
-Where the package is not installed (the Lambda layers leave it out: docs/knowledge.md), a document that needs OCR
-ends `failed: ocr_unavailable` instead of `no_text`."""
+On AWS, where the package is not installed (the Lambda layers leave it out: docs/knowledge.md), the template sets
+`PA_OCR_BACKEND=textract` and each image goes to Amazon Textract instead (`textract_ocr.py`). Without either, a
+document that needs OCR ends `failed: ocr_unavailable` instead of `no_text`."""
 
 from __future__ import annotations
 
@@ -33,7 +34,15 @@ class _PageTimeout(Exception):
     pass
 
 
+def _textract() -> bool:
+    from personal_agent.settings import get_settings
+
+    return get_settings().ocr_backend == "textract"
+
+
 def available() -> bool:
+    if _textract():
+        return True
     try:
         import rapidocr_onnxruntime  # type: ignore[import-untyped]  # noqa: F401
     except ImportError:
@@ -88,6 +97,10 @@ def recognise(data: bytes, seconds: float = PAGE_SECONDS) -> str | None:
     if not available():
         raise UnreadableDocument("ocr_unavailable", "text recognition (OCR) is not installed in this deployment")
     _check_size(data)
+    if _textract():  # read by the worker, which may call Textract (`textract_ocr.py`)
+        from personal_agent.knowledge.parsing.textract_ocr import defer
+
+        return defer(data)
     try:
         with _deadline(seconds):
             lines, _ = _engine()(data)
