@@ -49,7 +49,9 @@ async def _start(principal: Principal, scope: Literal["user", "org"], location: 
     )
 
 
-_STARTED: dict[int | str, dict[str, Any]] = {202: {"model": ExportStarted, "description": "the export is being built; poll its `Location`"}}
+_STARTED: dict[int | str, dict[str, Any]] = {
+    202: {"model": ExportStarted, "description": "the export is being built; poll its `Location`"}
+}
 
 
 @router.post("/export", operation_id="export_my_data", status_code=202, response_class=Response, responses=_STARTED)
