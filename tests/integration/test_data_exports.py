@@ -22,7 +22,7 @@ import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import boto3
 import httpx
@@ -173,6 +173,153 @@ async def test_an_org_admin_exports_every_member_s_chats(client: httpx.AsyncClie
     # Only the admin who started it reads it: a member gets 403 under /admin; under /me it is no export of theirs.
     assert (await client.get(started.headers["location"], headers=auth_headers(colleague))).status_code == 403
     assert (await client.get(f"/api/v1/me/exports/{done['id']}", headers=auth_headers(boss))).status_code == 404
+
+
+async def own_files(client: httpx.AsyncClient, org_id: UUID, user_id: UUID, headers: dict[str, str], tag: str) -> Any:
+    """A chat attachment (with its bytes in the bucket), a personal knowledge document (its file too) and a private
+    agent of the user; what the export should hold for each."""
+    from personal_agent.attachments import objects as attachment_objects
+    from personal_agent.attachments import store as attachment_store
+    from personal_agent.knowledge import store as document_store
+    from personal_agent.knowledge.transaction import knowledge_transaction
+
+    rng = random.Random(tag)
+    photo = rng.randbytes(3 * 1024 * 1024 + 17)  # bigger than a copy chunk: streamed in several
+    attachment_id, document_id = uuid4(), uuid4()
+    attachment_key = attachment_objects.object_key(org_id, attachment_id, f"{tag} photo.png")
+    objects.put_object(attachment_key, photo, "image/png")
+    paper = f"{tag}'s notes on the quarterly plan".encode()
+    document_key = objects.object_key(org_id, document_id, f"{tag}-notes.txt")
+    objects.put_object(document_key, paper, "text/plain")
+    async with org_transaction(org_id) as conn:
+        chat = await chat_store.insert_chat(conn, org_id, user_id, f"{tag} with a photo")
+        await attachment_store.insert(
+            conn,
+            attachment_id=attachment_id,
+            org_id=org_id,
+            user_id=user_id,
+            chat_id=chat.id,
+            kind="image",
+            filename=f"{tag} photo.png",
+            content_type="image/png",
+            size=len(photo),
+            object_key=attachment_key,
+        )
+    async with knowledge_transaction(org_id, user_id) as conn:
+        await document_store.insert_document(
+            conn,
+            {
+                "id": document_id,
+                "org_id": org_id,
+                "created_by": user_id,
+                "owner_user_id": user_id,
+                "collection": "personal",
+                "filename": f"{tag}-notes.txt",
+                "content_type": "text/plain",
+                "size": len(paper),
+                "classification": "confidential",
+                "object_key": document_key,
+                "trusted": False,
+            },
+        )
+    agent = await client.post(
+        "/api/v1/agents",
+        headers=headers,
+        json={"name": f"{tag} reviewer", "slug": f"{tag}-reviewer", "instructions": f"You review for {tag}."},
+    )
+    assert agent.status_code == 201, agent.text
+    return {
+        "attachment": (f"attachments/{attachment_id}/{tag} photo.png", photo),
+        "document": (f"documents/{document_id}/{tag}-notes.txt", paper),
+        "agent": f"agents/{tag}-reviewer.json",
+    }
+
+
+async def test_my_export_has_my_attachments_documents_and_agents_and_nobody_else_s(
+    client: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    erin = make_tenant()
+    colleague = colleague_of(os.environ["DATABASE_ADMIN_URL"], erin)
+    member = UUID((await client.get("/api/v1/me", headers=auth_headers(colleague))).json()["user_id"])
+    mine = await own_files(client, erin.org_id, erin.user_id, auth_headers(erin), "erin")
+    theirs = await own_files(client, erin.org_id, member, auth_headers(colleague), "colm")
+
+    started = await client.post("/api/v1/me/export", headers=auth_headers(erin))
+    assert started.status_code == 202, started.text
+    done = await wait_ready(client, started.headers["location"], auth_headers(erin))
+    assert done["status"] == "ready", done
+    archive = await download(done["download_url"])
+    names = set(archive.namelist())
+
+    for kind in ("attachment", "document"):
+        name, data = mine[kind]
+        assert archive.read(name) == data  # the bytes themselves
+        assert theirs[kind][0] not in names
+    agent = json.loads(archive.read(mine["agent"]))
+    assert agent["agent"]["slug"] == "erin-reviewer"
+    assert [v["config"]["instructions"] for v in agent["versions"]] == ["You review for erin."]
+    assert theirs["agent"] not in names
+    attachments = json.loads(archive.read("attachments.json"))["items"]
+    assert [(a["filename"], a["file"]) for a in attachments] == [("erin photo.png", mine["attachment"][0])]
+    documents = json.loads(archive.read("documents.json"))["items"]
+    assert [(d["classification"], d["file"]) for d in documents] == [("confidential", mine["document"][0])]
+    manifest = json.loads(archive.read("manifest.json"))
+    assert (manifest["attachments"], manifest["documents"], manifest["agents"]) == (1, 1, 1)
+
+
+async def test_an_org_admin_s_export_has_the_org_s_documents_and_agents(
+    client: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    from personal_agent.knowledge import store as document_store
+    from personal_agent.knowledge.transaction import knowledge_transaction
+
+    boss = make_tenant(ADMIN)
+    colleague = colleague_of(os.environ["DATABASE_ADMIN_URL"], boss)
+    member = UUID((await client.get("/api/v1/me", headers=auth_headers(colleague))).json()["user_id"])
+    private = await own_files(client, boss.org_id, member, auth_headers(colleague), "colm")
+    handbook = b"The org's handbook"
+    document_id = uuid4()
+    key = objects.object_key(boss.org_id, document_id, "handbook.txt")
+    objects.put_object(key, handbook, "text/plain")
+    async with knowledge_transaction(boss.org_id, boss.user_id, admin=True) as conn:
+        await document_store.insert_document(
+            conn,
+            {
+                "id": document_id,
+                "org_id": boss.org_id,
+                "created_by": boss.user_id,
+                "owner_user_id": None,
+                "collection": "org",
+                "filename": "handbook.txt",
+                "content_type": "text/plain",
+                "size": len(handbook),
+                "classification": "standard",
+                "object_key": key,
+                "trusted": False,
+            },
+        )
+    shared = await client.post(
+        "/api/v1/agents",
+        headers=auth_headers(boss, ADMIN),
+        json={"name": "Helpdesk", "slug": "helpdesk", "instructions": "Answer IT questions.", "visibility": "org"},
+    )
+    assert shared.status_code == 201, shared.text
+    outsider = make_tenant(ADMIN)
+    elsewhere = await own_files(client, outsider.org_id, outsider.user_id, auth_headers(outsider, ADMIN), "otto")
+
+    started = await client.post("/api/v1/admin/export", headers=auth_headers(boss, ADMIN))
+    assert started.status_code == 202, started.text
+    done = await wait_ready(client, started.headers["location"], auth_headers(boss, ADMIN))
+    archive = await download(done["download_url"])
+    names = set(archive.namelist())
+    assert archive.read(f"documents/{document_id}/handbook.txt") == handbook
+    assert json.loads(archive.read("agents/helpdesk.json"))["versions"][0]["config"]["instructions"] == (
+        "Answer IT questions."
+    )
+    # A member's attachments, personal documents and private agents stay theirs; another org's are never there.
+    for files in (private, elsewhere):
+        assert not {files["attachment"][0], files["document"][0], files["agent"]} & names
+    assert not [n for n in names if n.startswith("attachments/")]
 
 
 @pytest.fixture

@@ -175,3 +175,12 @@ async def publish(conn: Conn, agent_id: UUID, number: int) -> AgentRow:
 async def delete(conn: Conn, agent_id: UUID) -> bool:
     cur = await conn.execute("DELETE FROM agents WHERE id = %s AND NOT builtin RETURNING id", [agent_id])
     return await cur.fetchone() is not None
+
+
+async def for_export(conn: Conn, owner_id: UUID | None, limit: int) -> list[AgentRow]:
+    """The agents a data export carries: those `owner_id` owns, or with None the org's (shared or built in)."""
+    who = "owner_id = %s" if owner_id is not None else "(visibility = 'org' OR owner_id IS NULL) AND %s::uuid IS NULL"
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM agents WHERE {who} ORDER BY created_at, id LIMIT %s", [owner_id, limit]
+    )
+    return [AgentRow(**r) for r in await cur.fetchall()]

@@ -93,3 +93,14 @@ async def delete_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[s
         f"DELETE FROM attachments WHERE id = %s AND user_id = %s RETURNING {COLUMNS}", [attachment_id, user_id]
     )
     return await cur.fetchone()
+
+
+async def export_page(conn: Conn, user_id: UUID, after: tuple[Any, UUID] | None, limit: int) -> list[dict[str, Any]]:
+    """The user's attachments for a data export, oldest first, the next `limit` after `after` (created_at, id)."""
+    await as_user(conn, user_id)
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM attachments WHERE user_id = %s"
+        " AND (%s::timestamptz IS NULL OR (created_at, id) > (%s, %s)) ORDER BY created_at, id LIMIT %s",
+        [user_id, after[0] if after else None, after[0] if after else None, after[1] if after else None, limit],
+    )
+    return list(await cur.fetchall())

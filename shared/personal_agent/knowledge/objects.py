@@ -112,3 +112,15 @@ def put_object(key: str, data: bytes, content_type: str) -> None:
 def delete_object(key: str) -> None:
     """Delete the object (every version on a versioned bucket is left to the lifecycle rule)."""
     _client().delete_object(Bucket=bucket(), Key=key)
+
+
+def open_object(key: str) -> Any | None:
+    """The object's body as a stream to read in chunks (`iter_chunks`), or None when it is gone."""
+    from botocore.exceptions import ClientError
+
+    try:
+        return _client().get_object(Bucket=bucket(), Key=key)["Body"]
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise

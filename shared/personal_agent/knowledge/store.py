@@ -118,3 +118,18 @@ async def replace_source_file(conn: Conn, document_id: UUID, size: int, content_
     )
     row = await cur.fetchone()
     return dict(row) if row else None
+
+
+async def export_page(
+    conn: Conn, created_by: UUID | None, after: tuple[Any, UUID] | None, limit: int
+) -> list[dict[str, Any]]:
+    """Documents for a data export, oldest first, the next `limit` after `after` (created_at, id): those
+    `created_by` uploaded (a worker transaction sees every owner's), or with None the org's shared ones (no owner).
+    A chat's files are left out (the export has them as attachments)."""
+    who = "created_by = %s" if created_by is not None else "owner_user_id IS NULL AND %s::uuid IS NULL"
+    cur = await conn.execute(
+        f"SELECT {COLUMNS}, source_id, web FROM knowledge_documents WHERE {who} AND collection NOT LIKE 'chat:%%'"
+        " AND (%s::timestamptz IS NULL OR (created_at, id) > (%s, %s)) ORDER BY created_at, id LIMIT %s",
+        [created_by, after[0] if after else None, after[0] if after else None, after[1] if after else None, limit],
+    )
+    return [dict(r) for r in await cur.fetchall()]

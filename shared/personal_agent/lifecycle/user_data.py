@@ -2,11 +2,12 @@
 
 Export: a ZIP of JSON and Markdown — `manifest.json`; per chat `chats/<id>.json` (the chat and every stored message,
 all branches, with `parent_id`: the tree as it is stored, pydantic-ai JSON) and `chats/<id>.md` (its latest branch
-as text); `shares.json` (the links made, no tokens); a person's export also `memories.json`. An org admin's export
-has every member's chats and share links but no memories (they are private to each person, as the table's policy
-keeps them). Written entry by entry into a stream (`write_archive`), chats and messages read page by page, so memory
-stays bounded whatever the size; bounded by `MAX_CHATS` and `MAX_MESSAGES` per chat (`manifest.json` says when a
-bound cut it).
+as text); `shares.json` (the links made, no tokens); a person's export also `memories.json`; attachments, knowledge
+documents (the files themselves) and agents as `export_files` writes them. An org admin's export has every member's
+chats and share links and the org's documents and agents, but no memories, attachments or personal documents (they
+are private to each person, as the tables' policies keep them). Written entry by entry into a stream
+(`write_archive`), chats and messages read page by page and files copied in chunks, so memory stays bounded whatever
+the size; bounded by `MAX_CHATS` and `MAX_MESSAGES` per chat (`manifest.json` says when a bound cut it).
 
 Erase: every chat of the person (runs, messages and share links with them) and every memory; the usage ledger and
 the approval audit stay (content-free)."""
@@ -24,6 +25,7 @@ from personal_agent.chats import export_store, policy_store, share_store
 from personal_agent.chats.export_store import ExportChat, ExportMessage
 from personal_agent.db import org_transaction
 from personal_agent.identity.principal import Principal
+from personal_agent.lifecycle import export_files
 from personal_agent.memories import service as memory_service
 from personal_agent.memories import store as memory_store
 
@@ -106,6 +108,12 @@ async def write_archive(org_id: UUID, user_id: UUID, scope: Scope, org_slug: str
                 else await share_store.list_of_org(conn, MAX_ORG_CHATS)
             )
         archive.writestr("shares.json", _json([asdict(s) for s in shares]))
+        owner = user_id if scope == "user" else None
+        files = {
+            "attachments": await export_files.write_attachments(archive, org_id, user_id) if scope == "user" else 0,
+            "documents": await export_files.write_documents(archive, org_id, owner),
+            "agents": await export_files.write_agents(archive, org_id, owner),
+        }
         if scope == "user":
             async with org_transaction(org_id) as conn:
                 await memory_store.as_user(conn, user_id)
@@ -120,6 +128,7 @@ async def write_archive(org_id: UUID, user_id: UUID, scope: Scope, org_slug: str
             "exported_by": str(user_id),
             "exported_at": datetime.now(UTC).isoformat(),
             "chats": count,
+            **files,
             "complete": not cut,
         }
         archive.writestr("manifest.json", _json(manifest))
