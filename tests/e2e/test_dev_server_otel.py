@@ -1,8 +1,9 @@
 """Traces over OTLP (issue 37 item 5) on `pa dev`, received by a fake collector on loopback that decodes the
 protobuf export as a collector does: a run whose model calls a tool and searches the knowledge yields GenAI spans
 (the agent run, each model request with its model and tokens, each tool call) and ours (the request's ledger
-figures with its cost, each gate decision, the retrieval); no message text, tool argument or key in any of it
-(`tests/unit/test_otel_off.py`: without PA_OTEL_ENDPOINT the SDK is not even imported)."""
+figures with its cost, each gate decision: the tool review's and the classification gate's, the retrieval); no
+message text, tool argument or key in any of it (`tests/unit/test_otel_off.py`: without PA_OTEL_ENDPOINT the SDK
+is not even imported)."""
 
 from __future__ import annotations
 
@@ -104,8 +105,12 @@ def test_a_run_exports_genai_spans_without_content(world: tuple[DevServer, FakeP
     assert all(f["pa.cost_usd"] == pytest.approx((20 * 2.0 + 5 * 4.0) / 1_000_000) for f in figures)
     tools = {s.attributes.get("gen_ai.tool.name") for s in _named(spans, "execute_tool")}
     assert {"calculate", "search_knowledge"} <= tools
-    gates = {s.attributes["gen_ai.tool.name"]: s.attributes["pa.gate.decision"] for s in _named(spans, "gate ")}
+    reviews = [s for s in _named(spans, "gate ") if s.name != "gate classification"]
+    gates = {s.attributes["gen_ai.tool.name"]: s.attributes["pa.gate.decision"] for s in reviews}
     assert gates == {"calculate": "allow", "search_knowledge": "allow"}
+    classification = _named(spans, "gate classification")  # the model resolved for each engine step
+    assert classification and all(s.attributes["pa.gate.decision"] == "allow" for s in classification)
+    assert {s.attributes["gen_ai.request.model"] for s in classification} >= {"fake:m"}
     (retrieval,) = _named(spans, "retrieval")
     assert retrieval.attributes["pa.retrieval.passages"] == 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from personal_agent import otel_export
 from personal_agent.errors import AppError
 
 TIER_NAMES = {0: "unregulated", 1: "regulated", 2: "internal"}
@@ -51,10 +52,25 @@ def passes(required_tier: int | None, provider_tier: int | None) -> bool:
 
 def enforce_classification(required_tier: int | None, provider_tier: int | None, model_id: str) -> None:
     """The gate, called wherever a model is resolved (launch, every engine step, triggers, sub-agents)."""
-    if not passes(required_tier, provider_tier):
+    allowed = passes(required_tier, provider_tier)
+    if otel_export.enabled():
+        _trace_gate(required_tier, provider_tier, model_id, allowed)
+    if not allowed:
         raise ClassificationBlocked(
             f"{model_id} (tier {provider_tier}) may not receive data that needs tier {required_tier}",
             model=model_id,
             required_tier=required_tier,
             provider_tier=provider_tier,
         )
+
+
+def _trace_gate(required_tier: int | None, provider_tier: int | None, model_id: str, allowed: bool) -> None:
+    """The gate's decision as a span of its own (traces on): the model, both tiers (-1: unknown), allow or deny."""
+    attributes = {
+        "gen_ai.request.model": model_id,
+        "pa.gate.required_tier": -1 if required_tier is None else required_tier,
+        "pa.gate.provider_tier": -1 if provider_tier is None else provider_tier,
+        "pa.gate.decision": "allow" if allowed else "deny",
+    }
+    with otel_export.span("gate classification", attributes):
+        pass
