@@ -6608,14 +6608,32 @@ export interface components {
         };
         /** RetentionSweep */
         RetentionSweep: {
+            /**
+             * Expired Attachments
+             * @description chat attachments deleted with their object
+             * @default 0
+             */
+            expired_attachments?: number;
             /** Expired Chats */
             expired_chats: number;
+            /**
+             * Expired Documents
+             * @description knowledge documents deleted with their object and chunks
+             * @default 0
+             */
+            expired_documents?: number;
             /**
              * Expired Exports
              * @description data exports past their time, deleted with their ZIP
              * @default 0
              */
             expired_exports?: number;
+            /**
+             * Expired Memories
+             * @description memories past their tier's classification's period
+             * @default 0
+             */
+            expired_memories?: number;
             /** Temporary Chats */
             temporary_chats: number;
         };

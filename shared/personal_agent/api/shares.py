@@ -121,6 +121,9 @@ class RetentionSweep(BaseModel):
     temporary_chats: int
     expired_chats: int
     expired_exports: int = Field(0, description="data exports past their time, deleted with their ZIP")
+    expired_attachments: int = Field(0, description="chat attachments deleted with their object")
+    expired_documents: int = Field(0, description="knowledge documents deleted with their object and chunks")
+    expired_memories: int = Field(0, description="memories past their tier's classification's period")
 
 
 @router.get("/api/v1/admin/retention", operation_id="get_retention", response_model=Retention)

@@ -104,3 +104,32 @@ async def export_page(conn: Conn, user_id: UUID, after: tuple[Any, UUID] | None,
         [user_id, after[0] if after else None, after[0] if after else None, after[1] if after else None, limit],
     )
     return list(await cur.fetchall())
+
+
+def _due_chats(periods: dict[str, Any]) -> tuple[str, list[Any]]:
+    """A condition on chats `c`: due now (temporary) or past its classification's period (`periods`: classification
+    to the time before which it expired); with its arguments after `now`."""
+    terms, args = ["c.temporary_until <= %s"], []
+    for classification, before in periods.items():
+        terms.append("(c.classification = %s AND c.updated_at < %s)")
+        args += [classification, before]
+    return " OR ".join(terms), args
+
+
+async def due_for_retention(conn: Conn, periods: dict[str, Any], now: Any, batch: int) -> list[dict[str, Any]]:
+    """Up to `batch` attachments the retention sweep deletes (a sweep transaction sees every member's): of a chat
+    due (temporary, or inactive past its period), or made before their chat's classification's period."""
+    due, args = _due_chats(periods)
+    made = " OR ".join("(c.classification = %s AND a.created_at < %s)" for _ in periods) or "false"
+    made_args = [v for pair in periods.items() for v in pair]
+    cur = await conn.execute(
+        "SELECT a.id, a.object_key FROM attachments a JOIN chats c ON c.id = a.chat_id"
+        f" WHERE {due} OR {made} ORDER BY a.created_at LIMIT %s",
+        [now, *args, *made_args, batch],
+    )
+    return list(await cur.fetchall())
+
+
+async def delete_ids(conn: Conn, ids: list[Any]) -> int:
+    cur = await conn.execute("DELETE FROM attachments WHERE id = ANY(%s) RETURNING id", [ids])
+    return len(await cur.fetchall())

@@ -94,11 +94,28 @@ async def delete_expired(conn: Conn, classification: str, before: datetime, batc
 
 
 async def record_run(
-    conn: Conn, org_id: UUID, temporary_chats: int, expired_chats: int, expired_exports: int = 0
+    conn: Conn,
+    org_id: UUID,
+    temporary_chats: int,
+    expired_chats: int,
+    expired_exports: int = 0,
+    *,
+    expired_attachments: int = 0,
+    expired_documents: int = 0,
+    expired_memories: int = 0,
 ) -> None:
     await conn.execute(
-        "INSERT INTO retention_runs (org_id, temporary_chats, expired_chats, expired_exports) VALUES (%s, %s, %s, %s)",
-        [org_id, temporary_chats, expired_chats, expired_exports],
+        "INSERT INTO retention_runs (org_id, temporary_chats, expired_chats, expired_exports, expired_attachments,"
+        " expired_documents, expired_memories) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        [
+            org_id,
+            temporary_chats,
+            expired_chats,
+            expired_exports,
+            expired_attachments,
+            expired_documents,
+            expired_memories,
+        ],
     )
 
 

@@ -124,3 +124,13 @@ def open_object(key: str) -> Any | None:
         if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
             return None
         raise
+
+
+def delete_every_version(key: str) -> None:
+    """The object gone for good: every version of it (the bucket is versioned; a plain delete would leave it behind
+    as a noncurrent version until the lifecycle rule)."""
+    s3, name = _client(), bucket()
+    listed = s3.list_object_versions(Bucket=name, Prefix=key)
+    for version in [*listed.get("Versions", []), *listed.get("DeleteMarkers", [])]:
+        if version["Key"] == key:
+            s3.delete_object(Bucket=name, Key=key, VersionId=version["VersionId"])

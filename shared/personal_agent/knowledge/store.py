@@ -133,3 +133,24 @@ async def export_page(
         [created_by, after[0] if after else None, after[0] if after else None, after[1] if after else None, limit],
     )
     return [dict(r) for r in await cur.fetchall()]
+
+
+async def due_for_retention(conn: Conn, periods: dict[str, Any], now: Any, batch: int) -> list[dict[str, Any]]:
+    """Up to `batch` documents the retention sweep deletes (a worker transaction sees every owner's): unchanged
+    since before their classification's period (`periods`: classification to that time), or a chat's files whose
+    chat is due (temporary, or inactive past its period)."""
+    own = " OR ".join("(d.classification = %s AND d.updated_at < %s)" for _ in periods) or "false"
+    chat = " OR ".join("(c.classification = %s AND c.updated_at < %s)" for _ in periods)
+    pairs = [v for pair in periods.items() for v in pair]
+    cur = await conn.execute(
+        f"SELECT d.id, d.object_key FROM knowledge_documents d WHERE {own} OR d.collection IN (SELECT 'chat:' || c.id"
+        f" FROM chats c WHERE c.temporary_until <= %s {'OR ' + chat if chat else ''}) ORDER BY d.updated_at LIMIT %s",
+        [*pairs, now, *pairs, batch],
+    )
+    return [dict(r) for r in await cur.fetchall()]
+
+
+async def delete_ids(conn: Conn, ids: list[Any]) -> int:
+    """Delete the documents (their chunks go with them); how many."""
+    cur = await conn.execute("DELETE FROM knowledge_documents WHERE id = ANY(%s) RETURNING id", [ids])
+    return len(await cur.fetchall())

@@ -140,28 +140,17 @@ async def build(org_id: UUID, export_id: UUID, org_slug: str) -> str:
     return "ready"
 
 
-def _delete_every_version(key: str) -> None:
-    """The object gone for good: every version of it (the bucket is versioned; a plain delete would leave the ZIP
-    behind as a noncurrent version for a week)."""
+async def expire(org_id: UUID, now: datetime) -> int:
+    """Delete the org's exports past their time, objects first (every version); how many."""
     from personal_agent.knowledge import objects
 
-    s3, name = objects.client(), objects.bucket()
-    listed = s3.list_object_versions(Bucket=name, Prefix=key)
-    versions = [*listed.get("Versions", []), *listed.get("DeleteMarkers", [])]
-    for version in versions:
-        if version["Key"] == key:
-            s3.delete_object(Bucket=name, Key=key, VersionId=version["VersionId"])
-
-
-async def expire(org_id: UUID, now: datetime) -> int:
-    """Delete the org's exports past their time, objects first; how many."""
     deleted = 0
     while True:
         async with org_transaction(org_id) as conn:
             due = await store.expired(conn, now, BATCH)
         for export in due:
             if export.object_key:
-                await asyncio.to_thread(_delete_every_version, export.object_key)
+                await asyncio.to_thread(objects.delete_every_version, export.object_key)
         async with org_transaction(org_id) as conn:
             deleted += await store.delete(conn, [e.id for e in due])
         if len(due) < BATCH:

@@ -115,3 +115,14 @@ async def recallable_tier(conn: Conn, user_id: UUID, floor: int, project_id: UUI
     )
     row = await cur.fetchone()
     return int(row["tier"]) if row else 0
+
+
+async def delete_expired(conn: Conn, content_tier: int, before: Any, batch: int) -> int:
+    """Delete up to `batch` memories of `content_tier` unchanged since `before` (a retention sweep's transaction
+    sees every member's); how many."""
+    cur = await conn.execute(
+        "DELETE FROM memories WHERE id IN (SELECT id FROM memories WHERE content_tier = %s AND updated_at < %s"
+        " ORDER BY updated_at LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING id",
+        [content_tier, before, batch],
+    )
+    return len(await cur.fetchall())
