@@ -62,6 +62,34 @@ def _share(http: httpx.Client, headers: dict[str, str], chat_id: str, **body: An
     return http.post(f"/api/v1/chats/{chat_id}/shares", headers=headers, json=body)
 
 
+def _attach(http: httpx.Client, headers: dict[str, str], chat_id: str, name: str, data: bytes) -> dict[str, Any]:
+    """A file attached in the chat, uploaded to the bucket (moto) with its presigned form; the attachment and form."""
+    body = {"filename": name, "content_type": "image/png", "size": len(data)}
+    made = http.post(f"/api/v1/chats/{chat_id}/attachments", headers=headers, json=body)
+    assert made.status_code == 201, made.text
+    form = made.json()["upload"]
+    sent = httpx.post(form["url"], data=form["fields"], files={"file": (name, data, "image/png")}, timeout=30)
+    assert sent.status_code in (200, 201, 204), sent.text
+    return {"id": str(made.json()["id"]), **form}
+
+
+def _object_versions(upload: dict[str, Any]) -> list[Any]:
+    """Every version of an uploaded attachment's object, read from the bucket its form posted to."""
+    import boto3
+
+    url = httpx.URL(upload["url"])
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=f"{url.scheme}://{url.netloc.decode()}",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    key, bucket = upload["fields"]["key"], url.path.strip("/")
+    listed = s3.list_object_versions(Bucket=bucket, Prefix=key)
+    return [v for v in [*listed.get("Versions", []), *listed.get("DeleteMarkers", [])] if v["Key"] == key]
+
+
 def _texts(items: list[dict[str, Any]]) -> list[str]:
     return [str(item.get("text")) for item in items if item["role"] in ("user", "assistant") and item.get("text")]
 
@@ -240,6 +268,8 @@ def test_retention_by_classification_deletes_exactly_the_expired_chats(dev: DevS
     with httpx.Client(base_url=dev.url, timeout=60) as http:
         confidential = _chat(http, alice, title="Board minutes", classification="confidential")
         run_id = _turn(http, alice, confidential, "confidential figures")
+        photo = _attach(http, alice, confidential, "whiteboard.png", b"\x89PNG whiteboard")
+        assert _object_versions(photo)
         token = _share(http, alice, confidential).json()["token"]
         standard = _chat(http, alice, title="Lunch ideas")
         before = {
@@ -258,6 +288,9 @@ def test_retention_by_classification_deletes_exactly_the_expired_chats(dev: DevS
         assert after == {cid for cid, c in before.items() if c != "confidential"}
         assert confidential not in after and standard in after
         assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404  # its share went with it
+        assert swept.json()["expired_attachments"] >= 1, swept.text
+        assert _object_versions(photo) == []  # its file is gone from the bucket, every version
+        assert http.get(f"/api/v1/attachments/{photo['id']}", headers=alice).status_code == 404
         ledger = http.get("/api/v1/usage/export", headers=alice).text
         assert [r for r in csv.DictReader(io.StringIO(ledger)) if r["run_id"] == run_id]
 
@@ -310,6 +343,9 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         _turn(http, erin, chat_id, "instead about Faro", parent_message_id=None)  # a second branch from the start
         _turn(http, erin, chat_id, "Remember: I prefer trains")
         token = _share(http, erin, chat_id).json()["token"]
+        ticket = _attach(http, erin, chat_id, "ticket.png", b"\x89PNG a train ticket")
+        agent = {"name": "Trip planner", "slug": "erins-trips", "instructions": "Plan trips by train."}
+        assert http.post("/api/v1/agents", headers=erin, json=agent).status_code == 201
 
         location, exported = _export(http, erin)
         archive = zipfile.ZipFile(io.BytesIO(exported))
@@ -325,8 +361,13 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         assert "I prefer trains" in archive.read("memories.json").decode()
         assert json.loads(archive.read("shares.json"))[0]["chat_id"] == chat_id
         assert token not in exported.decode("latin-1")
+        assert archive.read(f"attachments/{ticket['id']}/ticket.png") == b"\x89PNG a train ticket"
+        planner = json.loads(archive.read("agents/erins-trips.json"))
+        assert planner["versions"][0]["config"]["instructions"] == "Plan trips by train."
         _, others = _export(http, bob)
-        assert f"chats/{chat_id}.json" not in zipfile.ZipFile(io.BytesIO(others)).namelist()
+        theirs = zipfile.ZipFile(io.BytesIO(others)).namelist()
+        assert f"chats/{chat_id}.json" not in theirs
+        assert f"attachments/{ticket['id']}/ticket.png" not in theirs and "agents/erins-trips.json" not in theirs
         assert http.get(location, headers=bob).status_code == 404  # erin's export is not bob's to read
 
         refused = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "yes"})
