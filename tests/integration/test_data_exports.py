@@ -379,6 +379,52 @@ async def test_an_export_larger_than_a_lambda_response_is_built_in_bounded_memor
     assert len(json.loads(archive.read(f"chats/{chat.id}.json"))["messages"]) == count
 
 
+async def test_an_attachment_is_copied_into_the_export_without_holding_it(
+    make_tenant: Any, separate_s3: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 40 MB attachment (incompressible) goes from the bucket into the export's ZIP a chunk at a time: the traced
+    peak stays below the file's size (measured: 24 MB, mostly the uploader's 5 MiB parts and their copies)."""
+    from personal_agent.attachments import store as attachment_store
+
+    erin = make_tenant()
+    monkeypatch.setattr(objects, "_client", lambda: separate_s3)
+    monkeypatch.setattr(objects, "bucket", lambda: "exports-measured")
+    film = random.Random(40).randbytes(40 * 1024 * 1024)
+    attachment_id = uuid4()
+    key = f"attachments/{erin.org_id}/{attachment_id}/film.mp4"
+    separate_s3.put_object(Bucket="exports-measured", Key=key, Body=film)
+    size = len(film)
+    async with org_transaction(erin.org_id) as conn:
+        chat = await chat_store.insert_chat(conn, erin.org_id, erin.user_id, "A film")
+        await attachment_store.insert(
+            conn,
+            attachment_id=attachment_id,
+            org_id=erin.org_id,
+            user_id=erin.user_id,
+            chat_id=chat.id,
+            kind="document",
+            filename="film.mp4",
+            content_type="video/mp4",
+            size=size,
+            object_key=key,
+        )
+    del film
+    out = f"exports/{erin.org_id}/{attachment_id}.zip"
+    writer = S3ObjectWriter(separate_s3, "exports-measured", out, "application/zip", part_size=5 * 1024 * 1024)
+    tracemalloc.start()
+    try:
+        with writer:
+            await write_archive(erin.org_id, erin.user_id, "user", erin.slug, writer)  # type: ignore[arg-type]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    print(f"a {size / 1e6:.0f} MB attachment exported with a traced peak of {peak / 1e6:.1f} MB")
+    assert peak < size  # the file whole in memory would be its size alone; here: the writer's parts and a chunk
+    body = separate_s3.get_object(Bucket="exports-measured", Key=out)["Body"].read()
+    copied = zipfile.ZipFile(io.BytesIO(body)).read(f"attachments/{attachment_id}/film.mp4")
+    assert copied == random.Random(40).randbytes(40 * 1024 * 1024)
+
+
 def test_the_daily_schedule_s_event_sweeps_every_org(make_tenant: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The template's schedule, created in moto's EventBridge Scheduler as the stack would, and fired the way
     Scheduler does (its input to its target): the data jobs function expires exports and temporary chats of
