@@ -19,6 +19,8 @@ KINDS = {
     queue.PUSH_ESCALATION,
     queue.DELIVER,
     queue.START_FOLLOWUPS,
+    queue.EVAL_RUN_ENDED,
+    queue.SAMPLE_RUN,
 }
 
 

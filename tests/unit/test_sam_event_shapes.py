@@ -21,6 +21,7 @@ SAM = ROOT / ".tools" / "sam" / "bin" / "sam"
 # Our event file -> the SAM generator of the same event source.
 SAM_GENERATED = {
     "api_healthz.json": ("apigateway", "http-api-proxy"),
+    "channels_ses_receipt.json": ("ses", "email-receiving"),
     "api_me_with_jwt.json": ("apigateway", "http-api-proxy"),
     "api_readyz.json": ("apigateway", "http-api-proxy"),
     "api_webhook.json": ("apigateway", "http-api-proxy"),

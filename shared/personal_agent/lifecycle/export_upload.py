@@ -4,7 +4,6 @@ any size is built in bounded memory. Small objects go up in one PUT; larger ones
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 PART_SIZE = 8 * 1024 * 1024
@@ -67,8 +66,8 @@ class S3ObjectWriter:
     def __enter__(self) -> S3ObjectWriter:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if exc is None:
+    def __exit__(self, *exc_info: object) -> None:
+        if exc_info[1] is None:
             self.finish()
         else:
             self.abort()
