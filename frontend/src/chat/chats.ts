@@ -57,7 +57,8 @@ export async function deleteChat(id: string): Promise<void> {
 export async function refreshChat(id: string): Promise<Chat | null> {
   try {
     const chat = await call("get_chat", { path: { chat_id: id } });
-    if (!chats.query || chats.items.some((c) => c.id === id)) chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
+    const listed = !chat.temporary_until && (!chats.query || chats.items.some((c) => c.id === id)); // a temporary chat never is
+    if (listed) chats.items = [chat, ...chats.items.filter((c) => c.id !== id)];
     return chat;
   } catch {
     return null; // deleted meanwhile, or not ours: nothing to show
