@@ -130,7 +130,7 @@ async def _tenant(history_turns: int, answer_chunks: int) -> dict[str, str]:
     from personal_agent.chats.store import insert_chat
     from personal_agent.db import org_transaction
     from personal_agent.identity.dev_issuer import DevIssuer
-    from personal_agent.lifecycle import drivers, launch
+    from personal_agent.lifecycle import launch, local_drives
     from personal_agent.settings import get_settings
 
     subject = f"bench-{uuid.uuid4().hex[:8]}"
@@ -162,7 +162,7 @@ async def _tenant(history_turns: int, answer_chunks: int) -> dict[str, str]:
             mode="inline",
         )
         await launch.launch_run(request)
-        await drivers.wait_for_local_runs()
+        await local_drives.wait_for_local_runs()
     token = DevIssuer.from_settings(get_settings()).mint(
         subject=subject, orgs=[subject], roles=["user"], ttl_seconds=7200, email=None
     )

@@ -71,7 +71,7 @@ def unregister() -> None:
 async def _main(command: str, config: dict[str, Any]) -> None:
     from personal_agent.bus import reset_bus
     from personal_agent.db import close_pool
-    from personal_agent.lifecycle.drivers import wait_for_local_runs
+    from personal_agent.lifecycle.local_drives import wait_for_local_runs
 
     register(config.get("block"))
     if command == "launch":

@@ -21,8 +21,8 @@ import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
-from personal_agent.lifecycle.drivers import wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.local_drives import wait_for_local_runs
 from personal_agent.tools.registry import ToolDef, register_tool, unregister_tool
 from tests.auth import auth_headers
 from tests.scripted import scripted_model

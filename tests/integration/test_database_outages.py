@@ -34,8 +34,8 @@ from personal_agent.bus.key_names import run_stream
 from personal_agent.db import close_pool
 from personal_agent.errors import DependencyUnavailable
 from personal_agent.lifecycle import bus_gate
-from personal_agent.lifecycle.drivers import wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.local_drives import wait_for_local_runs
 from personal_agent.lifecycle.recovery import recover_unattended
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers

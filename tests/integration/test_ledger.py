@@ -116,8 +116,8 @@ async def test_a_run_whose_chat_is_deleted_mid_run_still_records_its_usage(
         await asyncio.to_thread(delete_chat)  # the chat (and, by cascade, the run) goes while the model answers
         yield "answer."
 
-    from personal_agent.lifecycle.drivers import wait_for_local_runs
     from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+    from personal_agent.lifecycle.local_drives import wait_for_local_runs
 
     with scripted_model(deleted_while_answering, model_name="gpt-4o-mini") as (model, recorder):
         spec = await launch_run(

@@ -28,9 +28,10 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 from personal_agent.bus import get_bus
 from personal_agent.bus.key_names import run_stream
 from personal_agent.engine.runner import fail_run
-from personal_agent.lifecycle.drivers import drive, stop_local_runs, wait_for_local_runs
+from personal_agent.lifecycle.drivers import drive
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.lifecycle.lease import local_owner
+from personal_agent.lifecycle.local_drives import stop_local_runs, wait_for_local_runs
 from personal_agent.lifecycle.recovery import fail_lost_invocation, recover_unattended
 from personal_agent.settings import get_settings
 from tests import crash_worker, db_state

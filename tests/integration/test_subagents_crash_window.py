@@ -20,8 +20,8 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
 from personal_agent.engine.runner import advance
-from personal_agent.lifecycle.drivers import stop_local_runs, wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.local_drives import stop_local_runs, wait_for_local_runs
 from personal_agent.lifecycle.recovery import recover_unattended
 from personal_agent.subagents.specs import child_run_id
 from tests.auth import auth_headers

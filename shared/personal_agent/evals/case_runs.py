@@ -13,8 +13,8 @@ from personal_agent.chats import message_store, policy_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.lifecycle.drivers import wait_for_local_runs
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.lifecycle.local_drives import wait_for_local_runs
 from personal_agent.runs import store
 from personal_agent.settings import get_settings
 from personal_agent.spec.labels import CLEAN, Labels

@@ -27,8 +27,9 @@ from personal_agent.db import org_transaction
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict, dependency_outage
 from personal_agent.lifecycle import child_runs as subagents
-from personal_agent.lifecycle import executions
+from personal_agent.lifecycle import executions, local_drives
 from personal_agent.lifecycle.lease import Leased, LeaseLost, RunLease, local_owner
+from personal_agent.lifecycle.local_drives import task_name
 from personal_agent.runs import store
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunMode, RunSpec
@@ -37,7 +38,6 @@ log = logging.getLogger("personal_agent.runs")
 PAUSED = "paused"
 """What `drive` returns for a run it stopped because the bus or the database stayed unavailable: still `running`,
 unleased, resumed by recovery (`lifecycle/recovery.py`) like a run whose worker died, from its last checkpoint."""
-_tasks: set[asyncio.Task[str]] = set()
 _streamed_here: contextvars.ContextVar[bool] = contextvars.ContextVar("pa_streamed_here", default=False)
 
 
@@ -233,23 +233,9 @@ async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
         run = drive(spec.run_id, spec.org_id, leased=leased)
         context = contextvars.copy_context()
         context.run(_streamed_here.set, False)  # what this drive launches (a follow-up) is not the response's
-        task = asyncio.get_running_loop().create_task(run, name=_task_name(spec.run_id), context=context)
-        _tasks.add(task)
-        task.add_done_callback(_tasks.discard)
+        local_drives.track(asyncio.get_running_loop().create_task(run, name=task_name(spec.run_id), context=context))
     else:
         await asyncio.to_thread(_invoke_worker, spec)
-
-
-def _task_name(run_id: UUID) -> str:
-    return f"run-{run_id}"
-
-
-async def wait_for_drive(run_id: UUID) -> None:
-    """Wait until the drive of `run_id` that this event loop started ends (at once when there is none)."""
-    name = _task_name(run_id)
-    for task in _on_this_loop():
-        if task.get_name() == name:
-            await asyncio.wait([task])
 
 
 def _invoke_worker(spec: RunSpec) -> None:
@@ -307,24 +293,3 @@ async def stop(org_id: UUID, run_id: UUID, mode: str, execution_arn: str | None)
     await signal_cancel(run_id)  # here at once; in another process at its next check
     if mode == "durable" and execution_arn:
         await executions.stop_execution(org_id, run_id, execution_arn)
-
-
-def _on_this_loop() -> list[asyncio.Task[str]]:
-    """The inline drives started on the running event loop (a process may run more than one loop: a test's and a
-    server thread's; each waits for, or stops, its own)."""
-    loop = asyncio.get_running_loop()
-    return [task for task in _tasks if task.get_loop() is loop]
-
-
-async def wait_for_local_runs() -> None:
-    """Wait for the inline runs this event loop started (tests, shutdown)."""
-    while mine := _on_this_loop():
-        await asyncio.gather(*mine, return_exceptions=True)
-
-
-async def stop_local_runs() -> None:
-    """Stop the inline runs this event loop drives (dev server shutdown): each releases its lease, so the next
-    start resumes it from its last checkpoint instead of leaving it `running`."""
-    for task in _on_this_loop():
-        task.cancel()
-    await wait_for_local_runs()

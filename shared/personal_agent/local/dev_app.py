@@ -70,7 +70,7 @@ def _stop_local_runs_on_exit(app: FastAPI) -> None:
 
     @asynccontextmanager
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
-        from personal_agent.lifecycle.drivers import stop_local_runs
+        from personal_agent.lifecycle.local_drives import stop_local_runs
 
         async with inner(application):
             try:
@@ -91,7 +91,7 @@ def _run_local_scheduler(app: FastAPI) -> None:
     async def lifespan(application: FastAPI) -> AsyncIterator[None]:
         from personal_agent.evals.progress import EvalSweep
         from personal_agent.lifecycle.approval_escalation import EscalationLoop
-        from personal_agent.lifecycle.drivers import stop_local_runs
+        from personal_agent.lifecycle.local_drives import stop_local_runs
         from personal_agent.lifecycle.recovery import RecoveryLoop
         from personal_agent.local.retention_loop import RetentionLoop
         from personal_agent.local.scheduler import LocalScheduler

@@ -23,8 +23,9 @@ from personal_agent.api.deps import CurrentPrincipal
 from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.key_names import run_stream
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle.drivers import streamed_here, wait_for_drive
+from personal_agent.lifecycle.drivers import streamed_here
 from personal_agent.lifecycle.launch import launch_run
+from personal_agent.lifecycle.local_drives import wait_for_drive
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.access import while_permitted
