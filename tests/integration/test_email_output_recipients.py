@@ -16,6 +16,7 @@ from personal_agent.workflows.output_store import Output
 from personal_agent.workflows.output_targets import EMAIL_NOT_ALLOWED, send_to
 from tests import db_state
 from tests.auth import auth_headers
+from tests.ses_outbox import sent_to
 from tests.workflows import create_workflow
 
 SETTINGS = {"tier_floor": 0, "confidence_threshold": 0.8}
@@ -53,10 +54,6 @@ async def test_an_email_output_goes_to_members_and_allowed_domains_only(
 
 
 async def test_a_removed_member_gets_no_more_mail(http: httpx.AsyncClient, make_tenant: Any, admin_url: str) -> None:
-    from moto.ses.models import ses_backends
-
-    from personal_agent.local.aws import ACCOUNT_ID
-
     tenant = make_tenant()
     headers = auth_headers(tenant)
     workflow = await create_workflow(http, headers)
@@ -83,9 +80,8 @@ async def test_a_removed_member_gets_no_more_mail(http: httpx.AsyncClient, make_
         status="pending",
         attempts=0,
     )
-    ses = ses_backends[ACCOUNT_ID]["us-east-1"]
     assert (await send_to(tenant.org_id, delivery, output, None)).ok
     db_state.set_membership_elsewhere(admin_url, tenant.org_id, tenant.user_id, "removed")
     refused = await send_to(tenant.org_id, delivery, output, None)
     assert (refused.ok, refused.error) == (False, EMAIL_NOT_ALLOWED)
-    assert len([m for m in ses.sent_messages if inbox in m.destinations["ToAddresses"]]) == 1
+    assert len(sent_to(inbox)) == 1

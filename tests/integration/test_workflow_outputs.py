@@ -19,6 +19,7 @@ from tests.email_tool import email_script
 from tests.feed import my_feed
 from tests.receiver import Receiver
 from tests.scripted import scripted_model
+from tests.ses_outbox import sent_to
 from tests.workflows import create_workflow, echo_prompt, sign
 
 pytestmark = pytest.mark.timeout(120)
@@ -178,10 +179,6 @@ async def test_a_callback_to_loopback_or_metadata_is_refused_unless_allow_listed
 async def test_slack_teams_and_email_outputs_and_headless_approvals_notify_the_owner(
     http: httpx.AsyncClient, make_tenant: Any, allow_receiver: Receiver, email_tool: list[dict[str, Any]]
 ) -> None:
-    from moto.ses.models import ses_backends
-
-    from personal_agent.local.aws import ACCOUNT_ID
-
     tenant = make_tenant()
     headers = auth_headers(tenant)
     inbox = f"{tenant.subject}@example.test"  # the owner's own address (e-mail outputs go to members only)
@@ -205,7 +202,7 @@ async def test_slack_teams_and_email_outputs_and_headless_approvals_notify_the_o
     assert all("ci-report: approval needed for send_email" in t and "bob@example.com" in t for t in texts), texts
     assert {i["output_kind"] for i in items} == {"slack", "teams", "email"}
     assert {i["event"] for i in items} == {"approval.requested"}
-    sent = [m for m in ses_backends[ACCOUNT_ID]["us-east-1"].sent_messages if inbox in m.destinations["ToAddresses"]]
+    sent = sent_to(inbox)
     assert len(sent) == 1 and sent[0].subject == "ci-report: approval needed for send_email"
     assert sent[0].source == get_settings().output_email_from
     assert email_tool == []  # nobody approved: the tool has not acted
@@ -229,10 +226,6 @@ async def test_a_headless_runs_question_reaches_slack_and_email_outputs_with_the
 ) -> None:
     """Issue 33: a person answers a question "from a link in an e-mail or Slack output" — an output that asks for
     approval requests also gets the run's questions (both wait for a person), with the chat where the form is."""
-    from moto.ses.models import ses_backends
-
-    from personal_agent.local.aws import ACCOUNT_ID
-
     tenant = make_tenant()
     headers = auth_headers(tenant)
     inbox = f"{tenant.subject}@example.test"
@@ -256,7 +249,7 @@ async def test_a_headless_runs_question_reaches_slack_and_email_outputs_with_the
     questions = (await http.get("/api/v1/questions", params={"status": "pending"}, headers=headers)).json()["items"]
     chat_link = f"/chats/{questions[0]['chat_id']}"
     assert text.endswith(chat_link)
-    sent = [m for m in ses_backends[ACCOUNT_ID]["us-east-1"].sent_messages if inbox in m.destinations["ToAddresses"]]
+    sent = sent_to(inbox)
     assert len(sent) == 1 and sent[0].subject == "ci-report: a question for you" and chat_link in sent[0].body
 
 
