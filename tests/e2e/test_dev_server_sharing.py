@@ -370,10 +370,12 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         assert f"attachments/{ticket['id']}/ticket.png" not in theirs and "agents/erins-trips.json" not in theirs
         assert http.get(location, headers=bob).status_code == 404  # erin's export is not bob's to read
 
+        assert _object_versions(ticket)
         refused = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "yes"})
         assert refused.status_code == 422 and http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 200
         erased = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "erase my data"})
-        assert erased.status_code == 200 and erased.json() == {"chats": 1, "memories": 1}, erased.text
+        assert erased.status_code == 200 and erased.json() == {"chats": 1, "memories": 1, "files": 1}, erased.text
+        assert _object_versions(ticket) == []  # the attachment's object, every version
         assert http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 404
         assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404
         assert "trains" not in http.get("/api/v1/me/memories", headers=erin).text

@@ -1826,8 +1826,9 @@ export interface paths {
         put?: never;
         /**
          * Erase My Data
-         * @description Delete all your chats (with their runs, messages and share links) and memories. The usage ledger keeps its
-         *     rows: they hold no content.
+         * @description Delete all your chats (with their runs, messages and share links), memories and files (attachments and your
+         *     own knowledge documents, every version of their objects). The usage ledger keeps its rows: they hold no
+         *     content.
          */
         post: operations["erase_my_data"];
         delete?: never;
@@ -4776,6 +4777,11 @@ export interface components {
         Erased: {
             /** Chats */
             chats: number;
+            /**
+             * Files
+             * @description attachments and own knowledge documents deleted, their objects with them
+             */
+            files: number;
             /** Memories */
             memories: number;
         };

@@ -98,12 +98,14 @@ class EraseRequest(BaseModel):
 class Erased(BaseModel):
     chats: int
     memories: int
+    files: int = Field(description="attachments and own knowledge documents deleted, their objects with them")
 
 
 @router.post("/erase", operation_id="erase_my_data", response_model=Erased)
 async def erase_my_data(body: EraseRequest, principal: CurrentPrincipal) -> dict[str, int]:
-    """Delete all your chats (with their runs, messages and share links) and memories. The usage ledger keeps its
-    rows: they hold no content."""
+    """Delete all your chats (with their runs, messages and share links), memories and files (attachments and your
+    own knowledge documents, every version of their objects). The usage ledger keeps its rows: they hold no
+    content."""
     from personal_agent.lifecycle.user_data import erase
 
     return await erase(principal)

@@ -135,6 +135,15 @@ async def export_page(
     return [dict(r) for r in await cur.fetchall()]
 
 
+async def owned_by(conn: Conn, owner: UUID, limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` documents `owner` owns (personal and chat collections), for erasing them; a worker
+    transaction sees every owner's."""
+    cur = await conn.execute(
+        "SELECT id, object_key FROM knowledge_documents WHERE owner_user_id = %s ORDER BY id LIMIT %s", [owner, limit]
+    )
+    return [dict(r) for r in await cur.fetchall()]
+
+
 async def due_for_retention(conn: Conn, periods: dict[str, Any], now: Any, batch: int) -> list[dict[str, Any]]:
     """Up to `batch` documents the retention sweep deletes (a worker transaction sees every owner's): unchanged
     since before their classification's period (`periods`: classification to that time), or a chat's files whose

@@ -9,8 +9,9 @@ are private to each person, as the tables' policies keep them). Written entry by
 (`write_archive`), chats and messages read page by page and files copied in chunks, so memory stays bounded whatever
 the size; bounded by `MAX_CHATS` and `MAX_MESSAGES` per chat (`manifest.json` says when a bound cut it).
 
-Erase: every chat of the person (runs, messages and share links with them) and every memory; the usage ledger and
-the approval audit stay (content-free)."""
+Erase: the person's files (attachments and their own documents, objects included: `erase_files`), every chat of the
+person (runs, messages and share links with them) and every memory; the usage ledger and the approval audit stay
+(content-free)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from personal_agent.chats.export_store import ExportChat, ExportMessage
 from personal_agent.db import org_transaction
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import export_files
+from personal_agent.lifecycle.erase_files import erase_files
 from personal_agent.memories import service as memory_service
 from personal_agent.memories import store as memory_store
 
@@ -167,10 +169,11 @@ async def _write_chat(archive: zipfile.ZipFile, org_id: UUID, chat: ExportChat) 
 
 
 async def erase(principal: Principal) -> dict[str, int]:
-    """Delete the person's chats (with their runs, messages and shares) and memories; the counts."""
+    """Delete the person's files, chats (with their runs, messages and shares) and memories; the counts."""
+    files = await erase_files(principal.org_id, principal.user_id)
     async with org_transaction(principal.org_id) as conn:
         chats = await policy_store.erase_owned_chats(conn, principal.user_id)
         await memory_store.as_user(conn, principal.user_id)
         rows = await memory_store.list_own(conn, principal.user_id, 100_000)
         memories = sum([await memory_store.delete(conn, row["id"], principal.user_id) for row in rows])
-    return {"chats": chats, "memories": memories}
+    return {"chats": chats, "memories": memories, "files": files}

@@ -1,0 +1,57 @@
+"""A person's files erased with them (issue 38): their attachments and the knowledge documents they own (personal
+and chat collections; the org's and named collections' documents belong to the org and stay). Objects first, every
+version of each, then the rows (a document's chunks go with it), in bounded batches; run before the chats are
+erased, whose deletion would otherwise drop the attachment rows and leave their objects behind."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from uuid import UUID
+
+from personal_agent.attachments import store as attachment_store
+from personal_agent.db import org_transaction
+from personal_agent.knowledge import objects
+from personal_agent.knowledge import store as document_store
+from personal_agent.knowledge.transaction import worker_transaction
+
+BATCH = 200
+MAX_BATCHES = 500
+
+
+async def _delete_objects(rows: list[dict[str, Any]], gone: set[str]) -> None:
+    """Every version of each row's object, once (a chat's document attachment and its document share one)."""
+    for key in {row["object_key"] for row in rows} - gone:
+        await asyncio.to_thread(objects.delete_every_version, key)
+        gone.add(key)
+
+
+async def erase_attachments(org_id: UUID, user_id: UUID, gone: set[str]) -> None:
+    for _ in range(MAX_BATCHES):
+        async with org_transaction(org_id) as conn:
+            rows = await attachment_store.export_page(conn, user_id, None, BATCH)
+        await _delete_objects(rows, gone)
+        async with org_transaction(org_id) as conn:
+            await attachment_store.as_user(conn, user_id)
+            await attachment_store.delete_ids(conn, [row["id"] for row in rows])
+        if len(rows) < BATCH:
+            break
+
+
+async def erase_documents(org_id: UUID, user_id: UUID, gone: set[str]) -> None:
+    for _ in range(MAX_BATCHES):
+        async with worker_transaction(org_id) as conn:
+            rows = await document_store.owned_by(conn, user_id, BATCH)
+        await _delete_objects(rows, gone)
+        async with worker_transaction(org_id) as conn:
+            await document_store.delete_ids(conn, [row["id"] for row in rows])
+        if len(rows) < BATCH:
+            break
+
+
+async def erase_files(org_id: UUID, user_id: UUID) -> int:
+    """Every attachment and owned document of the person, objects and rows; how many files (objects) went."""
+    gone: set[str] = set()
+    await erase_attachments(org_id, user_id, gone)
+    await erase_documents(org_id, user_id, gone)
+    return len(gone)
