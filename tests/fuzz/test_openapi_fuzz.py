@@ -34,6 +34,7 @@ def _summary(output: str) -> str:
     return (phases.group(0) if phases else "") + closing
 
 
+@pytest.mark.timeout(900)  # the fuzzer's own bound: the suite's 300 s cut it off on a loaded machine (~290 operations)
 def test_the_whole_api_has_no_server_errors_and_matches_its_schema(
     live_url: str, make_tenant: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
