@@ -5,26 +5,29 @@ path) and speaks JSON lines: a request on stdin, a response on the descriptor th
 
 Before it reads any code it lowers its own limits (memory, CPU seconds, file size, processes, open files; hard
 limits too, so the code cannot raise them back) and ignores SIGXFSZ, so a file past the size limit is an error
-the code sees rather than a dead session. After every call it kills every other process of its PID namespace:
-no process outlives the call that started it.
+the code sees rather than a dead session; on Lambda (no network namespace) it also installs the socket filter it is
+given. After every call it kills every other process of its PID namespace: no process outlives the call that
+started it.
 """
 
 from __future__ import annotations
 
 import ast
 import base64
+import ctypes
 import io
 import json
 import os
 import resource
 import signal
+import socket
 import sys
 import time
 import traceback
 from typing import Any
 
 SCRATCH = os.environ.get("PA_SANDBOX_SCRATCH", "/work")  # /tmp/work on Lambda, whose only writable disk is /tmp
-FD_OUTPUT = "/tmp/.fd-output"  # what child processes write to the inherited stdout/stderr
+FD_OUTPUT = os.path.join(os.environ.get("PA_SANDBOX_TMP", "/tmp"), ".fd-output")  # child processes' stdout/stderr
 KERNEL_PID = os.getpid()
 SINK: list[Any] = []  # the text stream over the redirected stdout/stderr, between calls
 
@@ -76,6 +79,31 @@ def lower_limits(limits: dict[str, int]) -> None:
     cpu = limits["cpu_seconds"]
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def refuse_sockets(program_hex: str) -> None:
+    """Install the socket filter (`sandbox/seccomp.py`'s program, hex; the Lambda function passes it: there is no
+    network namespace there) on this process and all it will start: no_new_privs first, so no privilege is needed.
+    A filter that did not take stops the kernel: code never runs with the network open."""
+    if not program_hex:
+        return
+    program = bytes.fromhex(program_hex)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    # PR_SET_NO_NEW_PRIVS = 38; PR_SET_SECCOMP = 22 with SECCOMP_MODE_FILTER = 2
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) != 0:
+        raise SystemExit(f"could not install the socket filter (errno {ctypes.get_errno()})")
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+    except PermissionError:
+        return
+    raise SystemExit("the socket filter did not take")
 
 
 def reap_others() -> int:
@@ -228,6 +256,7 @@ def main() -> None:
     sys.path.append(limits.pop("site_packages"))
     become(limits.pop("uid", None))
     lower_limits(limits)
+    refuse_sockets(limits.pop("seccomp", ""))
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     sink = os.open(FD_OUTPUT, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
