@@ -1,7 +1,8 @@
 """template.yaml against the channels code (issue 34): the channels function serves exactly the inbound routes its
 router has, on the HTTP API without the JWT authorizer (each request proves itself with its channel's signature);
-it hands its runs to itself by the name its environment gives (allowed to invoke it, failures kept); it opens the
-channels' sealed secrets and sends e-mail; SES's receipt rule stores mail where the code reads it, then invokes the
+it hands its runs to itself by the name its environment gives (allowed to invoke it, failures kept), and the API
+hands it a channel's run decided in the web chat; it opens the channels' sealed secrets, seals the e-mail channel's
+answer key and sends e-mail; SES's receipt rule stores mail where the code reads it, then invokes the
 function; the handler module is an allowed entry point."""
 
 from __future__ import annotations
@@ -57,6 +58,19 @@ def test_runs_are_handed_to_the_function_itself_by_name_and_failures_are_kept() 
     on_failure = FUNCTION["EventInvokeConfig"]["DestinationConfig"]["OnFailure"]
     assert on_failure["Type"] == "SQS" and _get_att(on_failure["Destination"]) == "ChannelsDeadLetterQueue.Arn"
     assert FUNCTION["Timeout"] == 900  # a run is followed to its end (the relay's lifetime is under this)
+
+
+def test_a_run_decided_in_the_web_chat_is_handed_to_the_function_to_follow_into_its_thread() -> None:
+    api = RESOURCES["ApiFunction"]["Properties"]
+    assert api["Environment"]["Variables"]["PA_CHANNELS_WORKER_FUNCTION"] == FUNCTION["FunctionName"]
+    invokable = [p["LambdaInvokePolicy"]["FunctionName"] for p in api["Policies"] if "LambdaInvokePolicy" in p]
+    assert FUNCTION["FunctionName"] in invokable
+
+
+def test_it_seals_the_email_channels_answer_key_at_first_use() -> None:
+    statements = [s for p in _policies() if "Statement" in p for s in p["Statement"]]
+    sealing = [s for s in statements if "kms:GenerateDataKey" in s["Action"] and isinstance(s["Resource"], dict)]
+    assert [_get_att(s["Resource"]) for s in sealing] == ["EnvelopeKey.Arn"]
 
 
 def test_it_opens_sealed_secrets_and_sends_threaded_email() -> None:

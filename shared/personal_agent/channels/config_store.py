@@ -16,6 +16,12 @@ _COLUMNS = (
     " allowed_roles, allowed_users"
 )
 
+# A PUT without secrets (e-mail's) keeps the sealed ones the channel has; one with secrets replaces all three.
+_KEEP_SECRETS = ", ".join(
+    f"{column} = CASE WHEN EXCLUDED.secret_ciphertext IS NULL THEN channel_configs.{column} ELSE EXCLUDED.{column} END"
+    for column in ("secret_ciphertext", "secret_nonce", "secret_data_key")
+)
+
 
 @dataclass(frozen=True)
 class ChannelConfig:
@@ -71,21 +77,31 @@ async def put(
     sealed: tuple[bytes, bytes, bytes | None] | None,
     allowed: tuple[list[str], list[UUID]] = ([], []),
 ) -> ChannelConfig:
-    """Create or replace the org's `kind` channel (`sealed`: ciphertext, nonce, data key; None keeps none;
-    `allowed`: the roles and member ids who may use it, both empty for every member)."""
+    """Create or replace the org's `kind` channel (`sealed`: ciphertext, nonce, data key; None keeps the secrets it
+    has, as an e-mail channel's answer key; `allowed`: the roles and member ids who may use it, both empty for every
+    member)."""
     ciphertext, nonce, data_key = sealed or (None, None, None)
     cur = await conn.execute(
         "INSERT INTO channel_configs (org_id, kind, external_key, agent, secret_ciphertext, secret_nonce,"
         " secret_data_key, allowed_roles, allowed_users) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
         " ON CONFLICT (org_id, kind) DO UPDATE SET external_key = EXCLUDED.external_key, agent = EXCLUDED.agent,"
-        " secret_ciphertext = EXCLUDED.secret_ciphertext, secret_nonce = EXCLUDED.secret_nonce,"
-        " secret_data_key = EXCLUDED.secret_data_key, allowed_roles = EXCLUDED.allowed_roles,"
+        f" {_KEEP_SECRETS}, allowed_roles = EXCLUDED.allowed_roles,"
         f" allowed_users = EXCLUDED.allowed_users, updated_at = now() RETURNING {_COLUMNS}",
         [org_id, kind, external_key, agent, ciphertext, nonce, data_key, allowed[0], allowed[1]],
     )
     row = await cur.fetchone()
     assert row is not None
     return _row(row)
+
+
+async def set_secrets_if_none(conn: Conn, kind: ChannelKind, sealed: tuple[bytes, bytes, bytes | None]) -> bool:
+    """Store sealed secrets for the org's `kind` channel when it has none yet (False: it has, or no such channel)."""
+    cur = await conn.execute(
+        "UPDATE channel_configs SET secret_ciphertext = %s, secret_nonce = %s, secret_data_key = %s, updated_at = now()"
+        " WHERE kind = %s AND secret_ciphertext IS NULL",
+        [*sealed, kind],
+    )
+    return cur.rowcount > 0
 
 
 async def delete(conn: Conn, kind: ChannelKind) -> bool:

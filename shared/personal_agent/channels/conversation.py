@@ -2,7 +2,8 @@
 its verified requests to. A message of a linked member launches through the one chokepoint (`launch_run`,
 `trigger_source` the channel, the channel's agent) in the chat of its thread, untrusted unless the channel vouches
 for the sender; an unlinked sender gets the connect reply only. A decision is recorded through the same
-`approval_decisions.decide` as the web chat's (the member must be allowed to decide it)."""
+`approval_decisions.decide` as the web chat's (the member must be allowed to decide it); an e-mail answers only what
+it proves it answers (`email_proof`). The runs' answers reach the thread through `followers`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import logging
 from typing import Any
 from uuid import UUID
 
-from personal_agent.channels import email_files, run_follow, senders, thread_store
+from personal_agent.channels import email_files, email_proof, senders, thread_store
 from personal_agent.channels.inbound import Decision, Inbound, Replier
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
@@ -94,34 +95,39 @@ def _answer_value(form: dict[str, Any], text: str) -> Any:
     return text.strip()
 
 
-async def _answered_question(inbound: Inbound, principal: Principal, replier: Replier) -> bool:
-    """A message in a thread whose run asks its person a question answers it (the run goes on, its follower
-    answering the rest); False when no question of the thread's chat waits for this member."""
+async def _answered_question(inbound: Inbound, principal: Principal, replier: Replier) -> tuple[bool, UUID | None]:
+    """A message in a thread whose run asks its person a question answers it (the run goes on); whether it was
+    taken as an answer (or refused as one), and the run it resumed. (False, None): no question of the thread's chat
+    waits for this member."""
     async with org_transaction(inbound.org_id) as conn:
         chat_id = await thread_store.chat_of(conn, inbound.kind, inbound.thread_key)
     if chat_id is None:
-        return False
+        return False, None
     pending = [q for q in await question_answers.list_questions(principal, "pending") if q.chat_id == chat_id]
     if not pending:
-        return False
-    question = pending[-1]  # the oldest first: newest-first list
+        return False, None
+    proven = await email_proof.proven(inbound, [q.id for q in pending], replier)
+    if not proven:  # an e-mail that is no reply to the question's own mail: told why
+        return True, None
+    question = [q for q in pending if q.id in proven][-1]  # the oldest first: newest-first list
     try:
         await question_answers.answer_question(principal, question.id, _answer_value(question.args, inbound.text))
     except AppError as exc:  # not an answer the form takes, or answered or expired meanwhile
         await _status(inbound, exc.code)
         await replier.notice(senders.refusal_text(exc))
-        return True
+        return True, None
     await _status(inbound, "answered")
-    return True
+    return True, question.run_id
 
 
-async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) -> RunSpec | None:
-    """Run a member's message and answer it in its thread, or answer the question the thread's run asks (None:
-    nothing new ran, and the sender was told why or their answer was taken)."""
+async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) -> RunSpec | UUID | None:
+    """Run a member's message (its run's spec, for the thread's follower), or answer the question the thread's run
+    asks (the id of the run the answer resumed); None: nothing ran or went on, and the sender was told why."""
     principal = await _sender(inbound, replier)
-    if principal is None or await _answered_question(inbound, principal, replier):
+    answered, resumed = (False, None) if principal is None else await _answered_question(inbound, principal, replier)
+    if principal is None or answered:
         await email_files.discard(inbound.files)
-        return None
+        return resumed
     try:
         spec = await launch(inbound, principal, agent, replier)
     except AppError as exc:  # a run already in progress in the thread, over budget, no model allowed...
@@ -129,7 +135,6 @@ async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) 
         await replier.notice(senders.refusal_text(exc))
         return None
     await _status(inbound, "started", spec.run_id)
-    await run_follow.answer(spec, replier)
     return spec
 
 
@@ -143,25 +148,30 @@ async def _pending_of_thread(decision: Decision, principal: Principal) -> list[U
     return [row.id for row in pending if row.chat_id == chat_id]
 
 
-async def handle_decision(decision: Decision, replier: Replier) -> int:
-    """Record the member's decision (resuming the run, whose follower answers the rest); how many were decided."""
+async def handle_decision(decision: Decision, replier: Replier) -> list[UUID]:
+    """Record the member's decision; the runs it decided (resumed once nothing else of their wait is pending)."""
     principal = await _sender(decision, replier)
     if principal is None:
-        return 0
+        return []
     ids = [decision.approval_id] if decision.approval_id else await _pending_of_thread(decision, principal)
-    decided = 0
+    if not ids:
+        await replier.notice("Nothing in this conversation is waiting for a decision.")
+        await _status(decision, "not_decided")
+        return []
+    ids = await email_proof.proven(decision, ids, replier)
+    if not ids:  # an e-mail that is no reply to the approval's own mail: told why, audited
+        return []
+    runs: list[UUID] = []
     for approval_id in ids:
         try:
             reason = decision.reason or f"in {decision.kind}"
-            await approval_decisions.decide(principal, approval_id, decision.decision, reason, None)
-            decided += 1
+            row = await approval_decisions.decide(principal, approval_id, decision.decision, reason, None)
+            runs.append(row.run_id)
         except AppError as exc:  # not theirs to decide (404), already decided or expired (409)
             await replier.notice(senders.refusal_text(exc))
-    if not ids:
-        await replier.notice("Nothing in this conversation is waiting for a decision.")
     verb = "approved" if decision.decision == "approve" else "denied"
-    await _status(decision, verb if decided else "not_decided")
-    if decided:
+    await _status(decision, verb if runs else "not_decided")
+    if runs:
         why = f": {decision.reason}" if decision.reason else "."
         await replier.notice(f"{verb.capitalize()} by {decision.sender_label or decision.sender}{why}")
-    return decided
+    return list(dict.fromkeys(runs))

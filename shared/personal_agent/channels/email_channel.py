@@ -1,22 +1,24 @@
 """E-mail in: a raw RFC 822 message (from SES's receipt rule on AWS, from `pa dev`'s SMTP server locally) to an
 org's inbound address. Its thread is its first `References` id (else `In-Reply-To`, else its own `Message-ID`);
-a reply whose first word is `approve` or `deny` decides the thread's pending approvals; anything else is a message.
-The sender is verified only by SES's SPF and DKIM verdicts (a failing verdict drops the message, logged); without
-them (locally) the message enters the run untrusted. Its attachments become the chat's (`email_files`). Answers go
-back threaded (`In-Reply-To`, `References`, `Re:`) through SES, from the outputs' sender address with the channel's
-address to reply to."""
+a reply whose first word is `approve` or `deny` decides approvals of the thread; anything else is a message. A reply
+answers an approval or a question only when sent to the address the asking mail gave (`agent+<code>@domain`, see
+`email_proof`) and, where SES gave verdicts, with SPF and DKIM passing. A failing SES verdict drops the message
+(logged); without verdicts (locally) the message enters the run untrusted. Its attachments become the chat's
+(`email_files`). Answers go back threaded (`In-Reply-To`, `References`, `Re:`) through SES, from the outputs' sender
+address with the channel's address to reply to."""
 
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import getaddresses, make_msgid, parseaddr
 from uuid import UUID
 
-from personal_agent.channels import configs, email_files, jobs, thread_store
+from personal_agent.channels import configs, email_files, email_proof, jobs, thread_store
 from personal_agent.channels.inbound import Decision, Inbound
 from personal_agent.db import org_transaction
 
@@ -66,8 +68,17 @@ def recipients(message: EmailMessage) -> list[str]:
     return [address.lower() for _, address in getaddresses(fields) if address]
 
 
-def as_item(org_id: UUID, message: EmailMessage, verified: bool) -> Inbound | Decision:
-    """The message as the channel layer's value: a decision when it answers approvals, else a message."""
+def as_item(
+    org_id: UUID,
+    message: EmailMessage,
+    verified: bool,
+    address: str = "",
+    envelope_to: Iterable[str] = (),
+    verdicts: dict[str, str] | None = None,
+) -> Inbound | Decision:
+    """The message as the channel layer's value: a decision when it answers approvals, else a message; with the
+    answer codes it carries (sent to the channel's `address` with a sub-address) and SES's `verdicts`."""
+    codes = email_proof.codes_in([*envelope_to, *recipients(message)], address) if address else ()
     sender = parseaddr(str(message.get("From", "")))[1].lower()
     own_id = (_ids(message.get("Message-ID")) or [make_msgid()])[0]
     references = " ".join([*_ids(message.get("References")), own_id])
@@ -78,12 +89,22 @@ def as_item(org_id: UUID, message: EmailMessage, verified: bool) -> Inbound | De
         decision = "approve" if decided.group(1).lower() == "approve" else "deny"
         return Decision(
             kind="email", org_id=org_id, event_id=own_id, sender=sender, sender_label=sender, approval_id=None,
-            decision=decision, thread_key=thread, reply=reply,
+            decision=decision, thread_key=thread, reply=reply, codes=codes, verdicts=verdicts,
         )  # fmt: skip
     return Inbound(
         kind="email", org_id=org_id, event_id=own_id, sender=sender, sender_label=sender, thread_key=thread,
-        text=text, verified_sender=verified, reply=reply,
+        text=text, verified_sender=verified, reply=reply, codes=codes, verdicts=verdicts,
     )  # fmt: skip
+
+
+async def _channel_of(addresses: list[str]) -> configs.Opened | None:
+    """The channel of the first address that is an org's (itself, or with an answer code as its sub-address)."""
+    for address in addresses:
+        for candidate in dict.fromkeys((address, email_proof.base_address(address))):
+            opened = await configs.by_key("email", candidate)
+            if opened is not None:
+                return opened
+    return None
 
 
 async def receive(raw: bytes, envelope_to: list[str], verdicts: dict[str, str] | None = None) -> bool:
@@ -98,15 +119,13 @@ async def receive(raw: bytes, envelope_to: list[str], verdicts: dict[str, str] |
     if automatic(message):
         log.info("an automatic inbound e-mail (an auto-reply or a list's) was dropped")
         return False
-    for address in [*(a.lower() for a in envelope_to), *recipients(message)]:
-        opened = await configs.by_key("email", address)
-        if opened is not None:
-            break
-    else:
+    opened = await _channel_of([*(a.lower() for a in envelope_to), *recipients(message)])
+    if opened is None:
         log.info("an inbound e-mail for no configured address was dropped")
         return False
     verified = verdicts is not None and all(verdicts.get(k) == "PASS" for k in ("spf", "dkim"))
-    item = as_item(opened.config.org_id, message, verified)
+    address = opened.config.external_key
+    item = as_item(opened.config.org_id, message, verified, address, envelope_to, verdicts)
     async with org_transaction(item.org_id) as conn:
         fresh = await thread_store.first_seen(conn, item.org_id, "email", item.event_id, item.sender)
     if fresh:

@@ -57,6 +57,11 @@ class Inbound(BaseModel):
     """Files the message carries, staged until the member's chat takes them (e-mail)."""
     refused: tuple[RefusedFile, ...] = ()
     """Files it carried that are not taken (over the limits, a type that cannot be attached)."""
+    codes: tuple[str, ...] = ()
+    """An e-mail's answer codes (the sub-addresses of the channel's address it was sent to, `email_proof`): what
+    proves it answers the question whose mail it replies to."""
+    verdicts: dict[str, str] | None = None
+    """SES's receipt verdicts of an e-mail (None: the mail came without, as under `pa dev`)."""
 
 
 class Decision(BaseModel):
@@ -76,6 +81,24 @@ class Decision(BaseModel):
     """Why (a Slack modal's reason for a denial)."""
     thread_key: str = ""
     reply: dict[str, Any]
+    codes: tuple[str, ...] = ()
+    """An e-mail's answer codes: only a reply to the approval mail's own address (its code) decides that approval;
+    a `From` line proves nothing (`email_proof`)."""
+    verdicts: dict[str, str] | None = None
+    """SES's receipt verdicts of an e-mail (None: none given, as under `pa dev`); where given, SPF and DKIM must
+    pass for the reply to decide anything."""
+
+
+class FollowRun(BaseModel):
+    """A channel's run to answer in its thread again: it went on (an approval decided, a question answered, in the
+    channel or the web chat) when no follower held its thread (`followers`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ChannelKind
+    org_id: UUID
+    run_id: UUID
+    event_id: str = "follow"
 
 
 class Reaction(BaseModel):

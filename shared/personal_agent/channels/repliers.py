@@ -8,7 +8,9 @@ import asyncio
 from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
+from uuid import UUID
 
+from personal_agent.channels import email_proof
 from personal_agent.channels.inbound import Inbound, Replier
 from personal_agent.channels.slack import MAX_TEXT as SLACK_MAX_TEXT
 from personal_agent.channels.slack import approval_blocks
@@ -126,21 +128,24 @@ class TelegramReplier(Replier):
 
 
 class EmailReplier(Replier):
-    """Answers by e-mail in the sender's thread, sent through SES once the answer is whole."""
+    """Answers by e-mail in the sender's thread, sent through SES once the answer is whole. A mail asking for an
+    approval or an answer gives an address of its own to reply to (`email_proof`): only a reply to it counts."""
 
     streams = False
 
-    def __init__(self, address: str, reply: dict[str, Any]) -> None:
+    def __init__(self, address: str, reply: dict[str, Any], org_id: UUID | None = None) -> None:
         self.address = address
         self.reply = reply
+        self.org_id = org_id
 
-    def _send(self, text: str) -> str:
+    def _send(self, text: str, reply_to: str | None = None) -> str:
         from personal_agent.aws_clients import aws_client
 
         out = EmailMessage()
         subject = self.reply.get("subject") or "Your message"
         out["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
-        out["From"], out["Reply-To"], out["To"] = get_settings().output_email_from, self.address, self.reply["to"]
+        out["From"], out["To"] = get_settings().output_email_from, self.reply["to"]
+        out["Reply-To"] = reply_to or self.address
         out["Message-ID"] = make_msgid(domain=self.address.partition("@")[2] or None)
         out["In-Reply-To"], out["References"] = self.reply["in_reply_to"], self.reply["references"]
         out["Auto-Submitted"] = "auto-replied"  # RFC 3834: other responders do not answer it
@@ -151,8 +156,23 @@ class EmailReplier(Replier):
     async def post(self, text: str) -> str:
         return await asyncio.to_thread(self._send, text)
 
+    async def _asking(self, answer_id: str, text: str) -> None:
+        """Send `text` with the address made for `answer_id` and the member it was sent to, to reply to."""
+        key = await email_proof.key_of(self.org_id) if self.org_id is not None else None
+        if key is None:  # no channel any more: a reply could not count, so none is asked for
+            await self.post(text)
+            return
+        reply_to = email_proof.reply_address(self.address, email_proof.code(key, answer_id, self.reply["to"]))
+        await asyncio.to_thread(self._send, f"{text}\n\nOnly a reply to this e-mail counts.", reply_to)
+
     async def ask_approval(self, approval: dict[str, Any]) -> None:
-        await self.post(
+        await self._asking(
+            str(approval["approval_id"]),
             f"{approval.get('tool')} is waiting for your approval: {approval.get('args')}\n\n"
-            "Reply to this e-mail with the word approve or deny."
+            "Reply to this e-mail with the word approve or deny.",
         )
+
+    async def ask_question(self, question: dict[str, Any]) -> None:
+        choices = question.get("choices")
+        how = f"Reply to this e-mail with one of: {', '.join(choices)}." if choices else "Reply to this e-mail."
+        await self._asking(str(question["question_id"]), f"{question.get('question')}\n\n{how}")

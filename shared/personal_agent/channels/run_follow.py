@@ -9,6 +9,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from personal_agent.bus.key_names import run_stream
@@ -24,23 +25,34 @@ log = logging.getLogger("personal_agent.channels")
 UPDATE_EVERY_SECONDS = 1.0
 
 
-async def events(spec: RunSpec) -> AsyncIterator[dict[str, Any]]:
-    """The run's AG-UI events from its first until its terminal one (or the relay's lifetime)."""
+@dataclass
+class Cursor:
+    """How far a follower has read the run's stream: the id of the last event it was handed (None: none yet). A
+    later follower goes on from there (`followers`)."""
+
+    at: str | None = None
+
+
+async def events(spec: RunSpec, cursor: Cursor | None = None) -> AsyncIterator[dict[str, Any]]:
+    """The run's AG-UI events from its first (or after `cursor`) until its terminal one (or the relay's lifetime)."""
 
     async def not_gone() -> bool:
         return False
 
     settings = get_settings()
+    cursor = cursor or Cursor()
     frames = relay(
         run_stream(spec.org_id, spec.run_id),
-        None,
+        cursor.at,
         heartbeat=settings.sse_heartbeat_seconds,
         max_lifetime=settings.sse_max_lifetime_seconds,
         is_gone=not_gone,
     )
     async for chunk in frames:
         for line in chunk.split("\n"):
-            if line.startswith("data: "):
+            if line.startswith("id: "):
+                cursor.at = line[4:]
+            elif line.startswith("data: "):
                 yield json.loads(line[6:])
 
 
@@ -80,10 +92,11 @@ async def _remember(spec: RunSpec, key: str | None) -> None:
         await post_store.remember(conn, spec.org_id, kind, key, spec.run_id)
 
 
-async def answer(spec: RunSpec, replier: Replier) -> str:
-    """Answer the run into the thread; its last event's type (RUN_FINISHED, RUN_ERROR) or `ended` without one."""
+async def answer(spec: RunSpec, replier: Replier, cursor: Cursor | None = None) -> str:
+    """Answer the run into the thread (from `cursor` on, which follows what was read); its last event's type
+    (RUN_FINISHED, RUN_ERROR) or `ended` without one (the relay's lifetime)."""
     current = _Answer(replier, spec)
-    async for event in events(spec):
+    async for event in events(spec, cursor):
         kind = event.get("type")
         if kind == "RUN_STARTED":
             current = _Answer(replier, spec)
