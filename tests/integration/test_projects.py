@@ -2,7 +2,8 @@
 editors; members read the project's chats, viewers cannot write in them or move chats, editors can; a colleague who
 is not a member and another org's member get 404 everywhere; a restricted chat joins no project; the chat list and
 its search filter by project; deleting the project moves its chats out. And a run in a project's chat gets the
-project's instructions (as instructions), its default agent, and only the project's memories."""
+project's instructions (as instructions), its default agent, and only the project's memories; so does a sub-agent
+of such a run (it remembers into the project's scope and recalls only its memories)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from typing import Any
 
 import httpx
 import psycopg
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
+from personal_agent.memories.instructions import latest_user_text
 from tests.auth import auth_headers
 from tests.runs import start_run
 from tests.scripted import scripted_model, tool_rounds
@@ -98,7 +100,9 @@ async def test_members_see_the_projects_chats_viewers_only_read_and_nobody_else_
     assert sorted(m["role"] for m in people) == ["editor", "owner", "viewer"]
 
     # Bob, a viewer: reads the chat and its transcript, and cannot write in it, move it, or change the project.
-    assert (await _ok(await http.get(f"/api/v1/chats/{plan}", headers=hb)))["title"] == "Launch plan"
+    seen = await _ok(await http.get(f"/api/v1/chats/{plan}", headers=hb))
+    assert (seen["title"], seen["can_post"]) == ("Launch plan", False)  # the web chat shows no composer
+    assert (await _ok(await http.get(f"/api/v1/chats/{plan}", headers=ha)))["can_post"] is True
     await _ok(await http.get(f"/api/v1/chats/{plan}/messages", headers=hb))
     assert plan in await _listed(http, hb, project_id=pid)
     run = await http.post(f"/api/v1/chats/{plan}/runs", json={"message": "hi", "mode": "inline"}, headers=hb)
@@ -114,6 +118,9 @@ async def test_members_see_the_projects_chats_viewers_only_read_and_nobody_else_
     notes = await _chat(http, hc, "Carol's launch notes about pelicans")
     await _ok(await _move(http, hc, notes, pid))
     assert set(await _listed(http, ha, project_id=pid)) == {plan, notes}
+    assert (await _ok(await http.get(f"/api/v1/chats/{plan}", headers=hc)))["can_post"] is True
+    by_bob = await _ok(await http.get("/api/v1/chats", params={"project_id": pid, "q": "pelicans"}, headers=hb))
+    assert [(c["id"], c["can_post"]) for c in by_bob["items"]] == [(notes, False)]
     assert await _listed(http, ha, project_id=pid, q="pelicans") == [notes]  # the search filters by project too
     secret = await _chat(http, hc, "Salaries", classification="restricted")
     assert _code(await _move(http, hc, secret, pid)) == (409, "chat_restricted")
@@ -278,3 +285,53 @@ async def test_the_projects_collection_holds_its_files_for_its_members_and_its_r
 
     await _ok(await http.delete(f"/api/v1/projects/{pid}/members/{bob.user_id}", headers=ha))
     assert _code(await _search(http, hb, collection)) == (404, "collection_not_found")
+
+
+SUBAGENT_FACT = "The press room is on floor 7"
+
+
+async def _delegate_memory(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    """The parent (`delegate: <task>`) hands the task to a sub-agent and answers with what it said; the sub-agent
+    remembers a `remember: <fact>` task, and answers a `recall` task with its instructions (the memories in them)."""
+    text = latest_user_text(messages)
+    last = messages[-1]
+    answered = isinstance(last, ModelRequest) and any(isinstance(p, ToolReturnPart) for p in last.parts)
+    if text.startswith("delegate: "):
+        if not answered:
+            args = json.dumps({"task": text.removeprefix("delegate: ")})
+            yield {0: DeltaToolCall(name="delegate", json_args=args, tool_call_id="sub_1")}
+        else:
+            yield "Sub-agent said: " + str(last.parts[0].content)  # type: ignore[union-attr]
+    elif text.startswith("remember: "):
+        if not answered:
+            args = json.dumps({"fact": text.removeprefix("remember: ")})
+            yield {0: DeltaToolCall(name="remember", json_args=args, tool_call_id="mem_sub")}
+        else:
+            yield "Noted."
+    else:
+        yield info.instructions or ""
+
+
+async def test_a_sub_agent_of_a_project_run_remembers_and_recalls_in_the_projects_scope(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    alice = make_tenant()
+    ha = auth_headers(alice)
+    await _ok(await http.post("/api/v1/me/memories", json={"text": GLOBAL_FACT}, headers=ha), 201)
+    project = await _ok(await http.post("/api/v1/projects", json={"name": "Press"}, headers=ha), 201)
+    chat = await _chat(http, ha, "press")
+    await _ok(await _move(http, ha, chat, project["id"]))
+
+    async def turn(message: str, model: str) -> str:
+        body = {"message": message, "model": model, "mode": "inline", "tools": ["delegate", "remember"]}
+        run = await _ok(await http.post(f"/api/v1/chats/{chat}/runs", json=body, headers=ha), 202)
+        frames = await read_events(http, run["events_url"], ha, timeout=60)
+        assert frames[-1].type == "RUN_FINISHED", frames[-1]
+        return "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+
+    with scripted_model(_delegate_memory) as (model, _):
+        assert "Noted." in await turn(f"delegate: remember: {SUBAGENT_FACT}", model)
+        saved = (await _ok(await http.get("/api/v1/me/memories", headers=ha)))["items"]
+        assert {m["text"]: m["project_id"] for m in saved} == {SUBAGENT_FACT: project["id"], GLOBAL_FACT: None}
+        recalled = await turn("delegate: recall what you know", model)
+    assert SUBAGENT_FACT in recalled and GLOBAL_FACT not in recalled  # the project's memories only

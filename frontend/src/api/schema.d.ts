@@ -1826,9 +1826,9 @@ export interface paths {
         put?: never;
         /**
          * Erase My Data
-         * @description Delete all your chats (with their runs, messages and share links), memories and files (attachments and your
-         *     own knowledge documents, every version of their objects). The usage ledger keeps its rows: they hold no
-         *     content.
+         * @description Delete all your chats (with their runs, messages and share links), memories, files (attachments and your
+         *     own knowledge documents, every version of their objects) and data exports. The usage ledger keeps its rows: they
+         *     hold no content.
          */
         post: operations["erase_my_data"];
         delete?: never;
@@ -1889,8 +1889,10 @@ export interface paths {
         put?: never;
         /**
          * Import Chats
-         * @description Another assistant's export (its `conversations.json` as the body, at most 5 MB) as new chats of yours:
-         *     the user's and the assistant's text, ChatGPT's branches kept. All or nothing.
+         * @description An export as new chats of yours, all or nothing: ChatGPT's or Claude's (their export ZIP or its
+         *     `conversations.json`: the user's and the assistant's text, ChatGPT's branches kept) or ours (the ZIP of
+         *     `POST /api/v1/me/export`: every chat with all its branches). A multipart form (`format`, `file`) or the file
+         *     itself as the body with `?format=`; at most 5 MB.
          */
         post: operations["import_chats"];
         delete?: never;
@@ -2040,6 +2042,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/org/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Erasures
+         * @description The org's erasures of members' content, newest first (org admins only).
+         */
+        get: operations["list_member_erasures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/org/members": {
         parameters: {
             query?: never;
@@ -2115,6 +2137,28 @@ export interface paths {
          * @description Let a disabled or removed member act in this org again.
          */
         post: operations["enable_org_member"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/org/members/{user_id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase Member Data
+         * @description Erase a removed or disabled member's content in this org: their chats (runs, messages, share links),
+         *     memories, files (every version of each object) and data exports. Recorded with counts, never content; the
+         *     usage ledger and the approval audit keep their rows.
+         */
+        post: operations["erase_org_member_data"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2407,7 +2451,8 @@ export interface paths {
         };
         /**
          * Run Events
-         * @description The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event.
+         * @description The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event. Its user, an
+         *     org admin, and (read only) the members of the project its chat is in may follow it; anyone else gets 404.
          */
         get: operations["run_events"];
         put?: never;
@@ -2496,6 +2541,26 @@ export interface paths {
          *     outside the audience).
          */
         get: operations["view_share"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/shares/{token}/attachments/{attachment_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Shared Attachment
+         * @description A file the snapshot shows, for whoever may see the share: a short-lived presigned GET, as its owner gets.
+         */
+        get: operations["download_shared_attachment"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3978,6 +4043,12 @@ export interface components {
              */
             agent_id?: string | null;
             /**
+             * Can Post
+             * @description whether the caller may start runs in it (send, edit, regenerate): its owner and a project's editors and owners; false for a viewer of its project, who only reads it (a run would be 403 `project_read_only`)
+             * @default true
+             */
+            can_post?: boolean;
+            /**
              * Classification
              * @enum {string}
              */
@@ -4764,6 +4835,15 @@ export interface components {
              */
             kind: "openai" | "anthropic" | "bedrock" | "openai-compatible";
         };
+        /** EraseMemberRequest */
+        EraseMemberRequest: {
+            /**
+             * Confirm
+             * @description the words `erase their data`, so that nothing erases by accident
+             * @constant
+             */
+            confirm: "erase their data";
+        };
         /** EraseRequest */
         EraseRequest: {
             /**
@@ -4777,6 +4857,12 @@ export interface components {
         Erased: {
             /** Chats */
             chats: number;
+            /**
+             * Exports
+             * @description your data exports deleted (their ZIPs with them)
+             * @default 0
+             */
+            exports?: number;
             /**
              * Files
              * @description attachments and own knowledge documents deleted, their objects with them
@@ -5628,6 +5714,51 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "editor" | "viewer";
+            /**
+             * User Id
+             * Format: uuid
+             */
+            user_id: string;
+        };
+        /** MemberErasureList */
+        MemberErasureList: {
+            /** Items */
+            items: components["schemas"]["MemberErasureOut"][];
+        };
+        /**
+         * MemberErasureOut
+         * @description An erase of a member's content: who, by whom, when and how much (never content).
+         */
+        MemberErasureOut: {
+            /**
+             * Chats
+             * @description chats deleted, with their runs, messages and share links
+             */
+            chats: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Erased By
+             * Format: uuid
+             */
+            erased_by: string;
+            /**
+             * Exports
+             * @description the member's data exports deleted, their ZIPs with them
+             */
+            exports: number;
+            /**
+             * Files
+             * @description attachments and own knowledge documents deleted, every version of each object
+             */
+            files: number;
+            /** Id */
+            id: number;
+            /** Memories */
+            memories: number;
             /**
              * User Id
              * Format: uuid
@@ -7384,7 +7515,7 @@ export interface components {
             id: string;
             /**
              * Items
-             * @description the transcript items as they were when the link was made
+             * @description the transcript items as they were when the link was made; an answer that drew on `search_knowledge` passages has `citations`: `[{number, label, document, page, section, text}]`
              */
             items: {
                 [key: string]: unknown;
@@ -14023,9 +14154,9 @@ export interface operations {
     };
     import_chats: {
         parameters: {
-            query: {
-                /** @description whose `conversations.json` the body is */
-                format: "chatgpt" | "claude";
+            query?: {
+                /** @description whose export the body is, when the body is the file itself (a form says it in `format`) */
+                format?: ("chatgpt" | "claude" | "personal-agent") | null;
             };
             header?: never;
             path?: never;
@@ -14034,6 +14165,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": unknown[];
+                "application/zip": string;
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                    /** @enum {string} */
+                    format: "chatgpt" | "claude" | "personal-agent";
+                };
             };
         };
         responses: {
@@ -14046,7 +14184,16 @@ export interface operations {
                     "application/json": components["schemas"]["Imported"];
                 };
             };
-            /** @description Validation Error */
+            /** @description `import_too_large`: over 5 MB, or a ZIP past its bounds */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `import_invalid`, `import_format_unknown` */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14457,6 +14604,46 @@ export interface operations {
             };
         };
     };
+    list_member_erasures: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberErasureList"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     list_org_members: {
         parameters: {
             query?: {
@@ -14634,6 +14821,68 @@ export interface operations {
             };
             /** @description no such member in this org (`member_not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    erase_org_member_data: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EraseMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberErasureOut"];
+                };
+            };
+            /** @description no such member in this org (`member_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `member_active`: remove or disable them first; `cannot_offboard_self` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15624,6 +15873,56 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SharedChat"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    download_shared_attachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+                attachment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentDownload"];
+                };
+            };
+            /** @description `share_not_found` (as for the snapshot); `attachment_not_found`: not its file */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation Error */

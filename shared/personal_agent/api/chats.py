@@ -66,6 +66,12 @@ class Chat(BaseModel):
         None, description="a temporary chat (never listed, not remembered): when it is deleted; null: not temporary"
     )
     snippet: str | None = Field(None, description="with `q`: where the chat's latest matching message matches")
+    can_post: bool = Field(
+        True,
+        description="whether the caller may start runs in it (send, edit, regenerate): its owner and a project's"
+        " editors and owners; false for a viewer of its project, who only reads it (a run would be 403"
+        " `project_read_only`)",
+    )
 
 
 class ChatPage(BaseModel):

@@ -23,6 +23,7 @@ _PROJECT_MEMBER = (
 )
 READERS = ["owner", "editor", "viewer"]
 WRITERS = ["owner", "editor"]
+_CAN_POST = f"(c.user_id = %s OR {_PROJECT_MEMBER}) AS can_post"  # params: user, user, WRITERS
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,10 @@ class ChatRow:
     """The project the chat is in (0041); None: none."""
     temporary_until: datetime | None = None
     """A temporary chat (0036): when it is deleted; None: a chat kept by the org's retention."""
+    can_post: bool = True
+    """Whether the reader may start runs in it: its owner, or an editor or owner of its project (a viewer: False).
+    Read where a member may see someone else's chat (`get_visible`, `list_owned` by project); True elsewhere, where
+    only its owner or a writer of its project gets the row."""
 
 
 async def insert_chat(
@@ -98,6 +103,7 @@ async def list_owned(
     if project_id is not None:
         clauses[0] = f"c.project_id = %s AND (c.user_id = %s OR {_PROJECT_MEMBER})"
         params = [project_id, user_id, user_id, READERS]
+    can_post = [user_id, user_id, WRITERS]
     if before is not None:
         clauses.append("(c.updated_at, c.id) < (%s, %s)")
         params += list(before)
@@ -107,16 +113,16 @@ async def list_owned(
             params.append(title_like)
         sql = (
             "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, c.project_id,"
-            " NULL::text AS snippet"
+            f" NULL::text AS snippet, {_CAN_POST}"
             f" FROM chats c"
             f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
         )
-        cur = await conn.execute(sql, [*params, limit])
+        cur = await conn.execute(sql, [*can_post, *params, limit])
         return [ChatRow(**row) for row in await cur.fetchall()]
     clauses.append("(c.title ILIKE %s OR hit.snippet IS NOT NULL)")
     sql = (
-        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, c.project_id, hit.snippet"
-        " FROM chats c CROSS JOIN websearch_to_tsquery('english', %s) AS q(query)"
+        "SELECT c.id, c.title, c.classification, c.created_at, c.updated_at, c.agent_id, c.project_id, hit.snippet,"
+        f" {_CAN_POST} FROM chats c CROSS JOIN websearch_to_tsquery('english', %s) AS q(query)"
         " LEFT JOIN LATERAL ("
         f"  SELECT ts_headline('english', {_MESSAGE_TEXT}, q.query, 'MaxWords=16, MinWords=6, MaxFragments=1,"
         ' StartSel="", StopSel=""\') AS snippet'
@@ -124,7 +130,7 @@ async def list_owned(
         " ) hit ON true"
         f" WHERE {' AND '.join(clauses)} ORDER BY c.updated_at DESC, c.id DESC LIMIT %s"
     )
-    cur = await conn.execute(sql, [words, *params, title_like, limit])
+    cur = await conn.execute(sql, [*can_post, words, *params, title_like, limit])
     return [ChatRow(**row) for row in await cur.fetchall()]
 
 
@@ -135,12 +141,13 @@ async def get_owned(conn: Conn, chat_id: UUID, user_id: UUID | None) -> ChatRow 
 
 
 async def get_visible(conn: Conn, chat_id: UUID, user_id: UUID | None, *, write: bool = False) -> ChatRow | None:
-    """The chat if the user owns it or is a member of its project (`write`: an editor or owner of it); else None."""
+    """The chat if the user owns it or is a member of its project (`write`: an editor or owner of it), with whether
+    they may post in it; else None."""
     roles = WRITERS if write else READERS
     cur = await conn.execute(
-        f"SELECT {', '.join('c.' + c for c in COLUMNS.split(', '))} FROM chats c"
+        f"SELECT {', '.join('c.' + c for c in COLUMNS.split(', '))}, {_CAN_POST} FROM chats c"
         f" WHERE c.id = %s AND (c.user_id = %s OR {_PROJECT_MEMBER})",
-        [chat_id, user_id, user_id, roles],
+        [user_id, user_id, WRITERS, chat_id, user_id, user_id, roles],
     )
     row = await cur.fetchone()
     return ChatRow(**row) if row is not None else None

@@ -25,13 +25,33 @@ async def ensure_own_chat(principal: Principal, chat_id: UUID) -> None:
             raise NotFound("chat not found", code="chat_not_found")
 
 
+def _acts_on(principal: Principal, row: store.RunRow) -> bool:
+    return row.user_id == principal.user_id or principal.is_org_admin
+
+
 async def visible_run(principal: Principal, run_id: UUID) -> store.RunRow:
-    """The run if the caller may see it: its own runs, or any run of the org for org admins; else 404."""
+    """The run if the caller may act on it (cancel it, rate it, trace it): its own runs, or any run of the org for
+    org admins; else 404."""
     async with org_transaction(principal.org_id) as conn:
         row = await store.get_run(conn, run_id)
-    if row is None or (row.user_id != principal.user_id and not principal.is_org_admin):
+    if row is None or not _acts_on(principal, row):
         raise NotFound("run not found", code="run_not_found")
     return row
+
+
+async def readable_run(principal: Principal, run_id: UUID) -> tuple[store.RunRow, bool]:
+    """The run if the caller may read it (its status, its events): as `visible_run`, or a run in a chat they read,
+    such as a chat of a project they are a member of (any role; never a restricted one); else 404. With whether
+    only that membership lets them read it (then it is checked again while they stream it)."""
+    async with org_transaction(principal.org_id) as conn:
+        row = await store.get_run(conn, run_id)
+        if row is not None and _acts_on(principal, row):
+            return row, False
+        chat = row.chat_id if row is not None else None
+        readable = chat is not None and await chat_store.get_visible(conn, chat, principal.user_id) is not None
+    if row is None or not readable:
+        raise NotFound("run not found", code="run_not_found")
+    return row, True
 
 
 async def list_runs(
@@ -56,7 +76,8 @@ async def list_runs(
 
 
 async def run_view(principal: Principal, run_id: UUID) -> dict[str, Any]:
-    row = await visible_run(principal, run_id)
+    """The run as `GET /runs/{id}` shows it, to whoever may read it (`readable_run`)."""
+    row, _ = await readable_run(principal, run_id)
     async with org_transaction(principal.org_id) as conn:
         children = await store.children(conn, run_id)
         cost = await store.tree_cost(conn, run_id)

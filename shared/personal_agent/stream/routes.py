@@ -3,7 +3,7 @@ Lambda Web Adapter on AWS) and by the dev server; Mangum cannot stream, so never
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from personal_agent.api.deps import StreamReader
 from personal_agent.bus.key_names import feed_stream, run_stream
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle.run_views import visible_run
+from personal_agent.lifecycle.run_views import readable_run
 from personal_agent.runs import store
 from personal_agent.settings import get_settings
 from personal_agent.stream.access import while_permitted
@@ -51,10 +51,12 @@ SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
 }
 
 
-async def _response(principal: Principal, frames: AsyncIterator[str]) -> StreamingResponse:
+async def _response(
+    principal: Principal, frames: AsyncIterator[str], still_readable: Callable[[], Awaitable[object]] | None = None
+) -> StreamingResponse:
     """The stream, counted against the caller's open streams (429 `too_many_streams` past the cap)."""
     slot = await take_stream_slot(principal)
-    checked = while_permitted(principal, frames, get_settings().sse_heartbeat_seconds)
+    checked = while_permitted(principal, frames, get_settings().sse_heartbeat_seconds, still_readable)
     return StreamingResponse(holding_slot(slot, checked), media_type="text/event-stream", headers=SSE_HEADERS)
 
 
@@ -67,10 +69,14 @@ async def run_events(
     last_event_id: Annotated[str | None, Header()] = None,
     after: Annotated[str | None, Query(max_length=48)] = None,
 ) -> StreamingResponse:
-    """The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event."""
+    """The run's AG-UI events from `Last-Event-ID` (or `?after=`) on; closes after the terminal event. Its user, an
+    org admin, and (read only) the members of the project its chat is in may follow it; anyone else gets 404."""
     resume = parse_resume_point(last_event_id, after)
-    row = await visible_run(principal, run_id)
+    row, as_member = await readable_run(principal, run_id)
     settings = get_settings()
+
+    async def still_member() -> object:  # a member removed from the project stops following at the next heartbeat
+        return await readable_run(principal, run_id)
 
     async def is_gone() -> bool:
         return row.status in store.TERMINAL
@@ -84,6 +90,7 @@ async def run_events(
             max_lifetime=settings.sse_max_lifetime_seconds,
             is_gone=is_gone,
         ),
+        still_member if as_member else None,
     )
 
 
