@@ -1,5 +1,9 @@
 """Attachments for the API and the launch: register a file and hand back its presigned upload, check the files a
-message names (the caller's own, of this chat, uploaded, not sent before), bind them to the run, delete one."""
+message names (the caller's own, of this chat, uploaded, not sent before), bind them to the run, delete one.
+
+Who may: a chat's owner attaches in it, and so does an editor or owner of the chat's project (the file is the
+uploader's; a viewer gets 403 `project_read_only`); whoever may read the chat (a project's members, viewers too)
+reads and downloads its files; only the uploader removes one not sent yet. Anyone else gets 404."""
 
 from __future__ import annotations
 
@@ -11,9 +15,10 @@ from uuid import UUID
 from personal_agent.attachments import delivery, kinds, objects, store
 from personal_agent.chats import store as chat_store
 from personal_agent.chats.attachment_refs import with_attachments
+from personal_agent.chats.store import ChatRow
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.errors import AppError, Conflict, InvalidInput, NotFound
+from personal_agent.errors import AppError, Conflict, Forbidden, InvalidInput, NotFound
 from personal_agent.identity.principal import Principal
 from personal_agent.knowledge import documents, scopes
 
@@ -36,8 +41,20 @@ def _missing() -> NotFound:
     return NotFound("attachment not found", code="attachment_not_found")
 
 
+async def _writable_chat(conn: Conn, principal: Principal, chat_id: UUID) -> ChatRow:
+    """The chat if the caller may attach in it (its owner, or an editor or owner of its project); 403 for a viewer
+    of its project, 404 for anyone else."""
+    chat = await chat_store.get_visible(conn, chat_id, principal.user_id, write=True)
+    if chat is not None:
+        return chat
+    if await chat_store.get_visible(conn, chat_id, principal.user_id) is not None:
+        raise Forbidden("viewers of a project only read its chats", code="project_read_only")
+    raise NotFound("chat not found", code="chat_not_found")
+
+
 async def create(principal: Principal, chat_id: UUID, filename: str, content_type: str, size: int) -> dict[str, Any]:
-    """Register a file for the caller's chat; the browser then POSTs it to `upload.url` with `upload.fields`."""
+    """Register a file for a chat the caller may write in; the browser then POSTs it to `upload.url` with
+    `upload.fields`."""
     kind = kinds.kind_of(content_type, size)
     name = filename.strip()
     if not name:
@@ -47,8 +64,7 @@ async def create(principal: Principal, chat_id: UUID, filename: str, content_typ
     attachment_id = uuid.uuid4()
     key = objects.object_key(principal.org_id, attachment_id, name)
     async with org_transaction(principal.org_id) as conn:
-        if await chat_store.get_owned(conn, chat_id, principal.user_id) is None:
-            raise NotFound("chat not found", code="chat_not_found")
+        await _writable_chat(conn, principal, chat_id)
         upload = objects.presigned_post(key, content_type, size)
         row = await store.insert(
             conn,
@@ -71,9 +87,7 @@ async def _create_document(
     """A document becomes a knowledge document of the chat (collection `chat:<chat_id>`, the chat's
     classification): the ingest pipeline parses and indexes it once uploaded, and the chat's runs search it."""
     async with org_transaction(principal.org_id) as conn:
-        chat = await chat_store.get_owned(conn, chat_id, principal.user_id)
-    if chat is None:
-        raise NotFound("chat not found", code="chat_not_found")
+        chat = await _writable_chat(conn, principal, chat_id)
     created = await documents.create_document(
         principal.org_id,
         principal.user_id,
@@ -103,20 +117,25 @@ async def _create_document(
 
 async def get(principal: Principal, attachment_id: UUID) -> dict[str, Any]:
     async with org_transaction(principal.org_id) as conn:
-        row = await store.get_owned(conn, attachment_id, principal.user_id)
+        row = await store.get_visible(conn, attachment_id, principal.user_id)
     if row is None:
         raise _missing()
     return view(row)
 
 
 async def download(principal: Principal, attachment_id: UUID) -> dict[str, Any]:
-    """A short-lived URL its owner's browser fetches the file from (images inline with their type, anything else
-    as a download); someone else's file is 404 like a missing one, one not uploaded yet 409
-    `attachment_not_uploaded`, one whose object is gone (its knowledge document deleted) 410 `attachment_gone`."""
+    """A short-lived URL the browser of someone who may read the file's chat fetches it from (images inline with
+    their type, anything else as a download); a file of a chat the caller may not read is 404 like a missing one."""
     async with org_transaction(principal.org_id) as conn:
-        row = await store.get_owned(conn, attachment_id, principal.user_id)
+        row = await store.get_visible(conn, attachment_id, principal.user_id)
     if row is None:
         raise _missing()
+    return await signed_download(row)
+
+
+async def signed_download(row: dict[str, Any]) -> dict[str, Any]:
+    """The presigned GET of an attachment's object (`download`'s answer); 409 `attachment_not_uploaded` for one not
+    uploaded yet, 410 `attachment_gone` for one whose object is gone (its knowledge document deleted)."""
     size = await asyncio.to_thread(objects.uploaded_size, row["object_key"])
     if size is None and row["run_id"] is not None:
         raise AppError("the file is no longer stored", code="attachment_gone", status=410)

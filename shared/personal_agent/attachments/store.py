@@ -1,6 +1,8 @@
 """The only SQL on `attachments`. Calls run in an org transaction (RLS) and act as one user (`app.current_user`):
-the table's restrictive policy shows a session only that user's files, and every call here that names a user sets
-it, so someone else's attachment reads as missing even to a query that forgets the `user_id` condition."""
+the table's restrictive policies (0046) show a session that user's own files and the files of the chats it may read
+(its own, and a project's chats it is a member of), and let it change and delete only its own. Every call here that
+names a user sets it, so a file of a chat the user may not read is missing even to a query that forgets to say so;
+the calls that read a chat's files also say it in their own condition (`_CHAT_READER`)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,12 @@ from uuid import UUID
 from personal_agent.db.pool import Conn
 
 COLUMNS = "id, chat_id, kind, filename, content_type, size, object_key, run_id, document_id, created_at"
+# The attachment `a`'s chat is one the user (named twice) may read: theirs, or a project's they are a member of
+# unless it is restricted (as `chats/store.py` reads chats, and as the row policy of 0046 says).
+_CHAT_READER = (
+    "EXISTS (SELECT 1 FROM chats c WHERE c.id = a.chat_id AND (c.user_id = %s OR (c.classification <> 'restricted'"
+    " AND EXISTS (SELECT 1 FROM project_members pm WHERE pm.project_id = c.project_id AND pm.user_id = %s))))"
+)
 
 
 async def as_user(conn: Conn, user_id: UUID) -> None:
@@ -50,6 +58,24 @@ async def get_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str,
     return await cur.fetchone()
 
 
+async def get_visible(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[str, Any] | None:
+    """The attachment if the user may read its chat (whoever uploaded it); else None."""
+    await as_user(conn, user_id)
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM attachments a WHERE a.id = %s AND {_CHAT_READER}", [attachment_id, user_id, user_id]
+    )
+    return await cur.fetchone()
+
+
+async def get_in_chat(conn: Conn, attachment_id: UUID, chat_id: UUID, user_id: UUID) -> dict[str, Any] | None:
+    """The attachment of `chat_id`, read as `user_id` (a share's maker, who owns the chat and so reads its files)."""
+    await as_user(conn, user_id)
+    cur = await conn.execute(
+        f"SELECT {COLUMNS} FROM attachments WHERE id = %s AND chat_id = %s", [attachment_id, chat_id]
+    )
+    return await cur.fetchone()
+
+
 async def owned_in_chat(conn: Conn, ids: list[UUID], user_id: UUID, chat_id: UUID) -> list[dict[str, Any]]:
     """The user's attachments of this chat among `ids` (the rest of the transaction acts as `user_id`)."""
     await as_user(conn, user_id)
@@ -61,12 +87,13 @@ async def owned_in_chat(conn: Conn, ids: list[UUID], user_id: UUID, chat_id: UUI
 
 
 async def sent_in_chat(conn: Conn, chat_id: UUID, user_id: UUID) -> list[dict[str, Any]]:
-    """The user's files sent in this chat, newest first (what `run_python` may read by name)."""
+    """The files sent in this chat, newest first, whoever sent them, if the user may read the chat (what
+    `run_python` may read by name; in a project's chat, every member's)."""
     await as_user(conn, user_id)
     cur = await conn.execute(
-        f"SELECT {COLUMNS} FROM attachments WHERE chat_id = %s AND user_id = %s AND run_id IS NOT NULL"
-        " ORDER BY created_at DESC LIMIT 200",
-        [chat_id, user_id],
+        f"SELECT {COLUMNS} FROM attachments a WHERE a.chat_id = %s AND a.run_id IS NOT NULL AND {_CHAT_READER}"
+        " ORDER BY a.created_at DESC LIMIT 200",
+        [chat_id, user_id, user_id],
     )
     return list(await cur.fetchall())
 
@@ -81,7 +108,8 @@ async def mark_sent(conn: Conn, ids: list[UUID], run_id: UUID) -> int:
 
 
 async def by_ids(conn: Conn, ids: list[UUID], user_id: UUID) -> list[dict[str, Any]]:
-    """`user_id`'s attachments by id (the engine reads those its run's messages name, as the run's user)."""
+    """The attachments by id that `user_id` may see (the engine reads those its run's messages name, as the run's
+    user: in a project's chat, every member's files)."""
     await as_user(conn, user_id)
     cur = await conn.execute(f"SELECT {COLUMNS} FROM attachments WHERE id = ANY(%s)", [ids])
     return list(await cur.fetchall())
