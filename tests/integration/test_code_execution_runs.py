@@ -1,24 +1,34 @@
 """`run_python` in runs (in-process, the real engine, Postgres and the local sandbox; a scripted model): one session
 per run keeps its variables between the run's calls and is gone when the run ends, every call's seconds are metered
-to the org, and the tier gate keeps a conversation's data from a backend below its tier before any code runs."""
+to the org, and the tier gate keeps a conversation's data from a backend below its tier before any code runs. The
+result stays under the run's result size cap, files past the per-call count are named rather than returned, and a
+knowledge document some model of the run may not receive never reaches the sandbox."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import boto3
 import httpx
 import pytest
+from botocore.response import StreamingBody
+from botocore.stub import Stubber
 from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, RetryPromptPart, ToolReturnPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
+from personal_agent import aws_clients
+from personal_agent.mcp_servers.toolsets import MAX_RESULT_CHARS
+from personal_agent.models.catalog import register_model, unregister_model
 from personal_agent.sandbox import sessions
+from personal_agent.sandbox.lambda_backend import LambdaBackend
 from personal_agent.spec.run_deps import RunDeps
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.tools.code_execution import run_python
@@ -176,3 +186,94 @@ async def test_a_colleagues_document_makes_the_result_untrusted_so_acting_asks_a
     assert asked  # the colleague's document made the result untrusted: the acting tool waited for a person
     results = [f.data["content"] for f in frames if f.type == "TOOL_CALL_RESULT"]
     assert "Q1,10" in results[0]
+
+
+def one_call(args: dict[str, Any]) -> Script:
+    """Calls run_python once with `args`, then answers with what came back (the result, or the correction)."""
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        back = [
+            p
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, RetryPromptPart | ToolReturnPart) and p.tool_name == "run_python"
+        ]
+        if not back:
+            yield {0: DeltaToolCall(name="run_python", json_args=json.dumps(args), tool_call_id="py_0")}
+        else:
+            yield json.dumps(back[0].content) if isinstance(back[0], ToolReturnPart) else str(back[0].content)
+
+    return script
+
+
+async def _answer(
+    http: httpx.AsyncClient, headers: dict[str, str], args: dict[str, Any], tier: int = 2
+) -> tuple[str, dict[str, Any]]:
+    """The run's answer (what the model got back) and the run's view; the model's provider is of trust `tier`."""
+    model = f"test:{uuid.uuid4().hex[:8]}"
+    register_model(model, lambda: FunctionModel(stream_function=one_call(args), model_name="scripted"), tier=tier)
+    try:
+        run = await start_run(http, headers, model, "run it")
+        frames = await read_events(http, run["events_url"], headers)
+    finally:
+        unregister_model(model)
+    assert frames[-1].type == "RUN_FINISHED", frames[-1]
+    answer = "".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT")
+    return answer, (await http.get(f"/api/v1/runs/{run['run_id']}", headers=headers)).json()
+
+
+async def test_a_result_past_the_result_size_cap_is_cut_to_fit(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    headers = auth_headers(make_tenant())
+    # 20,000 control characters kept of stdout: 6 characters each once JSON-escaped, past the cap on their own.
+    code = "import sys\nprint('\\x01' * 30000)\nsys.stderr.write('warn')\n'done'"
+    answer, _ = await _answer(http, headers, {"code": code})
+    result = json.loads(answer)
+    assert len(json.dumps(result)) <= MAX_RESULT_CHARS
+    assert result["stdout"].endswith("[… cut off: the result size cap]")
+    assert (result["stderr"], result["value"], result["error"]) == ("warn", "'done'", None)  # stdout cut first
+
+
+async def test_files_past_the_count_cap_are_named_not_returned(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    headers = auth_headers(make_tenant())
+    limit = sessions.config().limits.max_files
+    code = f"for i in range({limit + 2}):\n    open(f'part_{{i:02}}.txt', 'w').write(str(i))"
+    answer, _ = await _answer(http, headers, {"code": code})
+    result = json.loads(answer)
+    saved = sorted(f["filename"] for f in result["files"])
+    assert saved == [f"part_{i:02}.txt" for i in range(limit)]  # stored as the chat's attachments
+    assert result["files_left_out"] == [f"part_{i:02}.txt" for i in range(limit, limit + 2)]
+
+
+async def test_a_document_some_model_of_the_run_may_not_receive_is_refused(
+    http: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    headers = auth_headers(make_tenant())
+    created = await register(
+        http, headers, "plan.csv", "text/csv", len(FIGURES), collection="personal", classification="confidential"
+    )
+    assert (await asyncio.to_thread(post_file, created["upload"], FIGURES)).status_code in (200, 204)
+    args = {"code": "open('plan.csv').read()", "files": [created["document"]["id"]]}
+    answer, view = await _answer(http, headers, args, tier=0)  # a provider trusted with standard data only
+    assert "plan.csv is classified above what this conversation's models may receive" in answer
+    assert view["sandbox_seconds"] == 0  # refused before any code ran: its bytes never reached the sandbox
+
+
+async def test_a_failed_sandbox_invocation_is_the_tools_error_not_the_runs(
+    http: httpx.AsyncClient, make_tenant: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The AWS backend, its function failing (Lambda's timeout): a real Lambda client behind botocore's Stubber.
+    client = boto3.client("lambda", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    real = aws_clients.aws_client
+    monkeypatch.setattr(aws_clients, "aws_client", lambda s, **o: client if s == "lambda" else real(s, **o))
+    monkeypatch.setattr(sessions, "backend", lambda: LambdaBackend("stack-sandbox", sessions.config().limits))
+    crashed = json.dumps({"errorType": "Sandbox.Timedout", "errorMessage": "Task timed out after 60.00 seconds"})
+    payload = StreamingBody(io.BytesIO(crashed.encode()), len(crashed))
+    headers = auth_headers(make_tenant())
+    with Stubber(client) as stubber:
+        stubber.add_response("invoke", {"StatusCode": 200, "FunctionError": "Unhandled", "Payload": payload})
+        answer, view = await _answer(http, headers, {"code": "1 + 1"})  # the run finished: no exception escaped
+        stubber.assert_no_pending_responses()
+    result = json.loads(answer)
+    assert "the sandbox function failed: Sandbox.Timedout: Task timed out" in result["error"]
+    assert result["value"] is None and view["status"] == "succeeded"

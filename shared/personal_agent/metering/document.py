@@ -1,14 +1,15 @@
 """One period's export: JSON Lines for the operator's bucket and the summary its event carries.
 
 Lines, in order: one `period` header, one `usage` line per org and model (tokens and the ledger's cost), one
-`runs` line per org (runs, model requests, the platform's cost estimate), and one `total` line. Nothing in it
-depends on when it was made, so a repeated export writes the same bytes.
+`runs` line per org (runs, model requests, sandbox calls and seconds, the platform's cost estimate), and one `total`
+line. Nothing in it depends on when it was made, so a repeated export writes the same bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +40,10 @@ def build_document(
     usage: list[dict[str, Any]],
     runs: list[dict[str, Any]],
     rates: PlatformRates,
+    sandbox: Sequence[dict[str, Any]] = (),
 ) -> ExportDocument:
-    """The export of `period` from the ledger's sums per org and model (`usage`) and per org (`runs`)."""
+    """The export of `period` from the ledger's sums per org and model (`usage`) and per org (`runs`, and the sandbox
+    meter's `sandbox`)."""
     export_id = hashlib.sha256(f"{tenant}/{stage}/{period.kind}/{period.label}".encode()).hexdigest()[:32]
     head = {"type": "period", "export_id": export_id, "tenant": tenant, "stage": stage, "period": period.kind}
     head |= {"label": period.label, "start": period.start.isoformat(), "end": period.end.isoformat()}
@@ -69,6 +72,9 @@ def build_document(
     for row in runs:
         org = per_org.setdefault(row["org_slug"], _empty_org(row["org_slug"], str(row["org_id"])))
         org["runs"], org["durable_runs"] = int(row["runs"]), int(row["durable_runs"])
+    for row in sandbox:
+        org = per_org.setdefault(row["org_slug"], _empty_org(row["org_slug"], str(row["org_id"])))
+        org["sandbox_calls"], org["sandbox_seconds"] = int(row["sandbox_calls"]), _seconds(row["sandbox_seconds"])
     for org in per_org.values():
         org["platform_cost_usd"] = rates.estimate(
             runs=org["runs"],
@@ -80,15 +86,20 @@ def build_document(
     lines.extend(run_lines)
     totals = {key: sum(o[key] for o in per_org.values()) for key in _COUNTS}
     totals |= {key: _money(sum(o[key] for o in per_org.values())) for key in ("cost_usd", "platform_cost_usd")}
+    totals["sandbox_seconds"] = _seconds(sum(o["sandbox_seconds"] for o in per_org.values()))
     lines.append({"type": "total", **totals})
     return ExportDocument(export_id, lines, totals)
 
 
-_COUNTS = ("runs", "durable_runs", "requests", "input_tokens", "output_tokens", "unpriced_requests")
+_COUNTS = ("runs", "durable_runs", "requests", "input_tokens", "output_tokens", "unpriced_requests", "sandbox_calls")
+
+
+def _seconds(value: Any) -> float:
+    return round(float(value or 0), 3)
 
 
 def _empty_org(slug: str, org_id: str) -> dict[str, Any]:
-    return {"org": slug, "org_id": org_id, **dict.fromkeys(_COUNTS, 0), "cost_usd": 0.0}
+    return {"org": slug, "org_id": org_id, **dict.fromkeys(_COUNTS, 0), "cost_usd": 0.0, "sandbox_seconds": 0.0}
 
 
 def event_detail(document: ExportDocument, bucket: str, key: str) -> dict[str, Any]:

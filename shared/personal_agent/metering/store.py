@@ -1,4 +1,5 @@
-"""SQL of `metering_exports` (the export ledger) and the cross-org usage sums the exporter reads (migration 0018)."""
+"""SQL of `metering_exports` (the export ledger) and the cross-org usage sums the exporter reads (migrations 0018,
+0049)."""
 
 from __future__ import annotations
 
@@ -44,4 +45,10 @@ async def usage_by_org_and_model(conn: Conn, period: Period) -> list[dict[str, A
 
 async def runs_by_org(conn: Conn, period: Period) -> list[dict[str, Any]]:
     cur = await conn.execute("SELECT * FROM pa_metering_runs(%s, %s)", [period.start, period.end])
+    return list(await cur.fetchall())
+
+
+async def sandbox_by_org(conn: Conn, period: Period) -> list[dict[str, Any]]:
+    """The sandbox calls and seconds of each org in the period (`run_python`'s meter)."""
+    cur = await conn.execute("SELECT * FROM pa_metering_sandbox(%s, %s)", [period.start, period.end])
     return list(await cur.fetchall())
