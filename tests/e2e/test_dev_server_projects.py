@@ -15,6 +15,7 @@ import pytest
 
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider, tool_results
+from tests.png import tiny_png
 
 RULE = "PROJECT-RULE-4411: answer in exactly three bullet points."
 PROJECT_FACT = "The launch codename is Pelican-77"
@@ -127,3 +128,54 @@ def test_a_project_shares_its_chats_instructions_and_memories_with_its_members_o
         for path in (f"/api/v1/projects/{pid}", f"/api/v1/chats/{first}", f"/api/v1/chats/{first}/messages"):
             assert http.get(path, headers=mallory).status_code == 404
         assert pid not in {p["id"] for p in _ok(http.get("/api/v1/projects", headers=mallory))["items"]}
+
+
+def _upload(form: dict[str, Any], name: str, data: bytes) -> None:
+    """The browser's form POST of a file, straight to the bucket (moto)."""
+    sent = httpx.post(form["url"], data=form["fields"], files={"file": (name, data, "image/png")}, timeout=30)
+    assert sent.status_code in (200, 201, 204), sent.text
+
+
+@pytest.mark.timeout(300)
+def test_an_editor_attaches_in_a_project_chat_and_every_member_opens_the_file(dev: DevServer) -> None:
+    alice, bob, carol = dev.auth, dev.auth_for("bob"), dev.auth_for("carol")
+    mallory = dev.auth_for("mallory", org="rival")
+    image = tiny_png(3, 2)
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        ids = {name: _ok(http.get("/api/v1/me", headers=h))["user_id"] for name, h in (("bob", bob), ("carol", carol))}
+        pid = _ok(http.post("/api/v1/projects", headers=alice, json={"name": "Offsite"}), 201)["id"]
+        members = f"/api/v1/projects/{pid}/members"
+        _ok(http.post(members, headers=alice, json={"user_id": ids["bob"], "role": "viewer"}))
+        _ok(http.post(members, headers=alice, json={"user_id": ids["carol"], "role": "editor"}))
+        chat = _ok(http.post("/api/v1/chats", headers=alice, json={"title": "Offsite agenda"}), 201)["id"]
+        _ok(http.patch(f"/api/v1/chats/{chat}", headers=alice, json={"project_id": pid}))
+
+        # Carol (an editor) attaches a picture in Alice's chat and sends it: the run sees it.
+        body = {"filename": "whiteboard.png", "content_type": "image/png", "size": len(image)}
+        made = _ok(http.post(f"/api/v1/chats/{chat}/attachments", headers=carol, json=body), 201)
+        _upload(made["upload"], "whiteboard.png", image)
+        run = {"message": "what is on the whiteboard?", "model": "offline:demo", "mode": "inline"}
+        started = _ok(
+            http.post(f"/api/v1/chats/{chat}/runs", headers=carol, json={**run, "attachments": [made["id"]]}), 202
+        )
+        with http.stream("GET", started["events_url"], headers=carol) as stream:
+            events = [json.loads(line[5:]) for line in stream.iter_lines() if line.startswith("data:")]
+        assert events[-1]["type"] == "RUN_FINISHED", events[-1]
+        items = _ok(http.get(f"/api/v1/chats/{chat}/messages", headers=bob))["items"]
+        answer = " ".join(str(i.get("text")) for i in items if i["role"] == "assistant")
+        assert f"I can see 1 attached image(s) (image/png, {len(image)} bytes)" in answer
+        assert [f["id"] for i in items for f in i.get("attachments") or []] == [made["id"]]
+
+        # Bob (a viewer) opens it, and cannot attach; Mallory (another org) finds nothing.
+        link = _ok(http.get(f"/api/v1/attachments/{made['id']}/download", headers=bob))
+        assert httpx.get(link["url"], timeout=30).content == image
+        refused = http.post(f"/api/v1/chats/{chat}/attachments", headers=bob, json=body)
+        assert (refused.status_code, refused.json()["code"]) == (403, "project_read_only")
+        for path in (f"/api/v1/attachments/{made['id']}", f"/api/v1/attachments/{made['id']}/download"):
+            assert http.get(path, headers=mallory).status_code == 404
+        assert http.post(f"/api/v1/chats/{chat}/attachments", headers=mallory, json=body).status_code == 404
+
+        # Removed from the project, Bob gets 404 for the file too.
+        _ok(http.delete(f"{members}/{ids['bob']}", headers=alice))
+        gone = http.get(f"/api/v1/attachments/{made['id']}/download", headers=bob)
+        assert (gone.status_code, gone.json()["code"]) == (404, "attachment_not_found")
