@@ -1,7 +1,8 @@
 """Projects in the web chat (issue 38), headless Chromium against a `pa dev` stack: alice makes a project on the
 Projects page, gives it instructions, adds bob as a viewer, moves a chat into it from the chat list and filters the
-list by it; bob, at phone width, picks the project in his chat list and reads alice's chat, and cannot change the
-project."""
+list by it; bob, at phone width, picks the project in his chat list and reads alice's chat (a notice where the
+composer would be, no edit or regenerate), follows her run there live while it waits for her approval and sees its
+answer once she approves, and cannot change the project."""
 
 from __future__ import annotations
 
@@ -68,14 +69,33 @@ def test_a_project_groups_chats_for_its_members(page: Any, browser: Any, web: De
     expect(page.get_by_test_id("chat-item")).to_have_count(1)
     expect(page.get_by_test_id("chat-item")).to_contain_text(TITLE)
 
+    # Alice's next run waits for her approval: bob, opening the chat meanwhile, follows it live.
+    page.get_by_test_id("chat-item").first.get_by_role("link").click()
+    send(page, "Please send the launch plan to the team", mode="durable")
+    approval = page.get_by_test_id("approval-card")
+    expect(approval).to_contain_text("waiting for you", timeout=30_000)
+
     with open_page(browser, web.url, PHONE, is_mobile=True, has_touch=True) as bob:
         _sign_in_as(bob, "bob")
         bob.get_by_role("button", name="Chats").first.click()  # the drawer with the chat list, at phone width
         bob.get_by_test_id("project-filter").select_option(label="Launch")
         expect(bob.get_by_test_id("chat-item")).to_contain_text(TITLE)
         bob.get_by_test_id("chat-item").first.get_by_role("link").click()
-        expect(bob.get_by_test_id("user-message")).to_contain_text("hello from the launch plan")
+        expect(bob.get_by_test_id("user-message").first).to_contain_text("hello from the launch plan")
+        # A viewer reads: a notice instead of the composer, no edit, regenerate or share.
+        expect(bob.get_by_test_id("read-only-notice")).to_be_visible()
+        expect(bob.get_by_role("textbox", name="Message")).to_have_count(0)
+        expect(bob.get_by_test_id("edit-message")).to_have_count(0)
+        expect(bob.get_by_test_id("regenerate")).to_have_count(0)
+        expect(bob.get_by_test_id("share-chat")).to_have_count(0)
+        live = bob.get_by_test_id("approval-card")  # alice's run, from its live stream
+        expect(live).to_be_visible()
         assert_fits(bob, "project-chat-phone")
+        answers = bob.get_by_test_id("assistant-message").count()
+        approval.get_by_role("button", name="Approve").click()
+        expect(approval).to_contain_text("approved")
+        expect(bob.get_by_test_id("assistant-message")).not_to_have_count(answers, timeout=60_000)
+        expect(bob.get_by_test_id("assistant-message").last).to_contain_text("Done")
         bob.goto("/projects")
         bob.get_by_role("link", name="Launch").click()
         viewer = bob.get_by_test_id("project-editor")
