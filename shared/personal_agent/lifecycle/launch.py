@@ -164,8 +164,8 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     try:
         return await _launch(request)
     except followup_queue.ChatBusy:
-        if request.followup_id is not None or request.trigger_source == "openai_api":
-            raise  # `/v1` answers 409 as OpenAI does for a response that continues one still in progress
+        if request.followup_id is not None or (request.trigger_source == "openai_api" and request.mode != "durable"):
+            raise  # a synchronous `/v1` response cannot wait behind a run of any length: 409 (docs/openai.md)
         await followup_queue.enqueue(request)  # raises FollowUpQueued unless the chat became free meanwhile
     return await _launch(request)
 
