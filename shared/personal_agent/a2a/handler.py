@@ -48,6 +48,7 @@ from personal_agent.a2a.translate import Translator, frame_events
 from personal_agent.bus.key_names import run_stream
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
+from personal_agent.stream.queued_runs import Queued
 from personal_agent.stream.relay import relay
 
 CANCEL_WAIT_SECONDS = 15.0
@@ -103,6 +104,8 @@ class RunsRequestHandler(RequestHandler):
         caller = caller_of(context)
         async with a2a_errors():
             row = await tasks.cancel_task(caller, params.id)
+        if row is None:  # a message still queued: cancelled before it started
+            return await tasks.load_task(caller, params.id)
         settings = get_settings()
         frames = relay(
             run_stream(row.org_id, row.id),
@@ -171,7 +174,7 @@ async def _follow(frames: AsyncGenerator[str], translator: Translator, *, until_
 
 
 async def _final_task(
-    caller: tasks.Caller, spec: RunSpec, translator: Translator, history_length: int | None = None
+    caller: tasks.Caller, spec: RunSpec | Queued, translator: Translator, history_length: int | None = None
 ) -> Task:
     """The task once its stream stopped: as stored; `input-required` when the run stopped to wait for a person
     (whatever its row says at this instant), naming the approvals it waits for."""

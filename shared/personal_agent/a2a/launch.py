@@ -15,12 +15,14 @@ from personal_agent.a2a.tasks import Caller, own_run
 from personal_agent.chats import service as chat_service
 from personal_agent.errors import NotFound
 from personal_agent.governance.tiers import classification_tier
+from personal_agent.lifecycle.followup_queue import FollowUpQueued
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run, validate_message
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.access import while_permitted
 from personal_agent.stream.connection_limit import holding_slot
-from personal_agent.stream.run_stream import launch_streaming
+from personal_agent.stream.queued_runs import Queued
+from personal_agent.stream.run_stream import launch_or_follow_queued
 
 
 async def message_text(caller: Caller, message: Message) -> str:
@@ -76,16 +78,21 @@ async def _launch(caller: Caller, message: Message) -> RunSpec:
         raise
 
 
-async def start(caller: Caller, message: Message) -> RunSpec:
-    """Launch the run and return at once (`message/send` with `returnImmediately`)."""
-    return await _launch(caller, message)
+async def start(caller: Caller, message: Message) -> RunSpec | Queued:
+    """Launch the run and return at once (`message/send` with `returnImmediately`); in a context whose chat is
+    busy the message is queued by the chat's `followup_policy` (its task `submitted` until it starts)."""
+    try:
+        return await _launch(caller, message)
+    except FollowUpQueued as queued:
+        return Queued.of(caller.principal.org_id, queued)
 
 
-async def start_streaming(caller: Caller, message: Message) -> tuple[RunSpec, AsyncGenerator[str]]:
+async def start_streaming(caller: Caller, message: Message) -> tuple[RunSpec | Queued, AsyncGenerator[str]]:
     """Launch the run holding one of the caller's stream slots (429 `too_many_streams` before anything is stored,
-    as `POST /chats/{id}/runs/stream`), and its SSE frames from its first event; the slot is released, and the
-    caller's membership re-checked every heartbeat, while the frames are read."""
-    spec, slot, frames = await launch_streaming(caller.principal, lambda: _launch(caller, message))
+    as `POST /chats/{id}/runs/stream`), and its SSE frames from its first event (a message queued behind the
+    context's busy run: from its run's first event, once it starts); the slot is released, and the caller's
+    membership re-checked every heartbeat, while the frames are read."""
+    spec, slot, frames = await launch_or_follow_queued(caller.principal, lambda: _launch(caller, message))
     checked = while_permitted(caller.principal, holding_slot(slot, frames), get_settings().sse_heartbeat_seconds)
     return spec, closing_frames(checked)
 
@@ -101,7 +108,7 @@ async def closing_frames(frames: AsyncIterator[str]) -> AsyncGenerator[str]:
             await close()
 
 
-def submitted_task(spec: RunSpec, message: Message) -> Task:
+def submitted_task(spec: RunSpec | Queued, message: Message) -> Task:
     """The first event of a stream: the task as launched, with the user's message."""
     task_id, context_id = str(spec.run_id), str(spec.chat_id)
     user = Message(

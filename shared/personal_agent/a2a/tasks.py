@@ -16,7 +16,7 @@ from personal_agent.agents.service import LaunchAgent
 from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
 from personal_agent.identity.principal import Principal
-from personal_agent.lifecycle import run_views
+from personal_agent.lifecycle import followup_queue, run_views
 from personal_agent.runs import store
 
 ANSWER_ARTIFACT = "answer"
@@ -100,6 +100,47 @@ async def own_run(caller: Caller, task_id: str) -> store.RunRow:
     return row
 
 
+QUEUED_STATES = {
+    "queued": TaskState.TASK_STATE_SUBMITTED,
+    "cancelled": TaskState.TASK_STATE_CANCELED,
+    "failed": TaskState.TASK_STATE_FAILED,
+}
+
+
+async def _own_queued(caller: Caller, task_id: str) -> followup_queue.QueuedMessage | None:
+    """The caller's message to this agent queued behind its context's busy run to start as task `task_id`, until
+    it started (`lifecycle/followup_queue.py`); None otherwise."""
+    try:
+        run_id = UUID(task_id)
+    except ValueError:
+        return None
+    queued = await followup_queue.of_run(caller.principal, run_id, "a2a")
+    if queued is None or queued.row.status == "started" or queued.request.get("agent") != caller.agent.slug:
+        return None
+    return queued
+
+
+def queued_task(queued: followup_queue.QueuedMessage, history_length: int | None = None) -> Task:
+    """A queued message as a task: `submitted` while it waits, `canceled` or `failed` when it never started."""
+    row = queued.row
+    task_id, context_id = str(row.run_id), str(row.chat_id)
+    user = Message(
+        message_id=f"{task_id}-user",
+        task_id=task_id,
+        context_id=context_id,
+        role=Role.ROLE_USER,
+        parts=[Part(text=row.message)],
+    )
+    status = TaskStatus(state=QUEUED_STATES.get(row.status, TaskState.TASK_STATE_SUBMITTED))
+    status.timestamp.FromDatetime(row.decided_at or row.created_at)
+    if row.status == "failed" and row.error:
+        text = str(row.error.get("message", "the message could not start"))
+        status.message.CopyFrom(
+            agent_message(task_id, context_id, text, f"{task_id}-error", code=row.error.get("code"))
+        )
+    return Task(id=task_id, context_id=context_id, status=status, history=[] if history_length == 0 else [user])
+
+
 def task_of(row: store.RunRow, messages: list[Any], history_length: int | None = None) -> Task:
     """The run as an A2A task: its state, the answer as the status message and the `answer` artifact, and its
     history (the user's message, then the answer; the last `history_length` of them when given)."""
@@ -150,15 +191,31 @@ def waiting_message(task_id: str, context_id: str, approvals: list[dict[str, Any
 
 
 async def load_task(caller: Caller, task_id: str, history_length: int | None = None) -> Task:
-    row = await own_run(caller, task_id)
+    try:
+        row = await own_run(caller, task_id)
+    except TaskNotFoundError:
+        queued = await _own_queued(caller, task_id)
+        if queued is None:
+            raise
+        return queued_task(queued, history_length)
     async with org_transaction(caller.principal.org_id) as conn:
         messages = await message_store.run_messages(conn, row.id)
     return task_of(row, messages, history_length)
 
 
-async def cancel_task(caller: Caller, task_id: str) -> store.RunRow:
-    """Cancel the run as `POST /api/v1/runs/{id}/cancel` does; an ended one cannot be (`TaskNotCancelableError`)."""
-    row = await own_run(caller, task_id)
+async def cancel_task(caller: Caller, task_id: str) -> store.RunRow | None:
+    """Cancel the run as `POST /api/v1/runs/{id}/cancel` does; an ended one cannot be (`TaskNotCancelableError`).
+    A message still queued is cancelled before it starts (None: no run to follow)."""
+    try:
+        row = await own_run(caller, task_id)
+    except TaskNotFoundError:
+        queued = await _own_queued(caller, task_id)
+        if queued is None:
+            raise
+        if queued.row.status != "queued":
+            raise TaskNotCancelableError(f"the task has ended ({queued.row.status})") from None
+        await followup_queue.cancel(caller.principal, queued.row.chat_id, queued.row.id)
+        return None
     if row.status in store.TERMINAL:
         raise TaskNotCancelableError(f"the task has ended ({row.status})")
     await run_views.cancel(caller.principal, row.id)

@@ -126,6 +126,16 @@ async def get(conn: Conn, followup_id: UUID, chat_id: UUID) -> FollowUpRow | Non
     return FollowUpRow(**row) if row else None
 
 
+async def by_run(conn: Conn, run_id: UUID) -> tuple[FollowUpRow, dict[str, Any]] | None:
+    """The follow-up that starts (or started) as `run_id`, with its stored launch request."""
+    cur = await conn.execute(f"SELECT {COLUMNS}, request FROM chat_followups WHERE run_id = %s", [run_id])
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    request = row.pop("request")
+    return FollowUpRow(**row), request
+
+
 async def queued_of(conn: Conn, chat_id: UUID) -> list[FollowUpRow]:
     """The chat's queued follow-ups, in the order they will start."""
     cur = await conn.execute(

@@ -14,7 +14,7 @@ the message with the chat locked again, so a run that ended meanwhile lets the m
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 from uuid import UUID
 
@@ -30,9 +30,12 @@ from personal_agent.lifecycle.run_views import stop_run
 from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store as run_store
 
-QUEUED_SOURCES = frozenset({"chat", "webhook", "schedule"})
-"""The ways in whose answer says a message was queued (the API and its stream, `/mcp`, workflow triggers); the
-others (`/v1`, AG-UI, A2A, channels) keep answering 409 `run_in_progress` until theirs do."""
+QUEUED_SOURCES = frozenset({"chat", "webhook", "schedule", "openai_api", "agui", "a2a"})
+"""The ways in whose answer can say a message was queued: the API and its stream, `/mcp` and workflow triggers
+(202 / `queued`), a background `/v1` response (status `queued`; a synchronous one is refused in `launch_run`), AG-UI
+and A2A (the queued run's events once it starts: `stream/queued_runs.py`). The channels keep answering 409
+`run_in_progress` in the thread until their follower can answer a queued message; sub-agents and evaluations never
+address a busy chat."""
 
 
 class ChatBusy(Conflict):
@@ -44,6 +47,14 @@ class ChatBusy(Conflict):
             code="run_in_progress",
             run_id=str(active) if active else None,
         )
+
+
+@dataclass(frozen=True)
+class QueuedMessage:
+    """A queued message and the launch request it was stored with (`LaunchRequest` as JSON)."""
+
+    row: followup_store.FollowUpRow
+    request: dict[str, Any]
 
 
 class FollowUpQueued(AppError):
@@ -137,6 +148,28 @@ async def cancel(principal: Principal, chat_id: UUID, followup_id: UUID) -> foll
     if row is None or row.user_id != principal.user_id:
         raise NotFound("follow-up not found", code="followup_not_found")
     raise Conflict(f"this follow-up is already {row.status}", code="followup_not_queued", followup_status=row.status)
+
+
+async def of_run(principal: Principal, run_id: UUID, source: str) -> QueuedMessage | None:
+    """The caller's message from `source` that was queued to start as `run_id` (whatever became of it), if any."""
+    async with org_transaction(principal.org_id) as conn:
+        found = await followup_store.by_run(conn, run_id)
+    if found is None or found[0].user_id != principal.user_id or found[0].source != source:
+        return None
+    return QueuedMessage(*found)
+
+
+async def dropped(org_id: UUID, chat_id: UUID, followup_id: UUID) -> AppError | None:
+    """Why a queued message will never start (it was cancelled, or its launch was refused for good: that error);
+    None while it waits or once it started."""
+    async with org_transaction(org_id) as conn:
+        row = await followup_store.get(conn, followup_id, chat_id)
+    if row is None or row.status == "cancelled":
+        return Conflict("this message was cancelled before it started", code="followup_cancelled")
+    if row.status == "failed":
+        error = row.error or {}
+        return Conflict(str(error.get("message") or "this message could not start"), code=error.get("code", "failed"))
+    return None
 
 
 async def _own_chat(conn: Conn, principal: Principal, chat_id: UUID) -> None:

@@ -10,8 +10,10 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from personal_agent.api.deps import CurrentPrincipal
+from personal_agent.errors import NotFound
 from personal_agent.identity.principal import Principal
-from personal_agent.openai_api import chat_completions, responses, targets
+from personal_agent.lifecycle.followup_queue import FollowUpQueued
+from personal_agent.openai_api import chat_completions, queued_responses, responses, targets
 from personal_agent.openai_api.chat_schema import ChatCompletionRequest
 from personal_agent.openai_api.response_schema import ResponseRequest
 from personal_agent.openai_api.run_events import follow, replay
@@ -19,6 +21,7 @@ from personal_agent.runs.store import RunRow
 from personal_agent.settings import get_settings
 from personal_agent.stream.access import while_permitted
 from personal_agent.stream.connection_limit import holding_slot, take_stream_slot
+from personal_agent.stream.queued_runs import Queued
 from personal_agent.stream.routes import SSE_HEADERS
 from personal_agent.stream.run_stream import launch_streaming
 
@@ -52,12 +55,19 @@ async def create_response(body: ResponseRequest, principal: CurrentPrincipal) ->
     if (continued := await responses.answered(principal, body)) is not None:
         return JSONResponse(continued)
     if not body.stream:
-        spec = await responses.create(principal, body)
+        try:
+            spec = await responses.create(principal, body)
+        except FollowUpQueued as queued:  # background, behind its conversation's busy response: status `queued`
+            return JSONResponse(await queued_responses.created(principal, queued))
         row = await responses.row_of(spec)
         if body.background:
             return JSONResponse(await responses.current(row))
         return JSONResponse(await responses.finished(row, follow(spec)))
-    spec, slot, frames = await launch_streaming(principal, lambda: responses.create(principal, body))
+    try:
+        spec, slot, frames = await launch_streaming(principal, lambda: responses.create(principal, body))
+    except FollowUpQueued as queued:  # its events once it starts (only a background response is queued)
+        waiting = Queued.of(principal.org_id, queued)
+        return _semantic(await take_stream_slot(principal), queued_responses.stream(principal, waiting))
     row = await responses.row_of(spec)
     return _semantic(slot, responses.semantic_frames(row, frames))
 
@@ -71,8 +81,16 @@ async def get_response(
 ) -> JSONResponse | StreamingResponse:
     """The response now; with `stream=true` its events again, after `starting_after` (a resume: each once)."""
     if not stream:
-        return JSONResponse(await responses.retrieve(principal, response_id))
-    row = await responses.run_row(principal, response_id)
+        return JSONResponse(await queued_responses.retrieve(principal, response_id))
+    try:
+        row = await responses.run_row(principal, response_id)
+    except NotFound:
+        waiting = await queued_responses.queued_of(principal, response_id)
+        if waiting is None:
+            row = await responses.run_row(principal, response_id)  # started meanwhile, or 404
+        else:
+            slot = await take_stream_slot(principal)
+            return _semantic(slot, queued_responses.stream(principal, waiting, starting_after))
     return await _resumed(principal, row, starting_after)
 
 
@@ -88,7 +106,7 @@ def _semantic(slot: Any, frames: Any) -> StreamingResponse:
 
 @router.post("/responses/{response_id}/cancel", operation_id="openai_cancel_response")
 async def cancel_response(response_id: str, principal: CurrentPrincipal) -> dict[str, Any]:
-    return await responses.cancel(principal, response_id)
+    return await queued_responses.cancel(principal, response_id)
 
 
 @router.get("/responses/{response_id}/input_items", operation_id="openai_response_input_items")

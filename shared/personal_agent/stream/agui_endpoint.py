@@ -1,6 +1,8 @@
 """`POST /api/v1/agui/{agent}`: an AG-UI endpoint, so existing AG-UI clients (CopilotKit's HttpAgent)
 work unchanged. It starts an inline run from the input's last user message and streams that run's
-events in the same response (the run still lands in a chat and can be resumed like any other)."""
+events in the same response (the run still lands in a chat and can be resumed like any other). A run on a thread
+whose run is still going follows the chat's `followup_policy` (`lifecycle/followup_queue.py`): queued, its events
+stream once it starts."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.connection_limit import holding_slot
 from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE
-from personal_agent.stream.run_stream import launch_streaming
+from personal_agent.stream.run_stream import launch_or_follow_queued
 
 router = APIRouter(prefix="/api/v1", tags=["ag-ui"])
 DEFAULT_AGENT = "default"
@@ -102,7 +104,9 @@ async def agui_run(agent: str, run_input: RunAgentInput, principal: CurrentPrinc
         )
         return await launch_run(request)
 
-    _spec, slot, frames = await launch_streaming(principal, launch)
+    # A thread whose run is still going: under the chat's `followup_policy` this run is queued, and its events
+    # follow once it starts (or a RUN_ERROR when it is cancelled first); `reject` is 409 `run_in_progress`.
+    _spec, slot, frames = await launch_or_follow_queued(principal, launch)
 
     async def rewritten() -> AsyncIterator[str]:
         async for frame in frames:

@@ -24,12 +24,15 @@ from personal_agent.api.run_create import RunCreate
 from personal_agent.bus.key_names import run_stream
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.drivers import streamed_here
+from personal_agent.lifecycle.followup_queue import FollowUpQueued
 from personal_agent.lifecycle.launch import launch_run
 from personal_agent.lifecycle.local_drives import wait_for_drive
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
+from personal_agent.stream import queued_runs
 from personal_agent.stream.access import while_permitted
 from personal_agent.stream.connection_limit import StreamSlot, holding_slot, release_stream_slot, take_stream_slot
+from personal_agent.stream.queued_runs import Queued
 from personal_agent.stream.relay import relay
 from personal_agent.stream.routes import SSE_HEADERS, SSE_RESPONSE
 
@@ -53,15 +56,36 @@ async def launch_streaming(
     except BaseException:
         await release_stream_slot(slot)
         raise
+    return spec, slot, _then_its_drive(_relayed(spec), spec.run_id)
+
+
+async def launch_or_follow_queued(
+    principal: Principal, launch: Callable[[], Awaitable[RunSpec]]
+) -> tuple[RunSpec | Queued, StreamSlot, AsyncIterator[str]]:
+    """`launch_streaming` for the ways in that answer a message queued behind the chat's active run with that
+    message's run too (AG-UI, A2A): its frames once it starts (`stream/queued_runs.py`), the slot held meanwhile."""
+    slot = await take_stream_slot(principal)
+    try:
+        with streamed_here():
+            spec = await launch()
+    except FollowUpQueued as queued:
+        waiting = Queued.of(principal.org_id, queued)
+        return waiting, slot, queued_runs.frames(waiting)
+    except BaseException:
+        await release_stream_slot(slot)
+        raise
+    return spec, slot, _then_its_drive(_relayed(spec), spec.run_id)
+
+
+def _relayed(spec: RunSpec) -> AsyncIterator[str]:
     settings = get_settings()
-    frames = relay(
+    return relay(
         run_stream(spec.org_id, spec.run_id),
         None,
         heartbeat=settings.sse_heartbeat_seconds,
         max_lifetime=settings.sse_max_lifetime_seconds,
         is_gone=_not_gone,
     )
-    return spec, slot, _then_its_drive(frames, spec.run_id)
 
 
 async def _then_its_drive(frames: AsyncIterator[str], run_id: UUID) -> AsyncIterator[str]:
