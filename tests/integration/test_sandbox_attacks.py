@@ -106,6 +106,9 @@ try:
     outcomes["dns"] = "resolved"
 except OSError as exc:
     outcomes["dns"] = type(exc).__name__
+import ctypes
+ring = ctypes.CDLL(None, use_errno=True).syscall(425, 8, ctypes.create_string_buffer(120))  # io_uring_setup
+outcomes["io_uring"] = "opened" if ring >= 0 else ctypes.get_errno()
 outcomes
 """
         outcomes = _value(await kernel.call(code))
@@ -114,6 +117,7 @@ outcomes
     assert isinstance(outcomes, dict)
     assert "connected" not in outcomes.values() and outcomes["dns"] != "resolved", outcomes
     assert outcomes["tcp_loopback"] == "PermissionError"  # the seccomp filter: no socket but AF_UNIX
+    assert outcomes["io_uring"] == 38  # ENOSYS: the filter's; an io_uring could open sockets around it
     assert listener.accepted == 0
     await _platform_still_runs_code()
 

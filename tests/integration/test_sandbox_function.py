@@ -9,6 +9,8 @@ session goes on, and nothing the code started or wrote is left after the call.""
 from __future__ import annotations
 
 import ast
+import ctypes
+import errno
 import json
 import os
 import shutil
@@ -146,6 +148,7 @@ async def test_code_on_lambda_cannot_open_a_socket_not_even_to_loopback(
     assert len(accepted) == 1  # the probe's connection only
     assert outcomes["tcp_loopback"] == outcomes["udp_loopback"] == outcomes["tcp6_loopback"] == "PermissionError"
     assert outcomes["netlink"] == outcomes["http_runtime_api"] == "PermissionError"
+    assert outcomes["io_uring"] == os.strerror(errno.ENOSYS) and _io_uring_opens_here()  # the filter's, not the host's
     assert outcomes["unix"] == "ok"  # the filter's one family: what Python's own machinery may need
     status = outcomes["status"]
     assert status["Seccomp"] == "2" and status["NoNewPrivs"] == "1"  # the filter, installed by the kernel...
@@ -174,6 +177,10 @@ try:
     outcomes["http_runtime_api"] = "answered"
 except OSError as exc:
     outcomes["http_runtime_api"] = type(getattr(exc, "reason", exc)).__name__
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+ring = libc.syscall(425, 8, ctypes.create_string_buffer(120))  # io_uring_setup: it could open sockets itself
+outcomes["io_uring"] = "opened" if ring >= 0 else os.strerror(ctypes.get_errno())
 a, b = socket.socketpair()
 a.send(b"x")
 outcomes["unix"] = "ok" if b.recv(1) == b"x" else "no"
@@ -219,6 +226,14 @@ os.makedirs("deep/er", exist_ok=True)
     assert _on_host(marker) == []  # the handler killed every process but its own (and its ancestors')
     assert list(environment.tmp.iterdir()) == []
     assert _value(await session.call("'next'")) == "next"  # the environment goes on serving the session
+
+
+def _io_uring_opens_here() -> bool:
+    """This process (no filter) can set up an io_uring: the machine's kernel has them."""
+    ring = ctypes.CDLL(None, use_errno=True).syscall(425, 8, ctypes.create_string_buffer(120))
+    if ring >= 0:
+        os.close(ring)
+    return bool(ring >= 0)
 
 
 def _on_host(marker: str) -> list[str]:

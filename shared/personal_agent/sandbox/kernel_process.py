@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import json
 import os
 import signal
@@ -17,6 +18,8 @@ from personal_agent.sandbox.config import SandboxLimits
 from personal_agent.sandbox.interface import CallResult, InFile, OutFile
 
 STARTUP_SECONDS = 30.0
+EXIT_SECONDS = 2.0
+"""How long a kernel that closed its answers may take to exit before it is killed (its status read either way)."""
 
 
 class KernelProcess:
@@ -90,7 +93,9 @@ class KernelProcess:
                 )
             except (ValueError, ConnectionError, BrokenPipeError):
                 return await self._ended(started, "the sandbox's answer was malformed or too large")
-            if reply is None:
+            if reply is None:  # its answers closed: it is dying; its exit status says why (a moment later)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.process.wait(), EXIT_SECONDS)
                 return await self._ended(started, self._exit_reason())
             return result_of(reply, time.monotonic() - started)
 
