@@ -20,6 +20,8 @@ import httpx
 import pytest
 
 from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.knowledge import make_pdf
+from tests.png import tiny_png
 
 SKEW = str(25 * 3600)
 
@@ -374,7 +376,9 @@ def test_export_my_data_then_erase_it(dev: DevServer, people: dict[str, Any]) ->
         refused = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "yes"})
         assert refused.status_code == 422 and http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 200
         erased = http.post("/api/v1/me/erase", headers=erin, json={"confirm": "erase my data"})
-        assert erased.status_code == 200 and erased.json() == {"chats": 1, "memories": 1, "files": 1}, erased.text
+        counts = {"chats": 1, "memories": 1, "files": 1, "exports": 1}  # the export made above goes with the rest
+        assert erased.status_code == 200 and erased.json() == counts, erased.text
+        assert http.get(location, headers=erin).status_code == 404
         assert _object_versions(ticket) == []  # the attachment's object, every version
         assert http.get(f"/api/v1/chats/{chat_id}", headers=erin).status_code == 404
         assert http.get(f"/api/v1/shares/{token}", headers=bob).status_code == 404
@@ -501,3 +505,78 @@ def test_import_chatgpt_and_claude_exports(dev: DevServer) -> None:
         garbled = http.post("/api/v1/me/import?format=claude", headers=fay, content=b"{not json")
         assert (garbled.status_code, garbled.json()["code"]) == (422, "import_invalid")
         assert http.post("/api/v1/me/import?format=word", headers=fay, json=[]).status_code == 422
+
+
+HANDBOOK = "Offsite handbook: the boat to the island leaves from pier 9 at seven sharp."
+
+
+def _ready_document(http: httpx.Client, headers: dict[str, str], name: str, data: bytes) -> str:
+    """A knowledge document of the caller's, uploaded and polled (with a bound) until indexed; its id."""
+    body = {"filename": name, "content_type": "application/pdf", "size": len(data)}
+    made = http.post("/api/v1/knowledge/documents", headers=headers, json=body)
+    assert made.status_code == 201, made.text
+    form, document_id = made.json()["upload"], made.json()["document"]["id"]
+    sent = httpx.post(form["url"], data=form["fields"], files={"file": (name, data)}, timeout=30)
+    assert sent.status_code in (200, 201, 204), sent.text
+    deadline, url = time.monotonic() + 120, f"/api/v1/knowledge/documents/{document_id}"
+    while (status := http.get(url, headers=headers).json()["status"]) != "ready":
+        assert status != "failed" and time.monotonic() < deadline, status
+        time.sleep(0.2)
+    return str(document_id)
+
+
+@pytest.mark.timeout(300)
+def test_a_share_shows_its_citations_and_opens_its_files(dev: DevServer, people: dict[str, Any]) -> None:
+    alice, bob, mallory = people["alice"], people["bob"], people["mallory"]
+    with httpx.Client(base_url=dev.url, timeout=60) as http:
+        _ready_document(http, alice, "handbook.pdf", make_pdf([HANDBOOK]))
+        chat_id = _chat(http, alice, title="Offsite")
+        photo = _attach(http, alice, chat_id, "island.png", tiny_png(4, 3))
+        _turn(http, alice, chat_id, "a picture of the island", attachments=[photo["id"]])
+        _turn(http, alice, chat_id, '/tool search_knowledge {"query": "when does the boat leave"}')
+        unsent = _attach(http, alice, chat_id, "unsent.png", tiny_png(2, 2))  # never sent: not in the snapshot
+        made = _share(http, alice, chat_id).json()
+        token = made["token"]
+
+        # Bob sees the answer's sources as the chat numbers them, with the passage, not the raw tool result.
+        items = http.get(f"/api/v1/shares/{token}", headers=bob).json()["items"]
+        (answer,) = [item for item in items if item.get("citations")]
+        first = answer["citations"][0]
+        assert (first["number"], first["label"], first["document"]) == (1, "handbook.pdf, p. 1", "handbook.pdf")
+        assert "pier 9" in first["text"]
+        files = [f for item in items for f in item.get("attachments") or []]
+        assert [(f["id"], f["name"]) for f in files] == [(photo["id"], "island.png")]
+
+        # ... and opens the snapshot's picture through the link; not a file the snapshot does not show.
+        path = f"/api/v1/shares/{token}/attachments/{photo['id']}/download"
+        link = http.get(path, headers=bob)
+        assert link.status_code == 200 and link.json()["disposition"] == "inline", link.text
+        assert httpx.get(link.json()["url"], timeout=30).content == tiny_png(4, 3)
+        hidden = http.get(f"/api/v1/shares/{token}/attachments/{unsent['id']}/download", headers=bob)
+        assert (hidden.status_code, hidden.json()["code"]) == (404, "attachment_not_found")
+        for outsider in (mallory, {}):  # another org, no sign-in: the link does not exist for them
+            refused = http.get(path, headers=outsider)
+            assert (refused.status_code, refused.json()["code"]) == (404, "share_not_found"), refused.text
+        assert http.delete(f"/api/v1/shares/{made['id']}", headers=alice).status_code == 204
+        revoked = http.get(path, headers=bob)
+        assert (revoked.status_code, revoked.json()["code"]) == (404, "share_not_found")
+
+
+@pytest.mark.timeout(300)
+def test_pa_devs_retention_loop_deletes_a_due_temporary_chat_on_its_own(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """`pa dev` sweeps every `PA_RETENTION_INTERVAL_SECONDS` (here 1 s, the clock 25 hours ahead): a temporary chat
+    past its 24 hours goes without anyone calling `POST /admin/retention/run`; a kept chat stays."""
+    env = {"PA_RETENTION_CLOCK_SKEW_SECONDS": SKEW, "PA_RETENTION_INTERVAL_SECONDS": "1"}
+    with running_pa_dev(tmp_path_factory.mktemp("pa-dev-retention-loop"), env_extra=env) as server:
+        alice = server.auth
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            kept = _chat(http, alice, title="Keep me")
+            temporary = _chat(http, alice, title="Off the record", temporary=True)
+            deadline = time.monotonic() + 60
+            while (opened := http.get(f"/api/v1/chats/{temporary}", headers=alice)).status_code == 200:
+                assert time.monotonic() < deadline, "the loop did not delete the temporary chat within 60 s"
+                time.sleep(0.2)
+            assert (opened.status_code, opened.json()["code"]) == (404, "chat_not_found")
+            assert http.get(f"/api/v1/chats/{kept}", headers=alice).status_code == 200

@@ -7324,8 +7324,13 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
+             * Document
+             * @description passage_cited: the document (file name) whose passage the answer cites
+             */
+            document?: string | null;
+            /**
              * Kind
-             * @description exact, contains, regex, json_schema, tool_called, latency, cost or judge
+             * @description exact, contains, regex, json_schema, tool_called, passage_cited, latency, cost or judge
              */
             kind: string;
             /**
@@ -7360,6 +7365,11 @@ export interface components {
             schema?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Text
+             * @description passage_cited: a phrase the cited passage holds
+             */
+            text?: string | null;
             /**
              * Tool
              * @description tool_called: the tool the run must call

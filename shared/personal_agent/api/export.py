@@ -1,6 +1,8 @@
 """A person's chat data: export it all (`POST /api/v1/me/export` → 202, then `GET /api/v1/me/exports/{id}` until
 its ZIP of JSON and Markdown can be downloaded from the bucket; an org admin the org's the same way under
-`/api/v1/admin`) and erase it (`POST /api/v1/me/erase`); `lifecycle.user_data` says what is in it and what stays."""
+`/api/v1/admin`), erase it (`POST /api/v1/me/erase`) and import an export (`POST /api/v1/me/import`, ours or another
+assistant's); `lifecycle.user_data` says what is in an export and what stays, `lifecycle.archive_import` what comes
+in."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal, OrgAdmin
-from personal_agent.errors import InvalidInput
+from personal_agent.api.import_upload import REQUEST_BODY
 from personal_agent.identity.principal import Principal
 
 router = APIRouter(prefix="/api/v1/me", tags=["me"])
@@ -99,19 +101,17 @@ class Erased(BaseModel):
     chats: int
     memories: int
     files: int = Field(description="attachments and own knowledge documents deleted, their objects with them")
+    exports: int = Field(0, description="your data exports deleted (their ZIPs with them)")
 
 
 @router.post("/erase", operation_id="erase_my_data", response_model=Erased)
 async def erase_my_data(body: EraseRequest, principal: CurrentPrincipal) -> dict[str, int]:
-    """Delete all your chats (with their runs, messages and share links), memories and files (attachments and your
-    own knowledge documents, every version of their objects). The usage ledger keeps its rows: they hold no
-    content."""
+    """Delete all your chats (with their runs, messages and share links), memories, files (attachments and your
+    own knowledge documents, every version of their objects) and data exports. The usage ledger keeps its rows: they
+    hold no content."""
     from personal_agent.lifecycle.user_data import erase
 
     return await erase(principal)
-
-
-MAX_IMPORT_BYTES = 5 * 1024 * 1024
 
 
 class Imported(BaseModel):
@@ -123,24 +123,25 @@ class Imported(BaseModel):
     operation_id="import_chats",
     response_model=Imported,
     status_code=201,
-    openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "array"}}}, "required": True}},
+    responses={
+        413: {"description": "`import_too_large`: over 5 MB, or a ZIP past its bounds"},
+        422: {"description": "`import_invalid`, `import_format_unknown`"},
+    },
+    openapi_extra={"requestBody": REQUEST_BODY},
 )
 async def import_chats(
     request: Request,
     principal: CurrentPrincipal,
-    format: Literal["chatgpt", "claude"] = Query(description="whose `conversations.json` the body is"),
+    format: Literal["chatgpt", "claude", "personal-agent"] | None = Query(
+        None, description="whose export the body is, when the body is the file itself (a form says it in `format`)"
+    ),
 ) -> dict[str, list[str]]:
-    """Another assistant's export (its `conversations.json` as the body, at most 5 MB) as new chats of yours:
-    the user's and the assistant's text, ChatGPT's branches kept. All or nothing."""
-    import json
+    """An export as new chats of yours, all or nothing: ChatGPT's or Claude's (their export ZIP or its
+    `conversations.json`: the user's and the assistant's text, ChatGPT's branches kept) or ours (the ZIP of
+    `POST /api/v1/me/export`: every chat with all its branches). A multipart form (`format`, `file`) or the file
+    itself as the body with `?format=`; at most 5 MB."""
+    from personal_agent.api.import_upload import read_upload
+    from personal_agent.lifecycle.archive_import import import_file
 
-    from personal_agent.lifecycle.chat_import import import_conversations
-
-    raw = await request.body()
-    if len(raw) > MAX_IMPORT_BYTES:
-        raise InvalidInput("the file is larger than 5 MB", code="import_too_large")
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise InvalidInput("the body is not JSON", code="import_invalid") from exc
-    return {"chat_ids": [str(i) for i in await import_conversations(principal, format, data)]}
+    kind, data = await read_upload(request, format)
+    return {"chat_ids": [str(i) for i in await import_file(principal, kind, data)]}

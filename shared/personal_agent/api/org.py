@@ -1,4 +1,5 @@
-"""`/api/v1/org`: the current org's members as its admins see and offboard them (rules in identity/members.py)."""
+"""`/api/v1/org`: the current org's members as its admins see and offboard them (rules in identity/members.py), and
+the erase of an offboarded member's content (`lifecycle/member_erase.py`)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,55 @@ async def enable_member(user_id: UUID, principal: OrgAdmin) -> MemberOut:
     from personal_agent.identity.members import enable_member as enable
 
     return MemberOut(**await enable(principal, user_id))
+
+
+class EraseMemberRequest(BaseModel):
+    confirm: Literal["erase their data"] = Field(
+        description="the words `erase their data`, so that nothing erases by accident"
+    )
+
+
+class MemberErasureOut(BaseModel):
+    """An erase of a member's content: who, by whom, when and how much (never content)."""
+
+    id: int
+    user_id: UUID
+    erased_by: UUID
+    chats: int = Field(description="chats deleted, with their runs, messages and share links")
+    memories: int
+    files: int = Field(description="attachments and own knowledge documents deleted, every version of each object")
+    exports: int = Field(description="the member's data exports deleted, their ZIPs with them")
+    created_at: datetime
+
+
+class MemberErasureList(BaseModel):
+    items: list[MemberErasureOut]
+
+
+@router.post(
+    "/members/{user_id}/erase",
+    operation_id="erase_org_member_data",
+    responses={
+        404: _REFUSALS[404],
+        409: {"description": "`member_active`: remove or disable them first; `cannot_offboard_self`"},
+    },
+)
+async def erase_member_data(user_id: UUID, body: EraseMemberRequest, principal: OrgAdmin) -> MemberErasureOut:
+    """Erase a removed or disabled member's content in this org: their chats (runs, messages, share links),
+    memories, files (every version of each object) and data exports. Recorded with counts, never content; the
+    usage ledger and the approval audit keep their rows."""
+    from dataclasses import asdict
+
+    from personal_agent.lifecycle.member_erase import erase_member
+
+    return MemberErasureOut(**asdict(await erase_member(principal, user_id)))
+
+
+@router.get("/erasures", operation_id="list_member_erasures")
+async def list_erasures(principal: OrgAdmin, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> MemberErasureList:
+    """The org's erasures of members' content, newest first (org admins only)."""
+    from dataclasses import asdict
+
+    from personal_agent.lifecycle.member_erase import erasures
+
+    return MemberErasureList(items=[MemberErasureOut(**asdict(e)) for e in await erasures(principal, limit)])

@@ -13,7 +13,8 @@ The rules, enforced here and nowhere else:
   IdP still names the org cannot re-create it; `enable_member` re-admits a removed member.
 - A platform admin disables a user everywhere (every org, every token) and can enable them again.
 - Every change is effective on the next request: each request re-reads the user and the membership.
-Nothing here deletes chats, runs, usage or workflows; they belong to the org.
+Nothing here deletes chats, runs, usage or workflows. Erasing an offboarded member's content is a separate, explicit
+step (`check_erasable` says who may; `lifecycle.member_erase` does it).
 """
 
 from __future__ import annotations
@@ -95,6 +96,22 @@ async def disable_member(principal: Principal, user_id: UUID) -> dict[str, Any]:
         changed = await _set_status(conn, principal, user_id, "disabled")
     await revoked()
     return changed
+
+
+async def check_erasable(principal: Principal, user_id: UUID) -> None:
+    """Whether an org admin may erase a member's content (`lifecycle.member_erase`): a member of this org in any
+    status (404 `member_not_found` otherwise), no longer active (409 `member_active`: remove or disable them first),
+    never the caller (409 `cannot_offboard_self`), and one holding `admin` only by a platform admin."""
+    if user_id == principal.user_id:
+        raise Conflict("you cannot erase yourself here; erase your own data in Settings", code="cannot_offboard_self")
+    async with org_transaction(principal.org_id) as conn:
+        member = await _member(conn, user_id)
+    if member is None:
+        raise NotFound("no such member in this org", code="member_not_found")
+    if member["status"] == "active":
+        raise Conflict("remove or disable the member before erasing their content", code="member_active")
+    if "admin" in member["roles"] and "admin" not in principal.roles:
+        raise Forbidden("only a platform admin can erase a platform admin's content", code="role_required")
 
 
 async def enable_member(principal: Principal, user_id: UUID) -> dict[str, Any]:

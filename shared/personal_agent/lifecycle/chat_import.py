@@ -92,7 +92,7 @@ async def import_conversations(principal: Principal, kind: str, data: Any) -> li
     if not isinstance(data, list):
         raise _bad("expected a list of conversations (conversations.json)")
     if len(data) > MAX_CONVERSATIONS:
-        raise InvalidInput(f"at most {MAX_CONVERSATIONS} conversations at once", code="import_too_large")
+        raise InvalidInput(f"at most {MAX_CONVERSATIONS} conversations at once", code="import_too_large", status=413)
     parse = chatgpt_nodes if kind == "chatgpt" else claude_nodes
     parsed = [
         (str(c.get("title") or c.get("name") or "Imported chat")[:200], parse(c)) for c in data if isinstance(c, dict)

@@ -85,6 +85,15 @@ async def expired(conn: Conn, now: datetime, limit: int) -> list[DataExport]:
     return [DataExport(**row) for row in await cur.fetchall()]
 
 
+async def of_user(conn: Conn, user_id: UUID, scope: str, limit: int) -> list[DataExport]:
+    """The user's exports of `scope`, oldest first."""
+    cur = await conn.execute(
+        f"SELECT {_COLUMNS} FROM data_exports WHERE user_id = %s AND scope = %s ORDER BY created_at LIMIT %s",
+        [user_id, scope, limit],
+    )
+    return [DataExport(**row) for row in await cur.fetchall()]
+
+
 async def delete(conn: Conn, export_ids: list[UUID]) -> int:
     cur = await conn.execute("DELETE FROM data_exports WHERE id = ANY(%s) RETURNING id", [export_ids])
     return len(await cur.fetchall())

@@ -1,7 +1,8 @@
 """A person's files erased with them (issue 38): their attachments and the knowledge documents they own (personal
 and chat collections; the org's and named collections' documents belong to the org and stay). Objects first, every
 version of each, then the rows (a document's chunks go with it), in bounded batches; run before the chats are
-erased, whose deletion would otherwise drop the attachment rows and leave their objects behind."""
+erased, whose deletion would otherwise drop the attachment rows and leave their objects behind. Their own data
+exports go too (`erase_exports`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from personal_agent.db import org_transaction
 from personal_agent.knowledge import objects
 from personal_agent.knowledge import store as document_store
 from personal_agent.knowledge.transaction import worker_transaction
+from personal_agent.lifecycle import data_export_store
 
 BATCH = 200
 MAX_BATCHES = 500
@@ -55,3 +57,18 @@ async def erase_files(org_id: UUID, user_id: UUID) -> int:
     await erase_attachments(org_id, user_id, gone)
     await erase_documents(org_id, user_id, gone)
     return len(gone)
+
+
+async def erase_exports(org_id: UUID, user_id: UUID) -> int:
+    """The person's own data exports (each ZIP holds their content until it expires): every version of each object,
+    then the rows; how many. An org export they made as an admin holds the org's data and stays until it expires."""
+    deleted = 0
+    for _ in range(MAX_BATCHES):
+        async with org_transaction(org_id) as conn:
+            exports = await data_export_store.of_user(conn, user_id, "user", BATCH)
+        await _delete_objects([{"object_key": e.object_key} for e in exports if e.object_key], set())
+        async with org_transaction(org_id) as conn:
+            deleted += await data_export_store.delete(conn, [e.id for e in exports])
+        if len(exports) < BATCH:
+            break
+    return deleted

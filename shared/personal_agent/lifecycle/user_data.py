@@ -9,9 +9,9 @@ are private to each person, as the tables' policies keep them). Written entry by
 (`write_archive`), chats and messages read page by page and files copied in chunks, so memory stays bounded whatever
 the size; bounded by `MAX_CHATS` and `MAX_MESSAGES` per chat (`manifest.json` says when a bound cut it).
 
-Erase: the person's files (attachments and their own documents, objects included: `erase_files`), every chat of the
-person (runs, messages and share links with them) and every memory; the usage ledger and the approval audit stay
-(content-free)."""
+Erase: the person's files (attachments and their own documents, objects included: `erase_files`), their own data
+exports, every chat of the person (runs, messages and share links with them) and every memory; the usage ledger and
+the approval audit stay (content-free)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from personal_agent.chats.export_store import ExportChat, ExportMessage
 from personal_agent.db import org_transaction
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import export_files
-from personal_agent.lifecycle.erase_files import erase_files
+from personal_agent.lifecycle.erase_files import erase_exports, erase_files
 from personal_agent.memories import service as memory_service
 from personal_agent.memories import store as memory_store
 
@@ -168,12 +168,19 @@ async def _write_chat(archive: zipfile.ZipFile, org_id: UUID, chat: ExportChat) 
     return cut
 
 
+async def erase_person(org_id: UUID, user_id: UUID) -> dict[str, int]:
+    """Delete the person's files, data exports, chats (with their runs, messages and shares) and memories in the
+    org; the counts. What `POST /me/erase` does for the caller and an org admin's erase for an offboarded member."""
+    files = await erase_files(org_id, user_id)
+    exports = await erase_exports(org_id, user_id)
+    async with org_transaction(org_id) as conn:
+        chats = await policy_store.erase_owned_chats(conn, user_id)
+        await memory_store.as_user(conn, user_id)
+        rows = await memory_store.list_own(conn, user_id, 100_000)
+        memories = sum([await memory_store.delete(conn, row["id"], user_id) for row in rows])
+    return {"chats": chats, "memories": memories, "files": files, "exports": exports}
+
+
 async def erase(principal: Principal) -> dict[str, int]:
-    """Delete the person's files, chats (with their runs, messages and shares) and memories; the counts."""
-    files = await erase_files(principal.org_id, principal.user_id)
-    async with org_transaction(principal.org_id) as conn:
-        chats = await policy_store.erase_owned_chats(conn, principal.user_id)
-        await memory_store.as_user(conn, principal.user_id)
-        rows = await memory_store.list_own(conn, principal.user_id, 100_000)
-        memories = sum([await memory_store.delete(conn, row["id"], principal.user_id) for row in rows])
-    return {"chats": chats, "memories": memories, "files": files}
+    """Delete the caller's content (`erase_person`); the counts."""
+    return await erase_person(principal.org_id, principal.user_id)
