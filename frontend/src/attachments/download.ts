@@ -12,12 +12,22 @@ export function isInlineImage(contentType: string | undefined): boolean {
   return INLINE_IMAGE_TYPES.has((contentType ?? "").split(";")[0]!.trim().toLowerCase());
 }
 
-/** The file's bytes, from the URL the API signed for its owner. */
+/** The file's bytes, from the URL the API signed for someone who may read its chat. */
 export async function fetchAttachment(id: string, signal?: AbortSignal): Promise<Blob> {
   const link = await call("download_attachment", { path: { attachment_id: id }, signal });
+  return fetchSigned(link.url, signal);
+}
+
+/** A shared chat's file, from the URL the API signed for a viewer of the share link (`token`). */
+export async function fetchSharedAttachment(token: string, id: string, signal?: AbortSignal): Promise<Blob> {
+  const link = await call("download_shared_attachment", { path: { token, attachment_id: id }, signal });
+  return fetchSigned(link.url, signal);
+}
+
+async function fetchSigned(url: string, signal?: AbortSignal): Promise<Blob> {
   let response: Response;
   try {
-    response = await fetch(link.url, { signal, credentials: "omit" });
+    response = await fetch(url, { signal, credentials: "omit" });
   } catch (err) {
     if (err instanceof DOMException && err.name === "AbortError") throw err;
     throw new ApiError(0, "network_error", "The file could not be fetched. Check your connection and try again.", null);
@@ -48,9 +58,10 @@ export function sentImage(id: string): Promise<Blob> {
   return loading;
 }
 
-/** Save a sent file under its name (the browser's download), from its bytes: the page never navigates away. */
-export async function saveAttachment(id: string, name: string): Promise<void> {
-  const blob = await fetchAttachment(id);
+/** Save a sent file under its name (the browser's download), from its bytes (`load`: how they are fetched, by
+ * default as the chat's reader): the page never navigates away. */
+export async function saveAttachment(id: string, name: string, load: (id: string) => Promise<Blob> = fetchAttachment): Promise<void> {
+  const blob = await load(id);
   const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;

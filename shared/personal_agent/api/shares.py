@@ -10,8 +10,10 @@ from uuid import UUID
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
+from personal_agent.api.attachments import AttachmentDownload
 from personal_agent.api.chats import Chat
 from personal_agent.api.deps import CurrentPrincipal, OrgAdmin, get_principal
+from personal_agent.attachments import shared_files
 from personal_agent.chats import retention, shares
 from personal_agent.chats.share_store import ShareRow
 from personal_agent.chats.store import ChatRow
@@ -62,7 +64,10 @@ class SharedChat(BaseModel):
     created_at: datetime
     expires_at: datetime | None
     show_tools: bool
-    items: list[dict[str, Any]] = Field(description="the transcript items as they were when the link was made")
+    items: list[dict[str, Any]] = Field(
+        description="the transcript items as they were when the link was made; an answer that drew on"
+        " `search_knowledge` passages has `citations`: `[{number, label, document, page, section, text}]`"
+    )
 
 
 @router.post(
@@ -89,6 +94,17 @@ async def view_share(token: str, request: Request) -> dict[str, Any]:
     """The snapshot behind a link (404 `share_not_found` for a revoked, expired or unknown link, and for a viewer
     outside the audience)."""
     return await shares.view_share(token[:200], await _viewer(request))
+
+
+@router.get(
+    "/api/v1/shares/{token}/attachments/{attachment_id}/download",
+    operation_id="download_shared_attachment",
+    response_model=AttachmentDownload,
+    responses={404: {"description": "`share_not_found` (as for the snapshot); `attachment_not_found`: not its file"}},
+)
+async def download_shared_attachment(token: str, attachment_id: UUID, request: Request) -> dict[str, Any]:
+    """A file the snapshot shows, for whoever may see the share: a short-lived presigned GET, as its owner gets."""
+    return await shared_files.download(token[:200], attachment_id, await _viewer(request))
 
 
 @router.post("/api/v1/shares/{token}/continue", status_code=201, operation_id="continue_share", response_model=Chat)

@@ -6,7 +6,9 @@ only where the org's admin allows it (`org_data_policies.allow_public_shares`). 
 member of the sharer's org; anyone else (another org, no sign-in), a revoked link, an expired one and a guessed
 token all get the same 404. The link's secret is 32 random bytes; only its SHA-256 is stored. Tool-call arguments
 (and tool results other than `search_knowledge`'s passages, the answer's citations) are left out unless the sharer
-chose `show_tools`. Every share made, viewed, continued and revoked is audited (`share_audit`, no content).
+chose `show_tools`. The answers that drew on `search_knowledge` carry their numbered citations
+(`chats/share_citations.py`), and the snapshot's files open through the link (`attachments/shared_files.py`).
+Every share made, viewed, continued and revoked is audited (`share_audit`, no content).
 
 "Continue this chat" copies the snapshot's user and assistant text (never tool calls, attachments' bytes or system
 prompts) into a new chat of the viewer's, with the shared chat's classification and content labels."""
@@ -20,6 +22,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.chats import message_store, policy_store, retention, share_store, store
+from personal_agent.chats.share_citations import with_citations
 from personal_agent.chats.share_store import NewShare, SharedSnapshot, ShareRow
 from personal_agent.chats.transcript import row_items
 from personal_agent.db import org_transaction, system_transaction
@@ -146,11 +149,19 @@ def _may_see(share: SharedSnapshot, viewer: Principal | None) -> bool:
     return viewer is not None and viewer.org_id == share.org_id
 
 
-async def view_share(token: str, viewer: Principal | None) -> dict[str, Any]:
-    """The snapshot behind the token, for a viewer allowed to see it (404 otherwise, whatever the reason)."""
+async def visible_share(token: str, viewer: Principal | None) -> SharedSnapshot:
+    """The live share behind the token if the viewer may see it; 404 `share_not_found` otherwise, whatever the
+    reason."""
     share = await _live(token)
     if not _may_see(share, viewer):
         raise _missing()
+    return share
+
+
+async def view_share(token: str, viewer: Principal | None) -> dict[str, Any]:
+    """The snapshot behind the token, for a viewer allowed to see it (404 otherwise, whatever the reason), its
+    answers with their citations."""
+    share = await visible_share(token, viewer)
     async with org_transaction(share.org_id) as conn:
         await share_store.audit(conn, share.org_id, share.row, _same_org_actor(share, viewer), "viewed")
     row = share.row
@@ -162,7 +173,7 @@ async def view_share(token: str, viewer: Principal | None) -> dict[str, Any]:
         "created_at": row.created_at,
         "expires_at": row.expires_at,
         "show_tools": row.show_tools,
-        "items": share.snapshot,
+        "items": with_citations(share.snapshot),
     }
 
 
@@ -173,9 +184,7 @@ def _same_org_actor(share: SharedSnapshot, viewer: Principal | None) -> UUID | N
 
 async def continue_share(token: str, viewer: Principal) -> store.ChatRow:
     """Copy the snapshot's text into a new chat of the viewer's; the chat."""
-    share = await _live(token)
-    if not _may_see(share, viewer):
-        raise _missing()
+    share = await visible_share(token, viewer)
     async with org_transaction(viewer.org_id) as conn:
         chat = await store.insert_chat(
             conn, viewer.org_id, viewer.user_id, share.row.title[:190] + " (copy)", share.row.classification
