@@ -42,6 +42,29 @@ def test_tool_called_latency_and_cost_read_what_the_run_did() -> None:
     assert scorers.score({"kind": "cost", "max_usd": 0.001}, answered, None) == 0
 
 
+MANUAL = {"citation": "manual.md § Valve", "document": "manual.md", "text": "Recalibrate the valve every 90 days."}
+NOTES = {"citation": "notes.md § Misc", "document": "notes.md", "text": "The valve is blue."}
+
+
+@pytest.mark.parametrize(
+    ("scorer", "answer", "passages", "score"),
+    [
+        ({"document": "manual.md"}, "Every 90 days [2].", (NOTES, MANUAL), 1.0),  # its footnote number
+        ({"document": "manual.md"}, "Every 90 days [1].", (NOTES, MANUAL), 0.0),  # another passage's number
+        ({"document": "MANUAL.md", "text": "90 days"}, "Every 90 days (manual.md).", (MANUAL,), 1.0),  # by name
+        ({"document": "manual.md", "text": "blue"}, "Blue [1].", (MANUAL,), 0.0),  # the passage lacks the phrase
+        ({"document": "manual.md"}, "Every 90 days, trust me.", (MANUAL,), 0.0),  # retrieved, not cited
+        ({"document": "manual.md"}, "Every 90 days (manual.md).", (), 0.0),  # named, never retrieved
+    ],
+)
+def test_passage_cited_needs_the_passage_retrieved_and_cited(
+    scorer: dict, answer: str, passages: tuple, score: float
+) -> None:
+    cited = {"kind": "passage_cited", **scorer}
+    assert scorers.validate([cited]) == [cited]
+    assert scorers.score(cited, scorers.Answered(answer, passages=passages), None) == score
+
+
 @pytest.mark.parametrize(
     "bad",
     [
@@ -52,6 +75,8 @@ def test_tool_called_latency_and_cost_read_what_the_run_did() -> None:
         [{"kind": "tool_called"}],
         [{"kind": "latency", "max_ms": -1}],
         [{"kind": "cost"}],
+        [{"kind": "passage_cited"}],
+        [{"kind": "passage_cited", "document": "a.md", "text": 3}],
     ],
 )
 def test_a_bad_scorer_is_refused_with_a_stable_code(bad: list[dict]) -> None:

@@ -63,12 +63,18 @@ class CaseFromRun(BaseModel):
 
 
 class Scorer(BaseModel):
-    kind: str = Field(description="exact, contains, regex, json_schema, tool_called, latency, cost or judge")
+    kind: str = Field(
+        description="exact, contains, regex, json_schema, tool_called, passage_cited, latency, cost or judge"
+    )
     tool: str | None = Field(None, description="tool_called: the tool the run must call")
     args: dict[str, Any] | None = Field(None, description="tool_called: arguments the call must include")
     max_ms: int | None = Field(None, description="latency: the most a case may take")
     max_usd: float | None = Field(None, description="cost: the most a case may cost")
     pattern: str | None = Field(None, description="regex: the pattern (else the case's expected answer)")
+    document: str | None = Field(
+        None, max_length=300, description="passage_cited: the document (file name) whose passage the answer cites"
+    )
+    text: str | None = Field(None, max_length=1000, description="passage_cited: a phrase the cited passage holds")
     schema_: dict[str, Any] | None = Field(None, alias="schema", description="json_schema: the schema")
     rubric: str | None = Field(None, max_length=4000, description="judge: criteria for cases without their own")
     model: str | None = Field(None, description="judge: a model of the org (default: the org's routing model)")

@@ -13,6 +13,7 @@ from personal_agent.chats import message_store, policy_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
+from personal_agent.knowledge.cited import retrieved
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.lifecycle.local_drives import wait_for_local_runs
 from personal_agent.runs import store
@@ -41,6 +42,7 @@ class Outcome:
     router_model: str | None = None
     error: str | None = None
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    passages: tuple[dict[str, Any], ...] = ()
 
 
 async def launch_prompt(
@@ -94,7 +96,8 @@ async def outcome_of(conn: Conn, run_id: UUID) -> Outcome:
     cost = await store.tree_cost(conn, run_id)
     latency = int(((row.finished_at or row.created_at) - row.created_at).total_seconds() * 1000)
     router = (row.spec.get("router_model") or {}).get("id") if isinstance(row.spec, dict) else None
-    return Outcome(run_id, row.status, answer_text(messages), cost, latency, router, tool_calls=tool_calls(messages))
+    calls, found = tool_calls(messages), retrieved(messages)
+    return Outcome(run_id, row.status, answer_text(messages), cost, latency, router, tool_calls=calls, passages=found)
 
 
 def tool_calls(messages: list[object]) -> tuple[tuple[str, dict[str, Any]], ...]:

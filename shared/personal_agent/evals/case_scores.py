@@ -21,7 +21,9 @@ def pure_scores(chosen: list[dict[str, Any]], case: CaseRow, outcome: Outcome) -
     the run did not succeed."""
     if outcome.status != "succeeded":
         return {scorer["kind"]: 0.0 for scorer in chosen}
-    answered = scorers.Answered(outcome.answer, outcome.tool_calls, outcome.latency_ms, float(outcome.cost_usd))
+    answered = scorers.Answered(
+        outcome.answer, outcome.tool_calls, outcome.latency_ms, float(outcome.cost_usd), outcome.passages
+    )
     found = {
         scorer["kind"]: scorers.score(scorer, answered, case.expected) for scorer in chosen if scorer["kind"] != "judge"
     }

@@ -1,6 +1,6 @@
 """Scorers: each turns a case's answer into a score from 0 to 1. `exact`, `contains`, `regex`, `json_schema`,
-`tool_called`, `latency` and `cost` are pure; `judge` (an LLM with a rubric) is scored by `evals.progress` with a
-metered run."""
+`tool_called`, `passage_cited`, `latency` and `cost` are pure; `judge` (an LLM with a rubric) is scored by
+`evals.progress` with a metered run."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from personal_agent.errors import InvalidInput
 
-KINDS = ("exact", "contains", "regex", "json_schema", "tool_called", "latency", "cost", "judge")
+KINDS = ("exact", "contains", "regex", "json_schema", "tool_called", "passage_cited", "latency", "cost", "judge")
 MAX_SCORERS = 8
 
 
@@ -43,6 +43,10 @@ def _check_fields(scorer: dict[str, Any]) -> None:
         not isinstance(scorer.get("tool"), str) or not isinstance(scorer.get("args", {}), dict)
     ):
         raise InvalidInput("the tool_called scorer needs a `tool` name (and `args`, an object)", code="invalid_scorer")
+    if kind == "passage_cited" and not (isinstance(scorer.get("document"), str) and scorer["document"].strip()):
+        raise InvalidInput("the passage_cited scorer needs a `document` (its file name)", code="invalid_scorer")
+    if kind == "passage_cited" and not isinstance(scorer.get("text", ""), str):
+        raise InvalidInput("the passage_cited scorer's `text` is a phrase the passage holds", code="invalid_scorer")
     limit = {"latency": "max_ms", "cost": "max_usd"}.get(kind)
     if limit and not (isinstance(scorer.get(limit), int | float) and scorer[limit] > 0):
         raise InvalidInput(f"the {kind} scorer needs a positive `{limit}`", code="invalid_scorer")
@@ -61,12 +65,14 @@ def _check_schema(schema: Any) -> None:
 
 @dataclass(frozen=True)
 class Answered:
-    """What a case's run gave: its answer's text, the tool calls it made (name, arguments), its latency and cost."""
+    """What a case's run gave: its answer's text, the tool calls it made (name, arguments), its latency and cost, and
+    the distinct passages its knowledge searches returned, in order (`knowledge.cited.retrieved`)."""
 
     text: str
     tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
     latency_ms: int = 0
     cost_usd: float = 0.0
+    passages: tuple[dict[str, Any], ...] = ()
 
 
 def score(scorer: dict[str, Any], answered: Answered, expected: str | None) -> float | None:
@@ -76,6 +82,8 @@ def score(scorer: dict[str, Any], answered: Answered, expected: str | None) -> f
         wanted = scorer.get("args") or {}
         calls = answered.tool_calls
         return float(any(n == scorer["tool"] and wanted.items() <= args.items() for n, args in calls))
+    if kind == "passage_cited":
+        return _cited(scorer, answered)
     if kind == "latency":
         return float(answered.latency_ms <= scorer["max_ms"])
     if kind == "cost":
@@ -92,6 +100,21 @@ def score(scorer: dict[str, Any], answered: Answered, expected: str | None) -> f
     if kind == "contains":
         return float(expected.strip().casefold() in answer.casefold())
     raise ValueError(kind)
+
+
+def _cited(scorer: dict[str, Any], answered: Answered) -> float:
+    """1 when the run retrieved a passage of `document` (holding `text`, when given) and the answer cites it: by its
+    footnote number `[n]` (its place among the run's passages, as the web chat numbers them), its citation or the
+    document's name."""
+    document, phrase = scorer["document"].strip().casefold(), str(scorer.get("text") or "").casefold()
+    for number, passage in enumerate(answered.passages, 1):
+        held = str(passage.get("text", "")).casefold()
+        if str(passage.get("document", "")).casefold() != document or phrase not in held:
+            continue
+        marks = (f"[{number}]", str(passage["citation"]).casefold(), document)
+        if any(mark in answered.text.casefold() for mark in marks):
+            return 1.0
+    return 0.0
 
 
 def _json_valid(answer: str, schema: dict[str, Any]) -> float:

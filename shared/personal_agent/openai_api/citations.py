@@ -4,24 +4,13 @@ stored tool returns alike, so a streamed answer and the stored one cite the same
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-SEARCH_TOOL = "search_knowledge"
+from personal_agent.knowledge.cited import SEARCH_TOOL, passages
+
+__all__ = ["SEARCH_TOOL", "MAX_SOURCES", "Sources"]
 MAX_SOURCES = 10
-
-
-def passages(content: Any) -> list[dict[str, Any]]:
-    """The passages in a `search_knowledge` result (its JSON text live, a list when stored); [] for anything else."""
-    if isinstance(content, str):
-        try:
-            content = json.loads(content)
-        except ValueError:
-            return []
-    if isinstance(content, dict):
-        content = content.get("passages", content.get("items"))
-    return [p for p in content if isinstance(p, dict) and "citation" in p] if isinstance(content, list) else []
 
 
 @dataclass
