@@ -1,7 +1,8 @@
 """Sharing and temporary chats in the web chat (issue 38), headless Chromium against a `pa dev` stack: alice shares
 a chat from its header; bob, a member of her org, opens the link, reads the chat as it was and continues it into
 his own chats; a browser with no sign-in (at phone width) and, once alice revokes it, bob too are told there is no
-such link. A temporary chat started from the landing page is answered but never listed."""
+such link. A temporary chat started from the landing page, at desktop and at phone width, is answered but never
+listed."""
 
 from __future__ import annotations
 
@@ -105,16 +106,22 @@ def test_shared_chat_at_phone_width(browser: Any, web: DevStack) -> None:
         assert_fits(phone, "shared-chat-phone")
 
 
-@pytest.fixture
-def landing(page: Any) -> Iterator[Any]:
-    sign_in(page)
-    yield page
+@pytest.fixture(params=["desktop", "phone"])
+def landing(request: pytest.FixtureRequest, browser: Any, web: DevStack) -> Iterator[Any]:
+    """Signed in, on the landing page, at desktop or phone width."""
+    phone = request.param == "phone"
+    touch = {"is_mobile": True, "has_touch": True} if phone else {}
+    with open_page(browser, web.url, PHONE if phone else DESKTOP, **touch) as page:
+        sign_in(page)
+        yield page
 
 
 def test_a_temporary_chat_is_answered_and_not_listed(landing: Any) -> None:
     from playwright.sync_api import expect
 
     page = landing
+    if page.viewport_size["width"] < DESKTOP["width"]:
+        page.get_by_role("button", name="Chats").first.click()  # at phone width the chat list is a drawer
     page.get_by_role("button", name="New chat", exact=True).click()
     page.get_by_test_id("temporary-chat").check()
     page.get_by_test_id("landing").get_by_role("textbox", name="Message").fill("an off the record question")
@@ -127,6 +134,7 @@ def test_a_temporary_chat_is_answered_and_not_listed(landing: Any) -> None:
     listed = page.request.get("/api/v1/chats", headers={"Authorization": f"Bearer {_token(page)}"}).json()
     assert chat_id not in [c["id"] for c in listed["items"]]
     expect(page.locator(f'a[href="/chats/{chat_id}"]')).to_have_count(0)
+    assert_fits(page, "temporary-chat")
 
 
 def _token(page: Any) -> str:
