@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,6 +13,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
 from tests.auth import bearer
+from tests.email_tool import email_script, launch_email_run
 from tests.platform_mcp import mcp_session, personal_token
 from tests.scripted import scripted_model
 from tests.sse import read_events
@@ -112,3 +114,41 @@ async def test_another_orgs_run_and_chats_are_not_found(
         assert empty.is_error and "empty_message" in str(empty.content)
         chats = (await session.call_tool("list_chats", {})).structured_content
         assert chats == {"chats": []}  # neither org A's chat nor one made for the refused message
+
+
+async def test_start_run_into_a_busy_chat_is_queued_and_starts_once_the_chat_is_free(
+    live_url: str, http: httpx.AsyncClient, make_tenant: Any, email_tool: list[dict[str, Any]]
+) -> None:
+    tenant = make_tenant()
+    token = await personal_token(http, tenant)
+    with scripted_model(email_script) as (busy_model, _), scripted_model(_answer) as (model_id, _):
+        busy = await launch_email_run(http, tenant, busy_model)  # waits for a person to approve its e-mail
+        frames: list[Any] = []
+        while not any(f.data.get("name") == "approval_requested" for f in frames):
+            frames = await read_events(http, f"/api/v1/runs/{busy.run_id}/events", bearer(token), limit=len(frames) + 1)
+        approval = next(f.data["value"]["approval_id"] for f in frames if f.data.get("name") == "approval_requested")
+        async with mcp_session(live_url, bearer(token)) as session:
+            started = await session.call_tool(
+                "start_run", {"message": "And then?", "chat_id": str(busy.chat_id), "model": model_id}
+            )
+            assert not started.is_error, started.content
+            queued = started.structured_content
+            assert queued is not None and queued["status"] == "queued"
+            assert queued["chat_id"] == str(busy.chat_id) and queued["run_id"] != str(busy.run_id)
+            waiting = (await http.get(f"/api/v1/chats/{busy.chat_id}/followups", headers=bearer(token))).json()
+            assert [(f["run_id"], f["message"]) for f in waiting["items"]] == [(queued["run_id"], "And then?")]
+
+            denied = await http.post(f"/api/v1/approvals/{approval}", json={"decision": "deny"}, headers=bearer(token))
+            assert denied.status_code == 200, denied.text
+            deadline = asyncio.get_running_loop().time() + 60
+            while True:  # the busy run ends, then the queued message starts as the run `start_run` named
+                got = await session.call_tool("get_run", {"run_id": queued["run_id"]})
+                if not got.is_error:
+                    break
+                assert "run_not_found" in str(got.content)
+                assert asyncio.get_running_loop().time() < deadline, got.content
+                await asyncio.sleep(0.2)
+            left = (await http.get(f"/api/v1/chats/{busy.chat_id}/followups", headers=bearer(token))).json()
+    assert got.structured_content is not None and got.structured_content["chat_id"] == str(busy.chat_id)
+    assert left["items"] == []  # started: no longer queued
+    assert email_tool == []  # denied: the busy run never sent its e-mail

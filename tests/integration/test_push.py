@@ -6,11 +6,15 @@ push service answering 410 makes the server forget the subscription. Subscriptio
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from personal_agent.push.notify import deliver
 from personal_agent.settings import get_settings
@@ -153,3 +157,44 @@ async def test_a_browser_the_push_service_says_is_gone_is_forgotten(
         await deliver(spec.org_id, {"run_id": str(spec.run_id), "approval_ids": [approval_id]})
     assert push_service.requests, "the push service was never asked"
     assert await _subscriptions(http, headers) == []
+
+
+async def _question_script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    if not any(isinstance(p, ToolReturnPart) for m in messages if isinstance(m, ModelRequest) for p in m.parts):
+        form = json.dumps({"question": "Which secret project?", "choices": ["Atlas", "Borealis"]})
+        yield {0: DeltaToolCall(name="ask_user", json_args=form, tool_call_id="q1")}
+    else:
+        yield "Thanks."
+
+
+async def test_a_question_reaches_the_owners_browser_without_its_text(
+    http: httpx.AsyncClient, make_tenant: Any, push_service: Receiver
+) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    browser = BrowserKeys()
+    subscribed = await http.post(URL, json=browser.subscription(f"{push_service.url}/device-q"), headers=headers)
+    assert subscribed.status_code == 201
+    with scripted_model(_question_script) as (model, _):
+        chat = (await http.post("/api/v1/chats", json={}, headers=headers)).json()
+        body = {"message": "start the project", "model": model, "tools": ["ask_user"]}
+        started = await http.post(f"/api/v1/chats/{chat['id']}/runs", json=body, headers=headers)
+        assert started.status_code == 202, started.text
+        run_id = started.json()["run_id"]
+        frames: list[Any] = []
+        while not any(f.data.get("name") == "question_asked" for f in frames):  # the run waits for its answer
+            frames = await read_events(http, f"/api/v1/runs/{run_id}/events", headers, limit=len(frames) + 1)
+        question_id = next(f.data["value"]["question_id"] for f in frames if f.data.get("name") == "question_asked")
+        (_, sent) = push_service.wait_for(1)[0]
+    message = browser.decrypt(sent)
+    assert message == {
+        "type": "approval_requested",
+        "title": "A question for you",
+        "body": "A run is waiting for your answer",
+        "url": f"/chats/{chat['id']}",
+        "tag": f"approval-{question_id}",
+        "approval_id": question_id,
+        "run_id": run_id,
+        "chat_id": chat["id"],
+    }
+    assert "secret" not in json.dumps(message).lower() and "Atlas" not in json.dumps(message)  # never its text

@@ -5,6 +5,7 @@ A form the model gets wrong is the model's to fix (the call fails saying why, no
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,6 +16,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from tests.auth import auth_headers
 from tests.scripted import scripted_model
+from tests.sse import read_events
 
 FORM = {
     "question": "How much should I refund?",
@@ -108,3 +110,39 @@ async def test_a_chat_run_asks_with_a_schema_form_and_goes_on_with_the_fitting_a
         "answered",
         {"amount": 250, "reason": "late"},
     )
+
+
+async def _ask_once(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    if not _returns(messages):
+        yield {
+            0: DeltaToolCall(name="ask_user", json_args=json.dumps({"question": "Which colour?"}), tool_call_id="c1")
+        }
+    else:
+        yield f"Painting it {_returns(messages)[-1].content}."
+
+
+async def test_the_feed_announces_a_question_to_its_person(http: httpx.AsyncClient, make_tenant: Any) -> None:
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(_ask_once) as (model, _):
+        chat = (await http.post("/api/v1/chats", json={"title": "paint"}, headers=headers)).json()
+        connected = asyncio.Event()
+        feed = asyncio.create_task(read_events(http, "/api/v1/feed", headers, limit=2, connected=connected, timeout=60))
+        await connected.wait()
+        body = {"message": "Paint the fence", "model": model, "tools": ["ask_user"]}
+        started = await http.post(f"/api/v1/chats/{chat['id']}/runs", json=body, headers=headers)
+        assert started.status_code == 202, started.text
+        announced = await asyncio.wait_for(feed, 30)
+        asked = await _until(http, started.json()["events_url"], headers, "question_asked")
+        question_id = asked[-1]["value"]["question_id"]
+        answered = await http.post(f"/api/v1/questions/{question_id}", json={"answer": "green"}, headers=headers)
+        assert answered.status_code == 200, answered.text
+        await _until(http, started.json()["events_url"], headers, "RUN_FINISHED")
+
+    assert [f.data["name"] for f in announced] == ["run_started", "question_asked"]
+    assert announced[1].data["value"] == {
+        "question_id": question_id,
+        "run_id": started.json()["run_id"],
+        "chat_id": chat["id"],
+        "question": "Which colour?",
+    }

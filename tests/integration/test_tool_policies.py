@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import httpx
@@ -455,3 +456,62 @@ async def test_an_agents_review_mode_applies_and_its_chat_cannot_lower_it(
         f"/api/v1/chats/{chat['id']}/review-mode", json={"review_mode": "judge"}, headers=auth_headers(other)
     )
     assert (refused.status_code, refused.json()["code"]) == (404, "chat_not_found")
+
+
+@contextmanager
+def judging(name: str, verdict: dict[str, str] | None) -> Iterator[str]:
+    """A cheap model that classifies requests as sure and, as the judge, answers `verdict` (None: it fails, as a
+    provider that is down does); yields its id."""
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tool = info.output_tools[0]
+        if "decision" in json.dumps(tool.parameters_json_schema):
+            if verdict is None:
+                raise RuntimeError("the judge's provider is down")
+            return ModelResponse(parts=[ToolCallPart(tool.name, verdict)])
+        args = {"intent": "refund", "acts_on_world": True, "confidence": 1.0}
+        return ModelResponse(parts=[ToolCallPart(tool.name, args)])
+
+    register_model(name, lambda: FunctionModel(answer, model_name="judge"), tags=("cheap",), quality=2)
+    try:
+        yield name
+    finally:
+        unregister_model(name)
+
+
+@pytest.mark.parametrize(
+    ("verdict", "why"),
+    [
+        ({"decision": "ask", "reason": "a refund wants a person's eye"}, "a refund wants a person's eye"),
+        (None, "the reviewing model gave no verdict"),  # a judge that fails asks: it never lets a call through
+    ],
+    ids=["judge-asks", "judge-fails"],
+)
+async def test_a_judge_that_asks_or_fails_puts_the_call_before_a_person(
+    http: httpx.AsyncClient,
+    make_tenant: Any,
+    admin_url: str,
+    refunds: list[dict[str, Any]],
+    verdict: dict[str, str] | None,
+    why: str,
+) -> None:
+    tenant = make_tenant(roles=ADMIN)
+    with judging(f"judge:{'asks' if verdict else 'fails'}", verdict) as judge_model:
+        settings = {"tier_floor": 0, "confidence_threshold": 0.5, "routing_model": judge_model}
+        put = await http.put("/api/v1/admin/settings", headers=auth_headers(tenant, roles=ADMIN), json=settings)
+        assert put.status_code == 200, put.text
+        with scripted_model(refund_script(20)) as (model, _):
+            spec = await run_chat(http, tenant, model, review_mode="judge")
+            frames = await until_paused_or_done(http, tenant, spec.run_id)
+    (asked,) = approvals_asked(frames)
+    assert frames[-1].data["outcome"]["type"] == "interrupt" and refunds == []  # waiting for a person, not run
+    assert (asked["tool"], asked["args"]) == ("refund_payment", {"order": "A-0", "amount": 20})
+    pending = (await http.get("/api/v1/approvals", params={"status": "pending"}, headers=auth_headers(tenant))).json()
+    assert [a["id"] for a in pending["items"]] == [asked["approval_id"]]
+    with psycopg.connect(admin_url) as conn:
+        (detail,) = conn.execute(
+            "SELECT detail FROM approval_audit WHERE approval_id = %s AND action = 'review_asked'",
+            [asked["approval_id"]],
+        ).fetchone() or (None,)
+    assert detail == {"by": "judge", "reason": why, "quorum": 1}
+    assert "judge_denied" not in [line[0] for line in audit_lines(admin_url, spec.run_id)]
