@@ -54,17 +54,21 @@ class World:
         self.http = httpx.Client(base_url=server.url, timeout=60)
         self.admin = server.auth_for("ada", "org-admin")
         self.member = server.auth_for("max", "user")
-        self._provider("fake", fake, 2)
-        self._provider("cheap", cheap, 0)
+        self.provider("fake", fake, 2)
+        self.provider("cheap", cheap, 0)
 
-    def _provider(self, name: str, fake: FakeProvider, tier: int) -> None:
+    def provider(self, name: str, fake: FakeProvider, tier: int, tags: tuple[str, ...] = ()) -> str:
+        """Register `fake` as the org's provider `name` with one model `m` (`name:m`); its id."""
         body = {"name": name, "kind": "openai-compatible", "base_url": fake.base_url, "trust_tier": tier}
         provider = self.http.post("/api/v1/admin/providers", headers=self.admin, json=body)
         assert provider.status_code == 201, provider.text
         model = self.http.post(
-            f"/api/v1/admin/providers/{provider.json()['id']}/models", headers=self.admin, json={"name": "m"}
+            f"/api/v1/admin/providers/{provider.json()['id']}/models",
+            headers=self.admin,
+            json={"name": "m", "tags": list(tags)},
         )
         assert model.status_code == 201, model.text
+        return str(provider.json()["id"])
 
     def agent(self, **fields: Any) -> dict[str, Any]:
         body = {

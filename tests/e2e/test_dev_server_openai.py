@@ -194,3 +194,71 @@ def test_an_answer_from_the_knowledge_base_ends_with_its_sources_streamed_or_sto
     deltas = "".join(e.delta for e in streamed if e.type == "response.output_text.delta")  # type: ignore[union-attr]
     assert final.output[-1].content[0].text.startswith("Sources:\n[1] calendar.pdf, p. 1")  # type: ignore[union-attr]
     assert deltas == client.responses.retrieve(final.id).output_text == final.output_text
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def test_an_image_part_reaches_a_model_that_sees_and_a_model_that_does_not_is_400(world: World) -> None:
+    data_url = f"data:image/png;base64,{PNG}"
+    content: Any = [
+        {"type": "text", "text": "what is in this picture?"},
+        {"type": "image_url", "image_url": {"url": data_url}},
+    ]
+    with running_fake_provider(script) as eyes:
+        provider = world.provider("eyes", eyes, 2, tags=("vision",))
+        try:
+            answer = world.client().chat.completions.create(
+                model="eyes:m", messages=[{"role": "user", "content": content}]
+            )
+            assert answer.choices[0].message.content == "Hello from the fake model."
+            user = [m for m in eyes.requests[-1]["messages"] if m["role"] == "user"][-1]
+            assert {"type": "image_url", "image_url": {"url": data_url}} in [
+                {"type": p["type"], "image_url": {"url": p["image_url"]["url"]}}
+                for p in user["content"]
+                if p["type"] == "image_url"
+            ]
+            before = len(world.fake.requests)
+            for blind in ("fake:m", "calculator"):  # a model without `vision`, named or an agent's
+                with pytest.raises(openai.BadRequestError) as refused:
+                    world.client().chat.completions.create(model=blind, messages=[{"role": "user", "content": content}])
+                assert refused.value.code == "model_lacks_vision" and refused.value.param == "messages"
+            assert len(world.fake.requests) == before  # nothing was sent to it
+        finally:
+            world.http.delete(f"/api/v1/admin/providers/{provider}", headers=world.admin)
+
+
+def test_tool_choice_required_or_a_named_function_binds_the_first_model_request(world: World) -> None:
+    client = world.client()
+    before = len(world.fake.requests)
+    forced = client.chat.completions.create(
+        model="calculator",
+        messages=[{"role": "user", "content": "calc please"}],
+        tools=[WEATHER_TOOL],
+        tool_choice="required",
+    )
+    assert forced.choices[0].message.content == "Result: 42"  # the agent's own tool ran; its result answered freely
+    first, then = world.fake.requests[before : before + 2]
+    assert first["tool_choice"] == "required" and then.get("tool_choice", "auto") == "auto"
+    named = {"type": "function", "function": {"name": "get_weather"}}
+    called = client.chat.completions.create(
+        model="fake:m",
+        messages=[{"role": "user", "content": "what is the weather?"}],
+        tools=[WEATHER_TOOL],
+        tool_choice=named,  # type: ignore[arg-type]
+    )
+    assert called.choices[0].finish_reason == "tool_calls"
+    assert world.fake.requests[-1]["tool_choice"] == named
+    messages: Any = [{"role": "user", "content": "hi"}]
+    refusals = [
+        ({"type": "function", "function": {"name": "nope"}}, "invalid_value"),
+        ("sometimes", "invalid_value"),
+        ({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": []}}, "unsupported_value"),
+    ]
+    for choice, code in refusals:
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(model="fake:m", messages=messages, tools=[WEATHER_TOOL], tool_choice=choice)  # type: ignore[arg-type]
+        assert refused.value.code == code and refused.value.param == "tool_choice"
+    with pytest.raises(openai.BadRequestError) as toolless:
+        client.chat.completions.create(model="fake:m", messages=messages, tool_choice="required")
+    assert toolless.value.code == "invalid_value" and toolless.value.param == "tool_choice"

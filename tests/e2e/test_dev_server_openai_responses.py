@@ -118,14 +118,15 @@ def test_a_background_stream_left_mid_way_resumes_with_starting_after_each_event
     with client.responses.create(model="calculator", input="calc please", stream=True, background=True) as stream:
         for event in stream:
             seen.append(_dump(event))
-            if event.type == "response.in_progress":
-                break  # the client goes away; the run does not
+            if event.type == "response.output_text.delta":
+                break  # the client goes away mid-answer (after its first text); the run does not
     response_id = seen[0]["response"]["id"]
     rest = [
         _dump(e)
         for e in client.responses.retrieve(response_id, stream=True, starting_after=seen[-1]["sequence_number"])
     ]
     events = seen + rest
+    assert seen[-1]["type"] == "response.output_text.delta" and rest[0]["type"] != "response.output_text.delta"
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     assert events[-1]["type"] == "response.completed"
     assert "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta") == "Result: 42"
@@ -208,3 +209,61 @@ def test_a_background_response_asks_a_question_answered_through_the_responses_ap
     events = [_dump(e) for e in client.responses.retrieve(waiting.id, stream=True)]
     assert events[-1]["type"] == "response.completed"
     assert client.responses.retrieve(waiting.id).output_text == "Result: Rome"
+
+
+def test_a_streamed_client_function_call_and_its_output_continuing_the_stream(world: World) -> None:
+    client = world.client()
+    with client.responses.create(model="fake:m", input="what is the weather?", tools=[WEATHER], stream=True) as stream:  # type: ignore[list-item]
+        events = [_dump(e) for e in stream]
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    deltas = [e for e in events if e["type"] == "response.function_call_arguments.delta"]
+    done = [e for e in events if e["type"] == "response.function_call_arguments.done"]
+    assert deltas and len(done) == 1 and done[0]["name"] == "get_weather"
+    assert "".join(d["delta"] for d in deltas) == done[0]["arguments"]
+    assert json.loads(done[0]["arguments"]) == {"city": "Paris"}
+    added = next(e["item"] for e in events if e["type"] == "response.output_item.added")
+    item = next(e["item"] for e in events if e["type"] == "response.output_item.done")
+    assert added["type"] == item["type"] == "function_call" and added["status"] == "in_progress"
+    assert item["status"] == "completed" and item["name"] == "get_weather" and item["call_id"] == added["call_id"]
+    assert {d["item_id"] for d in deltas} == {done[0]["item_id"]} == {item["id"]}
+    final = events[-1]["response"]
+    assert events[-1]["type"] == "response.completed" and final["output"] == [item]
+    output = {"type": "function_call_output", "call_id": item["call_id"], "output": "sunny, 21 C"}
+    with client.responses.create(
+        model="fake:m",
+        previous_response_id=final["id"],
+        input=[output],
+        tools=[WEATHER],
+        stream=True,  # type: ignore[list-item]
+    ) as stream:
+        answer = [_dump(e) for e in stream]
+    text = "".join(e["delta"] for e in answer if e["type"] == "response.output_text.delta")
+    assert text == "Result: sunny, 21 C" and answer[-1]["response"]["previous_response_id"] == final["id"]
+    sent = world.fake.requests[-1]["messages"]
+    assert [m["role"] for m in sent if m["role"] != "system"] == ["user", "assistant", "tool"]
+    assert sent[-1]["tool_call_id"] == item["call_id"] and sent[-1]["content"] == "sunny, 21 C"
+
+
+def test_the_response_repeats_its_request_and_its_instructions_reach_the_model(world: World) -> None:
+    client = world.client()
+    before = len(world.fake.requests)
+    first = client.responses.create(
+        model="fake:m",
+        input="say hello",
+        instructions="Answer like a pirate.",
+        store=False,
+        tool_choice="none",
+        tools=[WEATHER],  # type: ignore[list-item]
+        metadata={"ticket": "T-1"},
+    )
+    sent = world.fake.requests[before]
+    assert any(m["role"] == "system" and "Answer like a pirate." in str(m["content"]) for m in sent["messages"])
+    assert "get_weather" not in json.dumps(sent.get("tools", []))  # `none`: the caller's tools are not offered
+    for shown in (first, client.responses.retrieve(first.id)):
+        assert shown.instructions == "Answer like a pirate." and shown.store is False
+        assert shown.tool_choice == "none" and shown.previous_response_id is None
+        assert shown.metadata == {"ticket": "T-1"}
+    second = client.responses.create(model="fake:m", input="say hello again", previous_response_id=first.id)
+    again = client.responses.retrieve(second.id)
+    assert again.previous_response_id == first.id and again.instructions is None
+    assert again.store is True and again.tool_choice == "auto"

@@ -16,6 +16,7 @@ from personal_agent.agents.structured import output_problem
 from personal_agent.engine.context_fit import ContextFit
 from personal_agent.engine.emitter import RunEmitter
 from personal_agent.engine.search_rewrite import QueryRewrite
+from personal_agent.engine.tool_choice import CallerToolChoice
 from personal_agent.engine.tool_review import ToolReview
 from personal_agent.engine.user_context import run_capabilities, run_instructions
 from personal_agent.governance.model_build import build_run_model
@@ -44,6 +45,7 @@ async def build_agent(spec: RunSpec, emitter: RunEmitter | None = None) -> Agent
             *run_capabilities(),
             ToolReview(),
             QueryRewrite(),
+            CallerToolChoice(spec),  # the caller's `tool_choice` (`/v1`) on the requests that answer it
             *otel_export.capabilities(spec),  # GenAI spans over OTLP when PA_OTEL_ENDPOINT is set
         ],
         toolsets=[run_toolset(spec), *mcp_toolsets(spec), *client_toolsets(spec)],

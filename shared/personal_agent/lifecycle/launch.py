@@ -85,6 +85,7 @@ class LaunchRequest:
     client_tools: tuple[ClientTool, ...] = ()
     model_settings: ModelSettings = ModelSettings()
     output_schema: dict[str, Any] | None = None
+    echo: dict[str, Any] | None = None
     followup_id: UUID | None = None
     """The queued follow-up this launch starts (`lifecycle/followup_queue.py`): it is marked started with the run."""
 
@@ -242,6 +243,7 @@ def _as_asked(request: LaunchRequest) -> dict[str, Any]:
         "client_tools": request.client_tools,
         "model_settings": request.model_settings,
         "output_schema": request.output_schema,
+        "echo": request.echo,
     }
 
 

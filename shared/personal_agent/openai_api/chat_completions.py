@@ -19,6 +19,7 @@ from personal_agent.openai_api.completion_builder import CompletionBuilder, RunF
 from personal_agent.openai_api.response_schema import FunctionTool
 from personal_agent.openai_api.run_events import V1Run, events, launch
 from personal_agent.openai_api.targets import resolve
+from personal_agent.openai_api.tool_choice import choice_of
 from personal_agent.runs import store
 from personal_agent.spec.run_spec import ClientTool, ModelSettings, RunSpec
 from personal_agent.tools.registry import get_tool
@@ -31,16 +32,19 @@ async def v1_run(principal: Principal, body: ChatCompletionRequest) -> V1Run:
     """The run a request asks for; 400 (with its `param`) or 404 `model_not_found` before anything is stored."""
     target = await resolve(principal, body.model)
     stop = [body.stop] if isinstance(body.stop, str) else list(body.stop or [])
+    tools = client_tools(body)
+    choice = choice_of(body.tool_choice, tools)
     settings = ModelSettings(
         temperature=body.temperature,
         top_p=body.top_p,
         max_tokens=body.max_completion_tokens or body.max_tokens,
         stop_sequences=tuple(stop),
+        tool_choice=choice.forced,
     )
     return V1Run(
         target=target,
         conversation=conversations.from_chat(body.messages),
-        client_tools=client_tools(body) if body.tool_choice != "none" else (),
+        client_tools=tools if choice.offer else (),
         settings=settings,
         schema=answer_schema(body.response_format),
     )

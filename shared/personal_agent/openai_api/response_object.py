@@ -12,7 +12,7 @@ from uuid import UUID
 from personal_agent.agents.config import BUILTIN_SLUG
 from personal_agent.errors import NotFound
 from personal_agent.openai_api.citations import Sources
-from personal_agent.openai_api.response_schema import RESPONSE_ID_PREFIX
+from personal_agent.openai_api.response_schema import RESPONSE_ID_PREFIX, ResponseRequest
 from personal_agent.runs.store import RunRow
 from personal_agent.spec.run_spec import OUTPUT_TOOL, RunSpec
 
@@ -63,10 +63,22 @@ def model_name(spec: RunSpec) -> str:
     return spec.model
 
 
+def echo_of(body: ResponseRequest) -> dict[str, Any]:
+    """What the response object repeats of its request (kept in the run's spec, so every read shows it)."""
+    return {
+        "instructions": body.instructions,
+        "previous_response_id": body.previous_response_id,
+        "store": body.store,
+        "tool_choice": "auto" if body.tool_choice is None else body.tool_choice,
+        "metadata": body.metadata or {},
+    }
+
+
 def skeleton(spec: RunSpec, status: str, created_at: int) -> dict[str, Any]:
     """The response object before it has output (`response.created`): from the spec alone, so a replay is equal."""
     schema = spec.output_schema
     text_format = {"type": "json_schema", "name": "output", "schema": schema, "strict": True} if schema else None
+    echo = spec.echo or {}
     return {
         "id": response_id(spec.run_id),
         "object": "response",
@@ -75,17 +87,17 @@ def skeleton(spec: RunSpec, status: str, created_at: int) -> dict[str, Any]:
         "background": spec.mode == "durable",
         "error": None,
         "incomplete_details": None,
-        "instructions": None,
+        "instructions": echo.get("instructions"),
         "max_output_tokens": spec.model_settings.max_tokens,
         "model": model_name(spec),
         "output": [],
         "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "store": True,
+        "previous_response_id": echo.get("previous_response_id"),
+        "store": echo.get("store", True),
         "temperature": spec.model_settings.temperature,
         "top_p": spec.model_settings.top_p,
         "text": {"format": text_format or {"type": "text"}},
-        "tool_choice": "auto",
+        "tool_choice": echo.get("tool_choice", "auto"),
         "tools": [
             {
                 "type": "function",
@@ -98,7 +110,7 @@ def skeleton(spec: RunSpec, status: str, created_at: int) -> dict[str, Any]:
         ],
         "truncation": "disabled",
         "usage": None,
-        "metadata": {},
+        "metadata": echo.get("metadata", {}),
     }
 
 

@@ -24,6 +24,7 @@ from personal_agent.openai_api.response_input import calls_in, from_input
 from personal_agent.openai_api.response_schema import ResponseRequest
 from personal_agent.openai_api.run_events import V1Run, events, launch
 from personal_agent.openai_api.targets import resolve
+from personal_agent.openai_api.tool_choice import choice_of
 from personal_agent.runs import store
 from personal_agent.spec.run_spec import ModelSettings, RunSpec
 
@@ -39,15 +40,22 @@ async def create(principal: Principal, body: ResponseRequest) -> RunSpec:
         chat_id = previous.chat_id
         async with org_transaction(principal.org_id) as conn:
             earlier = calls_in(await message_store.run_messages(conn, previous.id))
+    tools = client_tools_of(body.tools or [], param="tools")
+    choice = choice_of(body.tool_choice, tools)
+    settings = ModelSettings(
+        temperature=body.temperature, top_p=body.top_p, max_tokens=body.max_output_tokens, tool_choice=choice.forced
+    )
     run = V1Run(
         target=target,
         conversation=from_input(body.items(), body.instructions, earlier),
-        client_tools=client_tools_of(body.tools or [], param="tools") if body.tool_choice != "none" else (),
-        settings=ModelSettings(temperature=body.temperature, top_p=body.top_p, max_tokens=body.max_output_tokens),
+        client_tools=tools if choice.offer else (),
+        settings=settings,
         schema=_schema(body),
         mode="durable" if body.background else "inline",
         approval_policy="wait" if body.background else "deny",
         chat_id=chat_id,
+        echo=objects.echo_of(body),
+        input_param="input",
     )
     return await launch(principal, run)
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 from uuid import UUID
 
 from personal_agent.bus.key_names import run_stream
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
+from personal_agent.errors import InvalidInput
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.openai_api.conversation import Conversation
@@ -23,6 +24,7 @@ from personal_agent.spec.run_spec import ClientTool, ModelSettings, RequestedMod
 from personal_agent.stream.relay import relay
 
 TITLE_CHARS = 60
+VISION_CODES = ("model_lacks_vision", "no_vision_model")
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,10 @@ class V1Run:
     approval_policy: Literal["wait", "deny"] = "deny"
     chat_id: UUID | None = None
     """Continue this chat (`previous_response_id`); None: a new chat titled after the first user turn."""
-    metadata: dict[str, Any] = field(default_factory=dict)
+    echo: dict[str, Any] | None = None
+    """What the response object repeats of the request (Responses)."""
+    input_param: str = "messages"
+    """The request's field its conversation came from (a 400 about its images names it)."""
 
 
 async def launch(principal: Principal, run: V1Run) -> RunSpec:
@@ -63,8 +68,14 @@ async def launch(principal: Principal, run: V1Run) -> RunSpec:
         client_tools=run.client_tools,
         model_settings=run.settings,
         output_schema=run.schema,
+        echo=run.echo,
     )
-    return await launch_run(request)
+    try:
+        return await launch_run(request)
+    except InvalidInput as exc:
+        if exc.code in VISION_CODES:  # images, and the model asked for (or every model) cannot see
+            raise InvalidInput(exc.message, code=exc.code, param=run.input_param) from exc
+        raise
 
 
 async def _new_chat(principal: Principal, text: str) -> UUID:

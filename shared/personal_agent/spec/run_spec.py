@@ -220,10 +220,12 @@ class ModelSettings(BaseModel):
     top_p: float | None = Field(None, ge=0, le=1)
     max_tokens: int | None = Field(None, ge=1, le=1_000_000)
     stop_sequences: tuple[str, ...] = Field((), max_length=4)
+    tool_choice: str | None = Field(None, max_length=64)
+    """`required` or a caller's tool's name: what the request answering the caller must call (`engine/tool_choice`)."""
 
     def as_dict(self) -> dict[str, Any]:
-        """pydantic-ai's `ModelSettings` (a TypedDict): only what was set."""
-        chosen = self.model_dump(exclude_none=True, exclude_defaults=True)
+        """pydantic-ai's `ModelSettings` (a TypedDict): only what was set (`tool_choice` is per step)."""
+        chosen = self.model_dump(exclude_none=True, exclude_defaults=True, exclude={"tool_choice"})
         if "stop_sequences" in chosen:
             chosen["stop_sequences"] = list(chosen["stop_sequences"])
         return chosen
@@ -282,6 +284,8 @@ class RunSpec(BaseModel):
     model_settings: ModelSettings = ModelSettings()
     output_schema: dict[str, Any] | None = None
     """A JSON Schema the caller asked the answer to match (`/v1` `response_format`); else the agent's."""
+    echo: dict[str, Any] | None = None
+    """What a `/v1` response repeats of its request (`instructions`, `previous_response_id`, `store`, ...)."""
     labels: Labels = Labels()
     """The run's governance labels at launch (`spec/labels.py`): the chat's, its classification's, an untrusted
     trigger's and those of what entered with the message. The engine raises them from the run's messages."""
