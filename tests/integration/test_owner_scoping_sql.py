@@ -72,6 +72,51 @@ def test_the_app_role_sees_only_the_acting_users_attachments(admin_url: str, app
             )
 
 
+def test_a_project_chats_files_are_read_by_its_members_and_changed_by_their_uploader_only(
+    admin_url: str, app_url: str, make_tenant: Any
+) -> None:
+    """0046: carol's file in alice's project chat is read by every member (bob, a viewer, too) and alice, changed and
+    deleted by nobody but carol; dave (no member) reads nothing; once the chat is restricted, members read it no more
+    (carol still reads her own row: her export and erase need it)."""
+    alice = make_tenant()
+    bob, carol, dave = (_colleague(admin_url, alice.org_id) for _ in range(3))
+    key = f"attachments/{alice.org_id}/{uuid.uuid4()}/w.png"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        project = conn.execute("INSERT INTO projects (org_id, name) VALUES (%s, 'p') RETURNING id", [alice.org_id])
+        pid = project.fetchone()[0]  # type: ignore[index]
+        for user, role in ((alice.user_id, "owner"), (bob, "viewer"), (carol, "editor")):
+            conn.execute(
+                "INSERT INTO project_members (project_id, org_id, user_id, role) VALUES (%s, %s, %s, %s)",
+                [pid, alice.org_id, user, role],
+            )
+        chat = conn.execute(
+            "INSERT INTO chats (org_id, user_id, title, project_id) VALUES (%s, %s, 'c', %s) RETURNING id",
+            [alice.org_id, alice.user_id, pid],
+        ).fetchone()
+        assert chat is not None
+        conn.execute(
+            "INSERT INTO attachments (org_id, user_id, chat_id, kind, filename, content_type, size, object_key)"
+            " VALUES (%s, %s, %s, 'image', 'w.png', 'image/png', 1, %s)",
+            [alice.org_id, carol, chat[0], key],
+        )
+
+    def reach(user: Any) -> tuple[int, int, int]:
+        """How many rows a read, a change and a delete of the file reach, acting as `user`."""
+        with _session(app_url, alice.org_id, user) as conn:
+            read = conn.execute("SELECT 1 FROM attachments WHERE chat_id = %s", [chat[0]]).rowcount
+            changed = conn.execute("UPDATE attachments SET filename = 'x.png' WHERE chat_id = %s", [chat[0]]).rowcount
+            conn.execute("BEGIN")
+            deleted = conn.execute("DELETE FROM attachments WHERE chat_id = %s", [chat[0]]).rowcount
+            conn.execute("ROLLBACK")
+        return read, changed, deleted
+
+    assert [reach(u) for u in (alice.user_id, bob, dave)] == [(1, 0, 0), (1, 0, 0), (0, 0, 0)]
+    assert reach(carol) == (1, 1, 1)  # her own (the delete rolled back)
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute("UPDATE chats SET classification = 'restricted' WHERE id = %s", [chat[0]])
+    assert [reach(u)[0] for u in (alice.user_id, bob, carol)] == [1, 0, 1]
+
+
 def test_the_metering_ledger_is_the_platforms_alone(admin_url: str, app_url: str, make_tenant: Any) -> None:
     tenant = make_tenant()
     start = datetime(1990, 1, 1, tzinfo=UTC) + timedelta(hours=uuid.uuid4().int % 100_000)
