@@ -12,6 +12,7 @@ type Listener = (event: FeedEvent) => void;
 const listeners = new Set<Listener>();
 const reconnectListeners = new Set<() => void>();
 const documentListeners = new Set<(value: FeedEventValue<"document_status">) => void>();
+const inboxListeners = new Set<() => void>();
 let stream: EventStream<FeedCustomEvent | { type?: undefined }> | null = null;
 
 export function startFeed(): void {
@@ -32,6 +33,8 @@ export function startFeed(): void {
         for (const listener of documentListeners) listener(event.value);
       } else if (event.name === "run_started" || event.name === "run_finished") {
         for (const listener of listeners) listener(event);
+      } else if (event.name === "approval_requested" || event.name === "question_asked") {
+        for (const listener of inboxListeners) listener();
       }
     },
   });
@@ -51,6 +54,12 @@ export function onFeedReconnect(listener: () => void): () => void {
 export function onFeed(listener: Listener): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);
+}
+
+/** Something now waits for the user (a run asked a question or for an approval): the inbox and its count reload. */
+export function onInboxChange(listener: () => void): () => void {
+  inboxListeners.add(listener);
+  return () => inboxListeners.delete(listener);
 }
 
 /** A knowledge document's status changed (the page that lists documents follows uploads with it). */
