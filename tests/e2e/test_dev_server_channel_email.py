@@ -1,7 +1,10 @@
 """E-mail in (issue 34) on `pa dev` as a user runs it: raw RFC 822 messages sent with `smtplib` to the SMTP server
 `pa dev` starts on loopback (`PA_SMTP_PORT`); the replies read back from the SES emulator `pa dev` sends through. An
 unlinked sender gets the connect reply only; once linked, an e-mail runs the agent and the answer is a threaded
-reply (`In-Reply-To`, `References`, `Re:`); a reply `approve` decides the thread's waiting approval."""
+reply (`In-Reply-To`, `References`, `Re:`); a reply `approve` to the approval mail's own address (its answer code,
+taken from the mail `pa dev` sent) decides the waiting approval, while one in the same thread to the channel's
+plain address (a forged `From` could send it) decides nothing; an `ask_user` question is answered by a reply to the
+question's mail, checked against its choices."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import pytest
 
 from personal_agent.local.ports import free_port
 from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.fake_provider import running_fake_provider, tool_results
 
 ADDRESS, SENDER = "agent@e2e.example.com", "alice@example.com"
 
@@ -33,9 +37,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer,
         yield server, port
 
 
-def _send(port: int, message_id: str, subject: str, text: str, references: str = "") -> None:
+def _send(port: int, message_id: str, subject: str, text: str, references: str = "", to: str = ADDRESS) -> None:
     message = EmailMessage()
-    message["From"], message["To"], message["Subject"] = f"Alice <{SENDER}>", ADDRESS, subject
+    message["From"], message["To"], message["Subject"] = f"Alice <{SENDER}>", to, subject
     message["Message-ID"] = message_id
     if references:
         message["In-Reply-To"], message["References"] = references.split()[-1], references
@@ -112,16 +116,29 @@ def test_a_reply_approve_decides_the_waiting_approval(world: tuple[DevServer, in
         (asked,) = _replies_to(server, "<act@example.com>", "waiting for your approval")
         pending = http.get("/api/v1/approvals", params={"status": "pending"}, headers=server.auth).json()["items"]
         assert len(pending) == 1
+        # The approval's mail asks to be answered at an address of its own (its code); the same words sent to the
+        # channel's plain address, as anyone writing Alice's From line could, decide nothing.
+        reply_to = str(asked["Reply-To"])
+        assert reply_to.startswith("agent+") and reply_to.endswith("@e2e.example.com"), reply_to
+        references = "<act@example.com> " + asked["Message-ID"]
+        _send(port, "<forged@example.com>", "Re: Please send", "approve", references=references)
+        (refused,) = _replies_to(server, "<forged@example.com>", "decided nothing")
+        assert len(_body(refused)) < 300
+        still = http.get("/api/v1/approvals", params={"status": "pending"}, headers=server.auth).json()["items"]
+        assert [a["id"] for a in still] == [pending[0]["id"]]
+
         _send(
             port,
             "<yes@example.com>",
             "Re: Please send",
             "approve\n\nOn Monday someone wrote:\n> quoted",
-            references="<act@example.com> " + asked["Message-ID"],
+            references=references,
+            to=reply_to,
         )
         _replies_to(server, "<yes@example.com>", "Approved by")
         approved = http.get("/api/v1/approvals", params={"status": "approved"}, headers=server.auth).json()["items"]
         assert pending[0]["id"] in {a["id"] for a in approved}
+        _replies_to(server, "<act@example.com>", "queued")  # the rest of the run's answer, in the thread
 
 
 PIXEL = (
@@ -201,3 +218,63 @@ def test_a_member_outside_the_allow_list_is_refused_and_nothing_runs(world: tupl
             assert len(_runs(http, server)) == before + 1
         finally:
             http.put("/api/v1/admin/channels/email", json={"address": ADDRESS}, headers=admin)
+
+
+QUESTION = {"question": "Which environment?", "choices": ["staging", "production"]}
+
+
+def _asking_script(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    answers = tool_results(messages)
+    if not answers:
+        return {"tool_calls": [{"name": "ask_user", "arguments": QUESTION}]}
+    return {"content": f"Deploying to {answers[-1]}."}
+
+
+def _asking_model(http: httpx.Client, admin: dict[str, str], base_url: str) -> None:
+    """A scripted OpenAI-compatible model on loopback (it asks `QUESTION`) as the org's, and Alice's default."""
+    provider = http.post(
+        "/api/v1/admin/providers",
+        headers=admin,
+        json={"name": "fake", "kind": "openai-compatible", "base_url": base_url, "trust_tier": 2},
+    )
+    assert provider.status_code == 201, provider.text
+    model = http.post(f"/api/v1/admin/providers/{provider.json()['id']}/models", headers=admin, json={"name": "m"})
+    assert model.status_code == 201, model.text
+
+
+def _pending_questions(http: httpx.Client, server: DevServer) -> list[dict[str, Any]]:
+    listed = http.get("/api/v1/questions", params={"status": "pending"}, headers=server.auth)
+    items: list[dict[str, Any]] = listed.json()["items"]
+    return items
+
+
+@pytest.mark.timeout(300)
+def test_a_question_is_answered_by_a_reply_to_its_own_mail(world: tuple[DevServer, int]) -> None:
+    server, port = world
+    admin = server.auth_for("boss", "org-admin")
+    with running_fake_provider(_asking_script) as fake, httpx.Client(base_url=server.url, timeout=60) as http:
+        if not http.get("/api/v1/me/channel-links", headers=server.auth).json():
+            pytest.fail("the first test links the member")
+        _asking_model(http, admin, fake.base_url)
+        assert http.put("/api/v1/me/settings", json={"default_model": "fake:m"}, headers=server.auth).status_code == 200
+        try:
+            _send(port, "<ask@example.com>", "Deploy", "deploy the build")
+            (asked,) = _replies_to(server, "<ask@example.com>", r"Which environment\?")
+            assert "staging, production" in _body(asked)
+            reply_to, references = str(asked["Reply-To"]), "<ask@example.com> " + asked["Message-ID"]
+            assert reply_to.startswith("agent+") and reply_to != str(asked["From"]), reply_to
+
+            # To the channel's plain address (anyone can write Alice's From line): no answer.
+            _send(port, "<ask-plain@example.com>", "Re: Deploy", "production", references=references)
+            _replies_to(server, "<ask-plain@example.com>", "decided nothing")
+            # To the question's own address, but not one of its choices: refused with the reason, still pending.
+            _send(port, "<ask-qa@example.com>", "Re: Deploy", "qa", references=references, to=reply_to)
+            (wrong,) = _replies_to(server, "<ask-qa@example.com>", "does not fit")
+            assert len(_body(wrong)) < 300
+            assert len(_pending_questions(http, server)) == 1
+
+            _send(port, "<ask-yes@example.com>", "Re: Deploy", "staging", references=references, to=reply_to)
+            _replies_to(server, "<ask@example.com>", "Deploying to staging")
+            assert _pending_questions(http, server) == []
+        finally:
+            http.put("/api/v1/me/settings", json={"default_model": None}, headers=server.auth)

@@ -114,6 +114,7 @@ async def answer(spec: RunSpec, replier: Replier, cursor: Cursor | None = None) 
             await current.show()
             if (event.get("outcome") or {}).get("type") != "interrupt":
                 return "RUN_FINISHED"
+            current = _Answer(replier, spec)  # a resumed run starts no RUN_STARTED: its answer is a new message
         elif kind == "RUN_ERROR":
             await current.show()
             await replier.notice(f"The run failed: {event.get('message') or 'an error'}")
