@@ -267,3 +267,15 @@ def test_the_response_repeats_its_request_and_its_instructions_reach_the_model(w
     again = client.responses.retrieve(second.id)
     assert again.previous_response_id == first.id and again.instructions is None
     assert again.store is True and again.tool_choice == "auto"
+
+
+def test_tool_choice_names_a_function_and_the_response_shows_it(world: World) -> None:
+    client = world.client()
+    named = {"type": "function", "name": "get_weather"}
+    called = client.responses.create(model="fake:m", input="what is the weather?", tools=[WEATHER], tool_choice=named)  # type: ignore[list-item,arg-type]
+    assert world.fake.requests[-1]["tool_choice"] == {"type": "function", "function": {"name": "get_weather"}}
+    assert [i.type for i in called.output] == ["function_call"]
+    assert client.responses.retrieve(called.id).tool_choice.model_dump(exclude_none=True) == named  # type: ignore[union-attr]
+    with pytest.raises(openai.BadRequestError) as hosted:
+        client.responses.create(model="fake:m", input="hi", tools=[WEATHER], tool_choice={"type": "file_search"})  # type: ignore[list-item,arg-type]
+    assert hosted.value.code == "unsupported_value" and hosted.value.param == "tool_choice"
