@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from collections.abc import Callable
@@ -63,3 +64,36 @@ def personal_token(server: DevServer, user: str) -> str:
     created.raise_for_status()
     token: str = created.json()["token"]
     return token
+
+
+def scripted_model(server: DevServer, base_url: str, name: str, **model: Any) -> str:
+    """An org provider `name` at a scripted model server on loopback (tests/fake_provider.py) with one model,
+    `<name>-model` (`model`: its other fields, e.g. prices); the model's id for `--model`. Each provider's model has a
+    name of its own: usage is priced by the answering model's name, and two models of one name in a run's fallback
+    chain price it as unknown (`engine/usage.py`)."""
+    admin = server.auth_for("root", "org-admin")
+    with httpx.Client(base_url=server.url, headers=admin, timeout=30) as http:
+        body = {"name": name, "kind": "openai-compatible", "base_url": base_url, "trust_tier": 2}
+        provider = http.post("/api/v1/admin/providers", json=body)
+        assert provider.status_code == 201, provider.text
+        models = f"/api/v1/admin/providers/{provider.json()['id']}/models"
+        added = http.post(models, json={"name": f"{name}-model", **model})
+        assert added.status_code == 201, added.text
+    return f"{name}:{name}-model"
+
+
+def stream_log(server: DevServer, run_id: str, auth: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
+    """A finished run's whole event stream as the server keeps it, read raw: (SSE id, event) each, in order."""
+    entries: list[tuple[str, dict[str, Any]]] = []
+    with httpx.stream("GET", f"{server.url}/api/v1/runs/{run_id}/events", headers=auth, timeout=30) as response:
+        assert response.status_code == 200
+        event_id, data = "", []
+        for line in response.iter_lines():
+            if line.startswith("id:"):
+                event_id = line[3:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+            elif line == "" and data:
+                entries.append((event_id, json.loads("\n".join(data))))
+                event_id, data = "", []
+    return entries

@@ -3,7 +3,9 @@ reads the screen (`tmux capture-pane`): a streamed answer with its tool card, an
 stopping a run (the run is cancelled on the server) and a second Ctrl-C quitting, and a connection cut in the middle
 of an answer (through a proxy the test drops) resumed with no word repeated or missing; with a scripted model (an
 OpenAI-compatible fake on loopback) that searches the knowledge base and delegates, the answer's sources under it and
-a sub-agent card with its steps, tools and answer."""
+a sub-agent card with its steps, tools and answer; `/new`, `/chats` and `pa chat --chat ID` (the chat's earlier turns
+shown, the next answer in it); and an answer's fenced code block drawn as a code block (highlighted, on its own
+background) at 80x24."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import pytest
 from tests.e2e.feed_listener import FeedListener
 from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.e2e.tcp_proxy import cuttable_proxy
-from tests.e2e.terminal_client import personal_token, wait_for
+from tests.e2e.terminal_client import personal_token, scripted_model, wait_for
 from tests.fake_provider import last_user_text, running_fake_provider, tool_results
 
 pytestmark = pytest.mark.timeout(300)  # tmux: `make tmux` installs it (a prerequisite of `make test`)
@@ -52,8 +54,9 @@ class Terminal:
         done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True)
         return done.stdout
 
-    def screen(self) -> str:
-        return self._tmux("capture-pane", "-p", "-t", "t")
+    def screen(self, escapes: bool = False) -> str:
+        """The pane's text (with `escapes`, its colours and attributes as escape sequences too)."""
+        return self._tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", "t")
 
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "t", "-l", text)
@@ -77,9 +80,12 @@ class Terminal:
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
+def _env(server: DevServer, token: str, url: str | None = None) -> dict[str, str]:
+    return {"PA_URL": url or server.url, "PA_TOKEN": token, "PA_CONFIG_DIR": str(Path("/nonexistent"))}
+
+
 def _chat(server: DevServer, token: str, url: str | None = None, size: tuple[int, int] = (80, 24)) -> Terminal:
-    env = {"PA_URL": url or server.url, "PA_TOKEN": token, "PA_CONFIG_DIR": str(Path("/nonexistent"))}
-    return Terminal([str(PA), "chat"], env, ROOT / "docs", size)
+    return Terminal([str(PA), "chat"], _env(server, token, url), ROOT / "docs", size)
 
 
 def _words(screen: str) -> list[str]:
@@ -253,3 +259,122 @@ def test_citations_and_sub_agent_progress_from_a_scripted_model(server: DevServe
         run = http.get("/api/v1/runs", params={"limit": 1}, headers=user).json()["items"][0]
         detail = http.get(f"/api/v1/runs/{run['id']}", headers=user).json()
         assert [(c["status"], c["task"]) for c in detail["children"]] == [("succeeded", "read the clock")]
+
+
+def test_chats_a_new_chat_and_continuing_one(server: DevServer) -> None:
+    token = personal_token(server, "zack")
+    user = {"Authorization": f"Bearer {token}"}
+    term = _chat(server, token)
+    try:
+        term.wait(r"ready")
+        term.type("what time is it, first?")
+        term.wait(r"first\?[\s\S]*The time is[\s\S]*─ done")
+        term.type("/new")
+        term.wait(r"A new chat\.[\s\S]*chat new · ready|chat new · ready[\s\S]*A new chat\.")
+        term.type("what time is it, second?")
+        term.wait(r"second\?[\s\S]*The time is[\s\S]*─ done")
+        with httpx.Client(base_url=server.url, headers=user, timeout=30) as http:
+            second, first = http.get("/api/v1/chats").json()["items"]  # newest first: two chats, one a turn each
+            for chat, asked in ((first, "what time is it, first?"), (second, "what time is it, second?")):
+                items = http.get(f"/api/v1/chats/{chat['id']}/messages").json()["items"]
+                assert [i["text"] for i in items if i["role"] == "user"] == [asked]
+        term.type("/chats")  # the session's chats, newest first, the one it is in marked
+        term.wait(rf"▸ {second['id']}  what time is it, second\?\s+{first['id']}  what time is it, first\?")
+        term.type("/quit")
+        term.wait(r"EXITED 0")
+    finally:
+        term.close()
+
+    # `pa chat --chat ID` continues the first chat: its earlier turn shown, the next answer lands in it.
+    term = Terminal([str(PA), "chat", "--chat", first["id"]], _env(server, token), ROOT / "docs")
+    try:
+        term.wait(
+            rf"chat {first['id'][:8]} · ready[\s\S]*> what time is it, first\?[\s\S]*⚙ current_time[\s\S]*The time is"
+        )
+        term.wait(r"The time is[\s\S]*─ the chat so far \(\d+ items\); continue it below")
+        term.type("what time is it, third?")
+        term.wait(r"third\?[\s\S]*The time is[\s\S]*─ done")
+        with httpx.Client(base_url=server.url, headers=user, timeout=30) as http:
+            items = http.get(f"/api/v1/chats/{first['id']}/messages").json()["items"]
+            turns = [i["text"] for i in items if i["role"] == "user"]
+            assert turns == ["what time is it, first?", "what time is it, third?"]
+            assert len(http.get("/api/v1/chats").json()["items"]) == 2  # no new chat
+    finally:
+        term.close()
+    # A chat that is not there (or not the caller's): one line and exit 2, before any screen.
+    missing = subprocess.run(
+        [str(PA), "chat", "--chat", str(uuid.uuid4())],
+        cwd=ROOT / "docs",
+        env={**server.env, **_env(server, token)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2 and "chat_not_found" in missing.stderr, missing.stderr
+
+
+CODE_ANSWER = "Here is the function:\n\n```python\ndef double(x):\n    return x * 2\n```\n\nCall it with a number."
+_SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def _colours(line: str) -> tuple[str, list[tuple[str, str]]]:
+    """A captured line (`capture-pane -e`) as its text and each character's (foreground, background)."""
+    text, colours, fg, bg, at = "", [], "", "", 0
+    for match in [*_SGR.finditer(line), None]:
+        end = match.start() if match else len(line)
+        text += line[at:end]
+        colours += [(fg, bg)] * (end - at)
+        if match is None:
+            break
+        at = match.end()
+        params = match.group(1).split(";")
+        i = 0
+        while i < len(params):
+            p = params[i]
+            if p in ("", "0"):
+                fg = bg = ""
+            elif p in ("38", "48"):
+                width = 3 if params[i + 1] == "5" else 5
+                value = ";".join(params[i : i + width])
+                fg, bg = (value, bg) if p == "38" else (fg, value)
+                i += width - 1
+            elif p == "39" or p == "49":
+                fg, bg = ("", bg) if p == "39" else (fg, "")
+            elif p.isdigit() and (30 <= int(p) <= 37 or 90 <= int(p) <= 97):
+                fg = p
+            elif p.isdigit() and (40 <= int(p) <= 47 or 100 <= int(p) <= 107):
+                bg = p
+            i += 1
+    return text, colours
+
+
+def _colour_of(lines: list[str], word: str) -> tuple[str, str]:
+    for line in lines:
+        text, colours = _colours(line)
+        if word in text:
+            return colours[text.index(word)]
+    raise AssertionError(f"{word!r} is not on the screen")
+
+
+def test_a_code_block_is_rendered_as_one(server: DevServer) -> None:
+    with running_fake_provider(lambda messages: {"content": CODE_ANSWER}) as fake:
+        model = scripted_model(server, fake.base_url, "coder")
+        term = _chat(server, personal_token(server, "xena"))  # 80x24
+        try:
+            term.wait(r"ready")
+            term.type(f"/model {model}")
+            term.wait(rf"pa chat · assistant · {model} ")
+            term.type("show me a function")
+            screen = term.wait(r"Call it with a number\.[\s\S]*─ done")
+            coloured = term.screen(escapes=True).splitlines()
+        finally:
+            term.close()
+    # Markdown, not its source: no fence, no info string; the code keeps its indentation.
+    assert "```" not in screen and not re.search(r"^\W*python\W*$", screen, re.M), screen
+    lines = screen.splitlines()
+    (head,) = [line for line in lines if "def double(x):" in line]
+    (body,) = [line for line in lines if "return x * 2" in line]
+    assert body.index("return") - head.index("def") == 4, screen
+    # A code block: on a background of its own, highlighted (the keyword and the name in different colours).
+    assert _colour_of(coloured, "def double")[1] != _colour_of(coloured, "Here is the function")[1]
+    assert _colour_of(coloured, "def ")[0] != _colour_of(coloured, "double(")[0]

@@ -1,6 +1,8 @@
 """The terminal client against `pa dev` as a user runs both: `pa login` with the device grant (the test plays the
 person who approves the code, through the API the web chat's /device page calls), the login refreshed and revoked,
-and `pa run` in a pipe with `--json` and its exit codes (success, cancelled, over budget, denied approval). Where
+and `pa run` in a pipe with `--json` and its exit codes (success, cancelled, failed, over budget at launch and in the
+middle of a run, denied approval); `git diff | pa run --agent reviewer "review this"` runs that agent on both, and
+`pa runs events --follow` prints a run's every event once, across its pause for an approval, to its end. Where
 the machine has an OS keyring the tokens go there and never to the file: a keyring backend of the test's own, loaded
 by keyring's own mechanism (PYTHON_KEYRING_BACKEND), stands in for the desktop's."""
 
@@ -10,14 +12,25 @@ import json
 import signal
 import stat
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
-from tests.e2e.terminal_client import client_env, pa, pending_approval, personal_token, wait_for
+from tests.e2e.terminal_client import (
+    client_env,
+    pa,
+    pending_approval,
+    personal_token,
+    scripted_model,
+    stream_log,
+    wait_for,
+)
+from tests.fake_provider import running_fake_provider, tool_results
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -282,3 +295,135 @@ def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
         assert capped.status_code == 200, capped.text
         refused = pa(env, "run", "--json", "hello")
         assert refused.returncode == 3 and "budget_exceeded" in refused.stderr
+
+
+def test_pa_run_with_an_agent_reads_the_prompt_from_a_pipe(server: DevServer, tmp_path: Path) -> None:
+    admin = server.auth_for("root", "org-admin")
+    body = {
+        "name": "Reviewer",
+        "slug": "reviewer",
+        "model": "offline:demo",
+        "visibility": "org",
+        "instructions": "Review the change you are given.",
+        "tools": [],
+    }
+    created = httpx.post(f"{server.url}/api/v1/agents", json=body, headers=admin, timeout=30)
+    assert created.status_code == 201, created.text
+    token = personal_token(server, "gina")
+    user = {"Authorization": f"Bearer {token}"}
+    env = client_env(server, tmp_path / "config", PA_TOKEN=token)
+    diff = "--- a/app.py\n+++ b/app.py\n+print('hello')\n"
+
+    # `git diff | pa run --agent reviewer "review this"`: the answer on stdout, from that agent, of prompt and diff.
+    ran = pa(env, "run", "--agent", "reviewer", "review this", stdin=diff)
+    assert ran.returncode == 0, ran.stderr
+    assert "You said:" in ran.stdout and "review this" in ran.stdout and "print('hello')" in ran.stdout
+    with httpx.Client(base_url=server.url, headers=user, timeout=30) as http:
+        (listed,) = http.get("/api/v1/runs").json()["items"]
+        run = http.get(f"/api/v1/runs/{listed['id']}").json()
+        assert run["status"] == "succeeded" and run["agent"]["slug"] == "reviewer"
+        assert http.get(f"/api/v1/chats/{run['chat_id']}").json()["agent_id"] == created.json()["id"]
+        transcript = http.get(f"/api/v1/chats/{run['chat_id']}/messages").json()["items"]
+        assert transcript[0]["role"] == "user" and transcript[0]["text"] == f"review this\n\n{diff}"
+
+    # The same with --json: the document names the run, which ran as the agent.
+    doc = json.loads(pa(env, "run", "--json", "--agent", "reviewer", "review this", stdin=diff).stdout)
+    with httpx.Client(base_url=server.url, headers=user, timeout=30) as http:
+        assert http.get(f"/api/v1/runs/{doc['run_id']}").json()["agent"]["slug"] == "reviewer"
+    assert doc["status"] == "succeeded" and "print('hello')" in doc["answer"]
+
+    # An agent that is not there, or a chat that is not the caller's: bad usage (2), the API's code said.
+    unknown = pa(env, "run", "--agent", "no-such-agent", "review this")
+    assert unknown.returncode == 2 and "agent_not_found" in unknown.stderr, unknown.stderr
+    foreign = pa(env, "run", "--chat", str(uuid.uuid4()), "hello")
+    assert foreign.returncode == 2 and "chat_not_found" in foreign.stderr, foreign.stderr
+
+
+def test_pa_runs_events_follows_a_run_to_its_end(server: DevServer, tmp_path: Path) -> None:
+    token = personal_token(server, "hugo")
+    user = {"Authorization": f"Bearer {token}"}
+    env = client_env(server, tmp_path / "config", PA_TOKEN=token)
+    started = json.loads(pa(env, "run", "--no-wait", "--json", "send hello to bob").stdout)
+    follow = subprocess.Popen(
+        [str(PA), "runs", "events", started["run_id"], "--follow"],
+        cwd=ROOT / "docs",
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    with httpx.Client(base_url=server.url, headers=user, timeout=30) as http:
+        approval = pending_approval(http, user)
+        assert approval["run_id"] == started["run_id"]
+        # Without --follow the events stop where the run waits for the person: it paused, it did not end.
+        paused = [json.loads(line) for line in pa(env, "runs", "events", started["run_id"]).stdout.splitlines()]
+        assert paused[-1]["type"] == "RUN_FINISHED" and paused[-1]["outcome"]["type"] == "interrupt"
+        assert follow.poll() is None  # --follow waits on across the pause
+        http.post(f"/api/v1/approvals/{approval['id']}", json={"decision": "approve"}).raise_for_status()
+        out, err = follow.communicate(timeout=120)  # it exits by itself when the run ends
+        assert follow.returncode == 0, err
+        assert http.get(f"/api/v1/runs/{started['run_id']}").json()["status"] == "succeeded"
+    followed = [json.loads(line) for line in out.splitlines()]
+    assert followed[: len(paused)] == paused
+    assert followed[-1]["type"] == "RUN_FINISHED" and (followed[-1].get("outcome") or {}).get("type") != "interrupt"
+    assert any(e.get("toolCallName") == "send_demo_message" for e in followed if e["type"] == "TOOL_CALL_START")
+    # Each event of the run once, in order: what it printed is the stream the server kept, event for event.
+    kept = stream_log(server, started["run_id"], user)
+    assert len({event_id for event_id, _ in kept}) == len(kept)
+    assert followed == [event for _, event in kept]
+
+
+def _keeps_calling_the_clock(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "current_time", "arguments": {}}]}
+
+
+def test_a_failed_run_exits_1(server: DevServer, tmp_path: Path) -> None:
+    """A model that never stops calling a tool: the engine fails the run at its limit of model requests (a model
+    that errors would not do: the run falls back to another model, here the offline demo, and succeeds)."""
+    token = personal_token(server, "ivan")
+    env = client_env(server, tmp_path / "config", PA_TOKEN=token)
+    with running_fake_provider(_keeps_calling_the_clock) as fake:
+        model = scripted_model(server, fake.base_url, "looping")
+        failed = pa(env, "run", "--model", model, "what time is it?")
+        assert failed.returncode == 1, failed.stderr
+        assert failed.stderr.startswith("pa run: failed: "), failed.stderr
+        doc = json.loads(pa(env, "run", "--json", "--model", model, "what time is it?").stdout)
+    assert doc["status"] == "failed" and doc["error"]["code"] == "limit_exceeded", doc
+    assert doc["answer"] == "" and doc["output"] is None
+
+
+def _reads_the_clock(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    if messages[-1].get("role") == "tool":
+        return {"content": "It is " + tool_results(messages)[-1]}
+    return {"tool_calls": [{"name": "current_time", "arguments": {}}]}
+
+
+def test_a_budget_spent_in_the_middle_of_a_run_exits_3(server: DevServer, tmp_path: Path) -> None:
+    """The launch passes (nothing spent yet); the run's first model request costs more than the cap; the engine
+    refuses its second (the budget is checked before each request), so the run fails `budget_exceeded`."""
+    token = personal_token(server, "jane")
+    user = {"Authorization": f"Bearer {token}"}
+    env = client_env(server, tmp_path / "config", PA_TOKEN=token)
+    with running_fake_provider(_reads_the_clock) as fake, httpx.Client(base_url=server.url, timeout=30) as http:
+        # 10 cents a token: the scripted model's 25 tokens a request cost $2.50, against a cap of $1.
+        model = scripted_model(server, fake.base_url, "pricey", input_price="100000", output_price="100000")
+        me = http.get("/api/v1/me", headers=user).json()
+        capped = http.put(
+            "/api/v1/admin/budgets",
+            json={"scope": "user", "user_id": me["user_id"], "monthly_usd": "1"},
+            headers=server.auth_for("root", "org-admin"),
+        )
+        assert capped.status_code == 200, capped.text
+        ran = pa(env, "run", "--json", "--model", model, "what time is it?")
+        assert ran.returncode == 3, ran.stderr
+        doc = json.loads(ran.stdout)
+        assert doc["status"] == "failed" and doc["error"]["code"] == "budget_exceeded"
+        assert len(fake.requests) == 1  # the first request went out; the second was refused
+        events = [json.loads(line) for line in pa(env, "runs", "events", doc["run_id"]).stdout.splitlines()]
+        kinds = [e["type"] for e in events]
+        assert "TOOL_CALL_RESULT" in kinds and kinds[-1] == "RUN_ERROR"  # mid-run: after its first round
+        assert events[-1]["code"] == "budget_exceeded"
+        assert http.get(f"/api/v1/runs/{doc['run_id']}", headers=user).json()["cost_usd"] > 1
+
+        plain = pa(env, "run", "--model", model, "what time is it?")  # now spent: refused at launch, also 3
+        assert plain.returncode == 3 and "budget_exceeded" in plain.stderr

@@ -30,9 +30,9 @@ class Answer(Static):
     """An answer streaming in: the text so far, drawn as Markdown by Rich (code blocks highlighted); each delta
     redraws it, and the log lays it out again at its new height."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.text = ""
+    def __init__(self, text: str = "") -> None:
+        super().__init__(RichMarkdown(text) if text else "")
+        self.text = text
 
     def add(self, delta: str) -> None:
         self.text += delta
@@ -55,9 +55,10 @@ class ChatApp(App[int]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+c", "interrupt", "Stop / quit", priority=True)]
 
-    def __init__(self, session: ChatSession) -> None:
+    def __init__(self, session: ChatSession, history: list[dict[str, Any]] | None = None) -> None:
         super().__init__()
         self.session = session
+        self.earlier = history or []  # the earlier messages of the chat it continues (`--chat ID`)
         self.running = self.stopped = False
         self.pending: list[dict[str, Any]] = []  # approvals and questions, oldest first: the next input answers [0]
         self.answer: Answer | None = None
@@ -75,6 +76,19 @@ class ChatApp(App[int]):
         self.query_one("#prompt", Input).focus()
         self._status("ready")
         self._note(HELP)
+        self._replay(self.earlier)
+
+    def _replay(self, items: list[dict[str, Any]]) -> None:
+        """The chat's earlier turns, as they were shown live: the messages, the tools called, the answers."""
+        for item in items:
+            if item.get("role") == "user" and item.get("text"):
+                self._note(f"> {item['text']}", "user")
+            elif item.get("role") == "assistant" and item.get("text"):
+                self._add(Answer(str(item["text"])))
+            for call in item.get("tool_calls") or []:
+                self._note(f"⚙ {call.get('name')}", "card")
+        if items:
+            self._note(f"─ the chat so far ({len(items)} items); continue it below", "note")
 
     def _status(self, state: str) -> None:
         chat = (self.session.chat_id or "new")[:8]
@@ -141,9 +155,11 @@ class ChatApp(App[int]):
         elif name == "/new":
             self.session.new_chat()
             self._note("A new chat.")
-        elif name == "/chats":
-            for chat in self.session.chats():
-                self._note(f"{chat['id']}  {chat['title']}")
+        elif name == "/chats":  # newest first, the one this is marked; `pa chat --chat ID` continues one
+            chats = self.session.chats()
+            for chat in chats:
+                self._note(f"{'▸' if chat['id'] == self.session.chat_id else ' '} {chat['id']}  {chat['title']}")
+            self._note("(pa chat --chat ID continues one)" if chats else "No chats yet.")
         self._status("ready")
 
     def _start(self, message: str) -> None:
@@ -249,5 +265,6 @@ class ChatApp(App[int]):
 
 
 def run_chat(api: Api, *, agent: str | None, chat_id: str | None, model: str | None) -> int:
-    app = ChatApp(ChatSession(api, agent=agent, model=model, chat_id=chat_id))
-    return app.run() or 0
+    session = ChatSession(api, agent=agent, model=model, chat_id=chat_id)
+    history = session.open_chat() if chat_id else []  # before the screen: an unknown chat is one line, exit 2
+    return ChatApp(session, history).run() or 0

@@ -14,6 +14,8 @@ import httpx
 from personal_agent.terminal.client import Api, ClientError
 from personal_agent.terminal.events import RunFollower
 
+HISTORY = 40  # the transcript items `pa chat --chat ID` shows of the chat it continues
+
 
 @dataclass
 class ChatSession:
@@ -75,6 +77,16 @@ class ChatSession:
             raise ClientError(f"the upload of {file.name} failed: {sent.status_code}")
         self.attachments.append((str(created["id"]), file.name))
         return file.name
+
+    def open_chat(self) -> list[dict[str, Any]]:
+        """Continue `chat_id`: its agent (unless one was asked for) and its latest messages, oldest first (the
+        transcript's newest page). An unknown chat is a ClientError (404, exit 2)."""
+        chat = self.api.call("GET", f"/api/v1/chats/{self.chat_id}")
+        if self.agent is None and chat.get("agent_id"):
+            self.agent = str(self.api.call("GET", f"/api/v1/agents/{chat['agent_id']}")["slug"])
+        page = self.api.call("GET", f"/api/v1/chats/{self.chat_id}/messages", params={"limit": HISTORY})
+        items: list[dict[str, Any]] = page["items"]
+        return items
 
     def chats(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.api.call("GET", "/api/v1/chats", params={"limit": 10})["items"]
