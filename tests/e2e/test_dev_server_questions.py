@@ -2,7 +2,8 @@
 OpenAI-compatible server on loopback) asks which environment to deploy to. The run waits in the state machine's
 callback Task (the execution sits in `WaitForApproval`, no Task running), an answer that is not one of the choices
 is 422 and changes nothing, the right answer over the API finishes the run with it, and a second answer is 409. A
-second workflow with a 2-second timeout takes the question's default."""
+second workflow with a 2-second timeout takes the question's default; a question without one expires there, the run
+goes on without the answer, and a late answer is 409 `question_expired`."""
 
 from __future__ import annotations
 
@@ -19,11 +20,17 @@ from tests.fake_provider import FakeProvider, last_user_text, running_fake_provi
 from tests.workflows import sign
 
 QUESTION = {"question": "Which environment?", "choices": ["staging", "production"], "default": "staging"}
+NO_DEFAULT = {"question": "Which region?", "choices": ["eu", "us"]}
 
 
 def deploy_script(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """Asks first; then deploys where the answer (the `ask_user` result) says."""
+    """Asks first; then deploys where the answer (the `ask_user` result) says. A region has no default: unanswered,
+    it does not deploy."""
     answers = tool_results(messages)
+    if "region" in last_user_text(messages):
+        if not answers:
+            return {"tool_calls": [{"name": "ask_user", "arguments": NO_DEFAULT}]}
+        return {"content": f"No region was chosen for build {last_user_text(messages)[-2:]}: not deploying."}
     if not answers:
         return {"tool_calls": [{"name": "ask_user", "arguments": QUESTION}]}
     return {"content": f"Deploying build {last_user_text(messages)[-2:]} to {answers[-1]}."}
@@ -66,7 +73,9 @@ def _execution(server: DevServer, run_id: str) -> tuple[str, list[dict[str, Any]
     raise AssertionError(f"no execution for run {run_id}")
 
 
-def _setup(http: httpx.Client, server: DevServer, fake: FakeProvider, timeout: int) -> dict[str, Any]:
+def _setup(
+    http: httpx.Client, server: DevServer, fake: FakeProvider, timeout: int, prompt: str = "Deploy build {{body.build}}"
+) -> dict[str, Any]:
     admin = server.auth_for("boss", "org-admin")
     providers = http.get("/api/v1/admin/providers", headers=admin).json()["items"]
     if not any(p["name"] == "fake" for p in providers):
@@ -82,10 +91,10 @@ def _setup(http: httpx.Client, server: DevServer, fake: FakeProvider, timeout: i
         "/api/v1/workflows",
         headers=server.auth,
         json={
-            "name": f"deploy-{timeout}",
+            "name": f"deploy-{timeout}-{len(prompt)}",
             "model": "fake:m",
             "tools": ["ask_user"],
-            "prompt_template": "Deploy build {{body.build}}",
+            "prompt_template": prompt,
             "approval_timeout_seconds": timeout,
         },
     )
@@ -184,3 +193,33 @@ def test_a_question_nobody_answers_takes_its_default_at_the_workflows_timeout(
     calls = [c for item in transcript for c in item.get("tool_calls") or [] if c["name"] == "ask_user"]
     assert calls[-1]["question"]["question"] == "Which environment?"
     assert (calls[-1]["question"]["status"], calls[-1]["question"]["answer"]) == ("answered", "staging")
+
+
+@pytest.mark.timeout(300)
+def test_a_question_without_a_default_expires_at_the_timeout_and_a_late_answer_is_409(
+    world: tuple[DevServer, FakeProvider],
+) -> None:
+    server, fake = world
+    with httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http:
+        workflow = _setup(http, server, fake, timeout=2, prompt="Pick a region for build {{body.build}}")
+        run_id = _fire(http, workflow)
+        events = _events(http, run_id, to_end=True)
+        asked = next(e["value"] for e in events if e.get("name") == "question_asked")
+        late = http.post(f"/api/v1/questions/{asked['question_id']}", json={"answer": "eu"})
+        expired = http.get("/api/v1/questions", params={"status": "expired"}).json()["items"]
+        run = http.get(f"/api/v1/runs/{run_id}").json()
+
+    assert "default" not in asked or asked["default"] is None
+    said = next(e["value"] for e in events if e.get("name") == "question_answered")
+    assert (said["status"], said["answer"]) == ("expired", None)
+    # The model is told nobody answered and goes on without it (as designed: no default, no guess).
+    text = "".join(e.get("delta", "") for e in events if e["type"] == "TEXT_MESSAGE_CONTENT")
+    assert text == "No region was chosen for build 42: not deploying."
+    assert "did not answer" in tool_results(fake.requests[-1]["messages"])[-1]
+    assert run["status"] == "succeeded"
+    assert (late.status_code, late.json()["code"]) == (409, "question_expired"), late.text
+    mine = next(q for q in expired if q["run_id"] == run_id)
+    assert (mine["id"], mine["status"], mine["answer"]) == (asked["question_id"], "expired", None)
+    _, history = _execution(server, run_id)
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    assert entered.index("WaitForApproval") < entered.index("ApprovalTimedOut")
