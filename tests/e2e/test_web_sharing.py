@@ -80,9 +80,15 @@ def test_share_view_continue_and_revoke(page: Any, browser: Any, web: DevStack) 
             expect(anonymous.get_by_test_id("shared-transcript")).to_have_count(0)
             assert_fits(anonymous, "share-missing-phone")
 
-        page.get_by_test_id("share-chat").click()  # a second link, revoked from the dialog at once
+        # A second link up to the first answer (the chat went on since), then revoked from the dialog.
+        page.get_by_test_id("share-chat").click()
+        expect(page.get_by_test_id("share-upto").locator("option")).to_have_count(3)  # the whole chat, two answers
+        page.get_by_test_id("share-upto").select_option(index=1)
         page.get_by_test_id("share-create").click()
         second = urlparse(page.get_by_test_id("share-url").input_value()).path
+        bob.goto(second)
+        expect(bob.get_by_test_id("shared-user")).to_have_count(1)
+        expect(bob.get_by_test_id("shared-transcript")).not_to_contain_text("a later message")
         page.get_by_test_id("share-revoke").click()
         bob.goto(second)
         expect(bob.get_by_test_id("share-missing")).to_be_visible()
