@@ -7,11 +7,13 @@ arrives, and the chat's `followup_policy` decides — the same as for the web ch
   `run_in_progress` (it cannot hold its connection behind a run of unbounded length); `reject` refuses both.
 - AG-UI: a run on a busy thread streams its events once it starts, with the client's thread and run ids.
 - A2A: a message to a busy context is a `submitted` task (`tasks/get` too) that completes after the busy one; a
-  streamed one streams its run once it starts."""
+  streamed one streams its run once it starts.
+- Telegram: a message in a thread whose chat waits says it is queued, and its answer goes to the thread."""
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -24,7 +26,7 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.client import Client
 from a2a.types import GetTaskRequest, Message, Part, Role, SendMessageRequest, TaskState
 
-from tests.channel_fakes import FakeTelegram, running_fake_telegram
+from tests.channel_fakes import FakeTelegram, running_fake_telegram, telegram_message
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 
 ASKS = "send hello to team@example.com"  # the demo model calls `send_demo_message`: the run waits for a person
@@ -202,3 +204,47 @@ def test_a2a_a_message_to_a_busy_context_is_submitted_then_completed(world: tupl
             assert runs[queued.id]["finished_at"] <= third_run["created_at"]  # in the order they arrived
 
     anyio.run(check)
+
+
+def _telegram_texts(telegram: FakeTelegram, chat: int) -> list[str]:
+    return [
+        str(p.get("text"))
+        for m, p in list(telegram.calls)
+        if m in ("sendMessage", "editMessageText") and str(p.get("chat_id")) == str(chat)
+    ]
+
+
+@pytest.mark.timeout(300)
+def test_telegram_a_message_in_a_busy_thread_is_queued_and_answered_in_the_thread(
+    world: tuple[DevServer, FakeTelegram],
+) -> None:
+    server, telegram = world
+    user = chat = 6001
+    auth = server.auth
+
+    def post(update: bytes) -> None:
+        headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": SECRET}
+        assert http.post("/api/v1/channels/telegram/e2e", content=update, headers=headers).status_code == 200
+
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        post(telegram_message(1, user, chat, "hello"))
+        telegram.wait_for(lambda calls: any("Connect your account" in t for t in _telegram_texts(telegram, chat)))
+        code = re.search(r"\b([A-Z2-9]{8})\b", _telegram_texts(telegram, chat)[0])
+        assert code is not None
+        linked = http.post("/api/v1/me/channel-links", json={"code": code.group(1)}, headers=auth)
+        assert linked.status_code == 201, linked.text
+
+        post(telegram_message(2, user, chat, ASKS))
+        telegram.wait_for(
+            lambda calls: any(str(p.get("chat_id")) == str(chat) and p.get("reply_markup") for _, p in calls)
+        )
+        (pending,) = http.get("/api/v1/approvals", params={"status": "pending"}, headers=auth).json()["items"]
+        post(telegram_message(3, user, chat, "second please"))
+        telegram.wait_for(lambda calls: any("queued" in t.lower() for t in _telegram_texts(telegram, chat)))
+        assert not any("second please" in t for t in _telegram_texts(telegram, chat))  # not answered yet
+
+        _deny(http, auth, pending["id"])
+        telegram.wait_for(lambda calls: any("second please" in t for t in _telegram_texts(telegram, chat)))
+        runs = [r for r in http.get("/api/v1/runs", headers=auth).json()["items"] if r["trigger_source"] == "telegram"]
+    assert sorted(r["status"] for r in runs) == ["succeeded", "succeeded"]
+    assert len({r["chat_id"] for r in runs}) == 1  # the thread's one chat

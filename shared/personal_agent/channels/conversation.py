@@ -19,13 +19,18 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import AppError
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle import approval_decisions, question_answers
+from personal_agent.lifecycle.followup_queue import FollowUpQueued
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
+from personal_agent.runs import store as run_store
 from personal_agent.spec.labels import Labels
 from personal_agent.spec.run_spec import RunSpec
+from personal_agent.stream import queued_runs
+from personal_agent.stream.queued_runs import Queued
 from personal_agent.tools.registry import default_tool_names
 
 log = logging.getLogger("personal_agent.channels")
 TITLE_CHARS = 60
+QUEUED_TEXT = "Queued: I will answer this when I have finished the reply in progress."
 
 
 async def _sender(inbound: Inbound | Decision, replier: Replier) -> Principal | None:
@@ -130,12 +135,35 @@ async def handle_message(inbound: Inbound, replier: Replier, agent: str | None) 
         return resumed
     try:
         spec = await launch(inbound, principal, agent, replier)
-    except AppError as exc:  # a run already in progress in the thread, over budget, no model allowed...
+    except FollowUpQueued as queued:  # the thread's chat is busy: its policy queued this message
+        return await _when_started(inbound, Queued.of(inbound.org_id, queued), replier)
+    except AppError as exc:  # `reject` while a run is in progress in the thread, over budget, no model allowed...
         await _status(inbound, exc.code)
         await replier.notice(senders.refusal_text(exc))
         return None
     await _status(inbound, "started", spec.run_id)
     return spec
+
+
+async def _when_started(inbound: Inbound, queued: Queued, replier: Replier) -> RunSpec | None:
+    """A message queued behind the thread's busy run (the chat's `followup_policy`): the thread is told, and the
+    message's run, once it starts, is answered into the thread like one launched at once (None: it was cancelled or
+    refused before it started, or did not start within the relay's lifetime; the thread is told why)."""
+    await _status(inbound, "queued", queued.run_id)
+    await replier.notice(QUEUED_TEXT)
+    try:
+        async for _ in queued_runs.waiting(queued):
+            pass
+    except AppError as exc:
+        await _status(inbound, exc.code)
+        await replier.notice(senders.refusal_text(exc))
+        return None
+    async with org_transaction(inbound.org_id) as conn:
+        row = await run_store.get_run(conn, queued.run_id)
+    if row is None:
+        return None
+    await _status(inbound, "started", row.id)
+    return RunSpec.model_validate(row.spec)
 
 
 async def _pending_of_thread(decision: Decision, principal: Principal) -> list[UUID]:

@@ -30,12 +30,11 @@ from personal_agent.lifecycle.run_views import stop_run
 from personal_agent.outbox import announce as outbox
 from personal_agent.runs import store as run_store
 
-QUEUED_SOURCES = frozenset({"chat", "webhook", "schedule", "openai_api", "agui", "a2a"})
+QUEUED_SOURCES = frozenset({"chat", "webhook", "schedule", "openai_api", "agui", "a2a", "slack", "telegram", "email"})
 """The ways in whose answer can say a message was queued: the API and its stream, `/mcp` and workflow triggers
 (202 / `queued`), a background `/v1` response (status `queued`; a synchronous one is refused in `launch_run`), AG-UI
-and A2A (the queued run's events once it starts: `stream/queued_runs.py`). The channels keep answering 409
-`run_in_progress` in the thread until their follower can answer a queued message; sub-agents and evaluations never
-address a busy chat."""
+and A2A (the queued run's events once it starts: `stream/queued_runs.py`), and the channels (the thread is told, and
+the run is answered into it once it starts). Sub-agents and evaluations never address a busy chat."""
 
 
 class ChatBusy(Conflict):
