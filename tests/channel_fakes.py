@@ -1,7 +1,8 @@
 """Fakes of the channels' own services on loopback, speaking their wire formats, for tests that drive `pa dev`:
 Slack's Web API (what `slack_sdk`'s WebClient posts: form fields with the bot token as a bearer) and Telegram's Bot
 API (`/bot{token}/{method}`, what python-telegram-bot posts), each recording the calls it received; and the signed
-requests each service sends (Slack's `v0` signature, Telegram's secret-token header)."""
+requests each service sends (Slack's `v0` signature, Telegram's secret-token header). Either can refuse a chosen
+method's next call for its rate limit (`limit_once`), as the service does."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
-from fastapi.responses import RedirectResponse
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from tests.live_server import LiveServer
 
@@ -35,6 +36,20 @@ class _Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.changed = threading.Condition()
+        self.limits: dict[str, int] = {}
+
+    def limit_once(self, method: str, retry_after: int = 1) -> None:
+        """Refuse the next call of `method` for the rate limit, asking to wait `retry_after` seconds (recorded as
+        `{method}:429`, the call not made)."""
+        with self.changed:
+            self.limits[method] = retry_after
+
+    def limited(self, method: str, params: dict[str, Any]) -> int | None:
+        with self.changed:
+            wait = self.limits.pop(method, None)
+        if wait is not None:
+            self.record(f"{method}:429", params)
+        return wait
 
     def record(self, method: str, params: dict[str, Any]) -> None:
         with self.changed:
@@ -104,9 +119,12 @@ class FakeSlack(_Recorder):
             }
 
         @app.post("/api/{method}")
-        async def call(method: str, request: Request) -> dict[str, Any]:
+        async def call(method: str, request: Request) -> Any:
             params = await _params(request)
             params["_token"] = request.headers.get("authorization", "").removeprefix("Bearer ")
+            if (wait := self.limited(method, params)) is not None:  # Slack's 429: `Retry-After` in seconds
+                body = {"ok": False, "error": "ratelimited"}
+                return JSONResponse(body, status_code=429, headers={"Retry-After": str(wait)})
             self.record(method, params)
             if method == "chat.postMessage":
                 return {"ok": True, "channel": params.get("channel"), "ts": f"1700000000.{next(self.ts):06d}"}
@@ -141,9 +159,13 @@ class FakeTelegram(_Recorder):
         app = FastAPI()
 
         @app.post("/bot{token}/{method}")
-        async def call(token: str, method: str, request: Request) -> dict[str, Any]:
+        async def call(token: str, method: str, request: Request) -> Any:
             params = await _params(request)
             params["_token"] = token
+            if (wait := self.limited(method, params)) is not None:  # the Bot API's 429: `parameters.retry_after`
+                description = f"Too Many Requests: retry after {wait}"
+                body = {"ok": False, "error_code": 429, "description": description, "parameters": {"retry_after": wait}}
+                return JSONResponse(body, status_code=429)
             self.record(method, params)
             if method == "getMe":
                 bot = {"id": 42, "is_bot": True, "first_name": "PA", "username": self.username}

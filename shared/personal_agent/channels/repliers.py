@@ -12,6 +12,7 @@ from uuid import UUID
 
 from personal_agent.channels import email_proof
 from personal_agent.channels.inbound import Inbound, Replier
+from personal_agent.channels.long_posts import Pieces, retrying, slack_wait, telegram_wait
 from personal_agent.channels.slack import MAX_TEXT as SLACK_MAX_TEXT
 from personal_agent.channels.slack import approval_blocks
 from personal_agent.settings import get_settings
@@ -20,7 +21,8 @@ TELEGRAM_MAX_TEXT = 4096  # Telegram's limit for a message's text
 
 
 class SlackReplier(Replier):
-    """Answers in the thread with the bot token, through the Web API."""
+    """Answers in the thread with the bot token, through the Web API: a long answer in pieces (`long_posts`), a call
+    Slack refuses for its rate limit made again after its `Retry-After`."""
 
     def __init__(self, bot_token: str, reply: dict[str, Any]) -> None:
         from slack_sdk import WebClient
@@ -28,27 +30,31 @@ class SlackReplier(Replier):
         self.client = WebClient(token=bot_token, base_url=get_settings().slack_api_url)
         self.channel = str(reply.get("channel"))
         self.thread_ts: str | None = reply.get("thread_ts")
+        self.pieces = Pieces(SLACK_MAX_TEXT, self._post, self._edit)
+
+    async def _call(self, method: Any, **params: Any) -> Any:
+        return await retrying(lambda: asyncio.to_thread(method, **params), slack_wait)
 
     async def _post(self, text: str, **more: Any) -> str:
-        sent = await asyncio.to_thread(
-            self.client.chat_postMessage,
-            channel=self.channel,
-            thread_ts=self.thread_ts,
-            text=text[:SLACK_MAX_TEXT],
-            **more,
+        post = self.client.chat_postMessage
+        sent = await self._call(
+            post, channel=self.channel, thread_ts=self.thread_ts, text=text[:SLACK_MAX_TEXT], **more
         )
         ts = str(sent["ts"])
         self.thread_ts = self.thread_ts or ts  # a command's first answer starts the thread the rest go into
         return ts
 
+    async def _edit(self, handle: str, text: str) -> None:
+        await self._call(self.client.chat_update, channel=self.channel, ts=handle, text=text[:SLACK_MAX_TEXT])
+
     async def post(self, text: str) -> str:
-        return await self._post(text)
+        return await self.pieces.post(text)
 
     def post_key(self, handle: str) -> str:
         return f"{self.channel}:{handle}"
 
     async def update(self, handle: str, text: str) -> None:
-        await asyncio.to_thread(self.client.chat_update, channel=self.channel, ts=handle, text=text[:SLACK_MAX_TEXT])
+        await self.pieces.update(handle, text)
 
     async def ask_approval(self, approval: dict[str, Any]) -> None:
         await self._post(f"{approval.get('tool')} is waiting for your approval", blocks=approval_blocks(approval))
@@ -68,7 +74,8 @@ async def addressed(inbound: Inbound, replier: Replier) -> Inbound | None:
 
 
 class TelegramReplier(Replier):
-    """Answers in the chat with the org's bot, through the Bot API."""
+    """Answers in the chat with the org's bot, through the Bot API: a long answer in pieces (`long_posts`), a call
+    Telegram refuses for its rate limit made again after its `retry_after`."""
 
     def __init__(self, bot_token: str, reply: dict[str, Any]) -> None:
         from telegram import Bot
@@ -78,6 +85,7 @@ class TelegramReplier(Replier):
         self.reply_to = reply.get("reply_to")
         self.callback_query_id = reply.get("callback_query_id")
         self.ready = False
+        self.pieces = Pieces(TELEGRAM_MAX_TEXT, self._send, self._edit)
 
     async def _ready(self) -> None:
         if not self.ready:
@@ -92,17 +100,30 @@ class TelegramReplier(Replier):
         await self._ready()
         return str(self.bot.username)
 
-    async def post(self, text: str) -> str:
+    async def _send(self, text: str, **more: Any) -> str:
         await self._ready()
-        sent = await self.bot.send_message(self.chat_id, text[:TELEGRAM_MAX_TEXT], reply_to_message_id=self.reply_to)
+        text = text[:TELEGRAM_MAX_TEXT]
+        send = self.bot.send_message
+        sent = await retrying(
+            lambda: send(self.chat_id, text, reply_to_message_id=self.reply_to, **more), telegram_wait
+        )
         return str(sent.message_id)
+
+    async def _edit(self, handle: str, text: str) -> None:
+        await self._ready()
+        edit = self.bot.edit_message_text
+        await retrying(
+            lambda: edit(text[:TELEGRAM_MAX_TEXT], chat_id=self.chat_id, message_id=int(handle)), telegram_wait
+        )
+
+    async def post(self, text: str) -> str:
+        return await self.pieces.post(text)
 
     def post_key(self, handle: str) -> str:
         return f"{self.chat_id}:{handle}"
 
     async def update(self, handle: str, text: str) -> None:
-        await self._ready()
-        await self.bot.edit_message_text(text[:TELEGRAM_MAX_TEXT], chat_id=self.chat_id, message_id=int(handle))
+        await self.pieces.update(handle, text)
 
     async def ask_approval(self, approval: dict[str, Any]) -> None:
         from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -118,7 +139,7 @@ class TelegramReplier(Replier):
             ]
         )
         text = f"{approval.get('tool')} is waiting for your approval: {approval.get('args')}"[:TELEGRAM_MAX_TEXT]
-        await self.bot.send_message(self.chat_id, text, reply_markup=keys)
+        await retrying(lambda: self.bot.send_message(self.chat_id, text, reply_markup=keys), telegram_wait)
 
     async def notice(self, text: str) -> None:
         await self._ready()
