@@ -3,7 +3,8 @@ on loopback and a scripted OpenAI-compatible model (the member's default model) 
 answer arrives whole across messages in the same thread, in order, none over the service's limit and no code fence
 cut where it could be avoided; a call the service refuses once for its rate limit (Slack's 429 with `Retry-After`,
 Telegram's `retry_after`) is made again after the wait, and the whole answer still lands. A Slack direct message
-(`message.im`) from a linked member runs and is answered in the DM."""
+(`message.im`) from a linked member runs and is answered in the DM; a channel the admin gives an agent runs that
+agent."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ TEAM, SLACK_SECRET, SLACK_TOKEN = "T0LONG", "slack-signing-secret-long", "xoxb-l
 TG_TOKEN, TG_SECRET, TG_USER = "654321:LONG-token", "tg-secret-long", 7001
 SLACK_LIMIT, TELEGRAM_LIMIT = 3900, 4096
 FENCE = "```"
+CHANNEL_BOT = "You are the channel bot of the support channel."
 
 
 def long_answer(tag: str) -> str:
@@ -51,6 +53,8 @@ def long_answer(tag: str) -> str:
 
 def script(messages: list[dict[str, Any]]) -> dict[str, Any]:
     text = last_user_text(messages)
+    if any(CHANNEL_BOT in str(m.get("content")) for m in messages if m.get("role") == "system"):
+        return {"content": f"The channel bot says: {text}"}
     if text.startswith("long "):
         return {"content": long_answer(text.removeprefix("long "))}
     return {"content": f"You said: {text}"}
@@ -231,6 +235,30 @@ def test_a_slack_direct_message_from_a_linked_member_is_answered_in_the_dm(world
         titles = {r["id"]: _title(http, server, r["chat_id"]) for r in _settled(http, server)}
         (run,) = [r for r in _settled(http, server) if titles[r["id"]].startswith("just us")]
         assert run["trigger_source"] == "slack" and run["status"] == "succeeded", run
+
+
+@pytest.mark.timeout(300)
+def test_a_channel_given_an_agent_runs_that_agent(world: World) -> None:
+    server, slack, _ = world
+    admin = server.auth_for("boss", "org-admin")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        body = {"name": "Channel bot", "slug": "channel-bot", "model": "fake:m", "visibility": "org"}
+        created = http.post("/api/v1/agents", json={**body, "instructions": CHANNEL_BOT}, headers=admin)
+        assert created.status_code == 201, created.text
+        slack_body = {"team_id": TEAM, "bot_token": SLACK_TOKEN, "signing_secret": SLACK_SECRET}
+        put = http.put("/api/v1/admin/channels/slack", json={**slack_body, "agent": "channel-bot"}, headers=admin)
+        assert put.status_code == 200 and put.json()["agent"] == "channel-bot", put.text
+        try:
+            thread = "1700000104.000001"
+            _mention(http, thread, "who answers?")
+            slack.wait_for(
+                lambda calls: _slack_thread(slack, "C0LONG", thread) == ["The channel bot says: who answers?"]
+            )
+            titles = {r["id"]: _title(http, server, r["chat_id"]) for r in _settled(http, server)}
+            (run,) = [r for r in _settled(http, server) if titles[r["id"]].startswith("who answers?")]
+            assert run["agent"]["id"] == created.json()["id"] and run["status"] == "succeeded", run
+        finally:
+            assert http.put("/api/v1/admin/channels/slack", json=slack_body, headers=admin).status_code == 200
 
 
 def _title(http: httpx.Client, server: DevServer, chat_id: str) -> str:
