@@ -6,6 +6,7 @@ calls."""
 _.get_serialization_name  # AttachmentContent, ContextFit
 _.before_model_request  # AttachmentContent, ContextFit
 _.get_tools  # McpServerToolset
+_.get_model_settings  # CallerToolChoice (engine/tool_choice.py)
 _.system  # WordLlamaEmbeddingModel
 _.max_input_tokens  # WordLlamaEmbeddingModel
 # Starlette's router asks every route for a URL by name (fastpaths.lazy_routers._StandIn).
