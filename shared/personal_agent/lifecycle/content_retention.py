@@ -11,24 +11,20 @@ attachments, and are the knowledge worker's for documents."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
-from typing import Any
 from uuid import UUID
 
 from personal_agent.attachments import store as attachment_store
 from personal_agent.chats import policy_store
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
-from personal_agent.knowledge import objects
 from personal_agent.knowledge import store as document_store
 from personal_agent.knowledge.transaction import worker_transaction
+from personal_agent.lifecycle.object_batches import BATCH, MAX_BATCHES, delete_with_objects
 from personal_agent.memories import store as memory_store
 
-BATCH = 200
-MAX_BATCHES = 20
 TIERS = {"standard": 0, "confidential": 1, "restricted": 2}
 
 
@@ -52,35 +48,22 @@ async def periods(org_id: UUID, now: datetime) -> dict[str, datetime]:
     return {name: now - timedelta(days=n) for name, n in days.items() if n is not None}
 
 
-async def _delete_objects(rows: list[dict[str, Any]]) -> None:
-    for row in rows:
-        await asyncio.to_thread(objects.delete_every_version, row["object_key"])
-
-
 async def expire_attachments(org_id: UUID, expired: dict[str, datetime], now: datetime) -> int:
-    deleted = 0
-    for _ in range(MAX_BATCHES):
-        async with sweep_transaction(org_id) as conn:
-            due = await attachment_store.due_for_retention(conn, expired, now, BATCH)
-        await _delete_objects(due)
-        async with sweep_transaction(org_id) as conn:
-            deleted += await attachment_store.delete_ids(conn, [row["id"] for row in due])
-        if len(due) < BATCH:
-            break
-    return deleted
+    return await delete_with_objects(
+        org_id,
+        sweep_transaction,
+        lambda conn: attachment_store.due_for_retention(conn, expired, now, BATCH),
+        attachment_store.delete_ids,
+    )
 
 
 async def expire_documents(org_id: UUID, expired: dict[str, datetime], now: datetime) -> int:
-    deleted = 0
-    for _ in range(MAX_BATCHES):
-        async with worker_transaction(org_id) as conn:
-            due = await document_store.due_for_retention(conn, expired, now, BATCH)
-        await _delete_objects(due)
-        async with worker_transaction(org_id) as conn:
-            deleted += await document_store.delete_ids(conn, [row["id"] for row in due])
-        if len(due) < BATCH:
-            break
-    return deleted
+    return await delete_with_objects(
+        org_id,
+        worker_transaction,
+        lambda conn: document_store.due_for_retention(conn, expired, now, BATCH),
+        document_store.delete_ids,
+    )
 
 
 async def expire_memories(org_id: UUID, expired: dict[str, datetime]) -> int:

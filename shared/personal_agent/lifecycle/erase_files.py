@@ -12,12 +12,13 @@ from uuid import UUID
 
 from personal_agent.attachments import store as attachment_store
 from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
 from personal_agent.knowledge import objects
 from personal_agent.knowledge import store as document_store
 from personal_agent.knowledge.transaction import worker_transaction
 from personal_agent.lifecycle import data_export_store
+from personal_agent.lifecycle.object_batches import BATCH, delete_with_objects
 
-BATCH = 200
 MAX_BATCHES = 500
 
 
@@ -29,26 +30,17 @@ async def _delete_objects(rows: list[dict[str, Any]], gone: set[str]) -> None:
 
 
 async def erase_attachments(org_id: UUID, user_id: UUID, gone: set[str]) -> None:
-    for _ in range(MAX_BATCHES):
-        async with org_transaction(org_id) as conn:
-            rows = await attachment_store.export_page(conn, user_id, None, BATCH)
-        await _delete_objects(rows, gone)
-        async with org_transaction(org_id) as conn:
-            await attachment_store.as_user(conn, user_id)
-            await attachment_store.delete_ids(conn, [row["id"] for row in rows])
-        if len(rows) < BATCH:
-            break
+    async def delete_own(conn: Conn, ids: list[Any]) -> int:
+        await attachment_store.as_user(conn, user_id)
+        return await attachment_store.delete_ids(conn, ids)
+
+    due = lambda conn: attachment_store.export_page(conn, user_id, None, BATCH)  # noqa: E731
+    await delete_with_objects(org_id, org_transaction, due, delete_own, gone, MAX_BATCHES)
 
 
 async def erase_documents(org_id: UUID, user_id: UUID, gone: set[str]) -> None:
-    for _ in range(MAX_BATCHES):
-        async with worker_transaction(org_id) as conn:
-            rows = await document_store.owned_by(conn, user_id, BATCH)
-        await _delete_objects(rows, gone)
-        async with worker_transaction(org_id) as conn:
-            await document_store.delete_ids(conn, [row["id"] for row in rows])
-        if len(rows) < BATCH:
-            break
+    due = lambda conn: document_store.owned_by(conn, user_id, BATCH)  # noqa: E731
+    await delete_with_objects(org_id, worker_transaction, due, document_store.delete_ids, gone, MAX_BATCHES)
 
 
 async def erase_files(org_id: UUID, user_id: UUID) -> int:
