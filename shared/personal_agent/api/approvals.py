@@ -138,7 +138,4 @@ async def decide_approval(approval_id: UUID, body: DecisionIn, principal: Curren
     """Approve (optionally with edited arguments) or deny; 409 when already decided or expired."""
     check_arguments(body.arguments)
     row = await approvals.decide(principal, approval_id, body.decision, body.reason, body.arguments)
-    from personal_agent.channels.jobs import run_resumed  # a channel's run: the rest goes to its thread too
-
-    await run_resumed(principal.org_id, row.run_id)
     return _view(row, await approvals.approver_names(principal.org_id, [row]))

@@ -82,7 +82,4 @@ async def list_questions(
 async def answer_question(question_id: UUID, body: AnswerIn, principal: CurrentPrincipal) -> dict[str, Any]:
     """Answer a pending question; the run goes on with the answer."""
     row = await question_answers.answer_question(principal, question_id, body.answer)
-    from personal_agent.channels.jobs import run_resumed  # a channel's run: the rest goes to its thread too
-
-    await run_resumed(principal.org_id, row.run_id)
     return question_view(row)
