@@ -549,14 +549,14 @@ def test_a_share_shows_its_citations_and_opens_its_files(dev: DevServer, people:
 
         # ... and opens the snapshot's picture through the link; not a file the snapshot does not show.
         path = f"/api/v1/shares/{token}/attachments/{photo['id']}/download"
+        for outsider in (mallory, {}):  # another org, no sign-in: the link does not exist for them
+            refused = http.get(path, headers=outsider)
+            assert (refused.status_code, refused.json()["code"]) == (404, "share_not_found"), refused.text
         link = http.get(path, headers=bob)
         assert link.status_code == 200 and link.json()["disposition"] == "inline", link.text
         assert httpx.get(link.json()["url"], timeout=30).content == tiny_png(4, 3)
         hidden = http.get(f"/api/v1/shares/{token}/attachments/{unsent['id']}/download", headers=bob)
         assert (hidden.status_code, hidden.json()["code"]) == (404, "attachment_not_found")
-        for outsider in (mallory, {}):  # another org, no sign-in: the link does not exist for them
-            refused = http.get(path, headers=outsider)
-            assert (refused.status_code, refused.json()["code"]) == (404, "share_not_found"), refused.text
         assert http.delete(f"/api/v1/shares/{made['id']}", headers=alice).status_code == 204
         revoked = http.get(path, headers=bob)
         assert (revoked.status_code, revoked.json()["code"]) == (404, "share_not_found")
