@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ class DevServer:
         return {"Authorization": f"Bearer {minted.stdout.strip().splitlines()[-1]}"}
 
 
-def _drain(stream: IO[str], into: list[str]) -> None:
+def _drain(stream: IO[str], into: list[str] | deque[str]) -> None:
     for line in stream:
         into.append(line)
 
@@ -89,9 +90,11 @@ def running_pa_dev(
             raise AssertionError(f"pa dev {' '.join(args)} exited with {proc.wait()}: {''.join(seen)[-3000:]}")
         if startup is not None:
             startup.extend(seen)
-        if console is not None:
-            reader = threading.Thread(target=_drain, args=(proc.stdout, console), daemon=True)
-            reader.start()
+        # Read what it prints from now on even when no one asked for it: a pipe nobody reads fills (64 KiB) and
+        # then blocks the server's next log line, and with it the request that logs it.
+        sink: list[str] | deque[str] = console if console is not None else deque(maxlen=1000)
+        reader = threading.Thread(target=_drain, args=(proc.stdout, sink), daemon=True)
+        reader.start()
         token = subprocess.run(
             [str(PA), "token", "--org", org, "--user", "alice"],
             cwd=ROOT / "docs",
@@ -108,5 +111,5 @@ def running_pa_dev(
         if reader is not None:
             proc.wait(timeout=60)
             reader.join(timeout=10)  # it read the rest
-        else:
+        else:  # it stopped before it was ready
             proc.communicate(timeout=60)
