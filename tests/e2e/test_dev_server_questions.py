@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, last_user_text, running_fake_provider, tool_results
+from tests.sfn import wait_for_execution
 from tests.workflows import sign
 
 QUESTION = {"question": "Which environment?", "choices": ["staging", "production"], "default": "staging"}
@@ -60,14 +61,17 @@ def _events(http: httpx.Client, run_id: str, *, to_end: bool = False) -> list[di
     return events
 
 
-def _execution(server: DevServer, run_id: str) -> tuple[str, list[dict[str, Any]]]:
-    """The run's execution: its status and its history."""
+def _execution(server: DevServer, run_id: str, *, ended: bool = False) -> tuple[str, list[dict[str, Any]]]:
+    """The run's execution: its status and its history; with `ended`, once it has ended (the run's last event is
+    published by the execution's last Task, before the execution itself reaches its end state)."""
     aws = {"endpoint_url": server.aws_url, "region_name": "us-east-1"}
     sfn = boto3.client("stepfunctions", aws_access_key_id="testing", aws_secret_access_key="testing", **aws)
     for machine in sfn.list_state_machines()["stateMachines"]:
         for execution in sfn.list_executions(stateMachineArn=machine["stateMachineArn"])["executions"]:
             if execution["name"] == run_id:
                 arn = execution["executionArn"]
+                if ended:
+                    wait_for_execution(sfn, arn)
                 history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
                 return sfn.describe_execution(executionArn=arn)["status"], history
     raise AssertionError(f"no execution for run {run_id}")
@@ -160,9 +164,9 @@ def test_a_webhook_run_asks_waits_in_its_callback_task_and_finishes_with_the_ans
     assert text == "Deploying build 42 to production."
     assert run["status"] == "succeeded"
     assert "production" in tool_results(fake.requests[-1]["messages"])
-    _, history = _execution(server, run_id)
+    status, history = _execution(server, run_id, ended=True)
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
-    assert "ApprovalTimedOut" not in entered and entered[-1] == "Done"
+    assert status == "SUCCEEDED" and "ApprovalTimedOut" not in entered and entered[-1] == "Done"
 
 
 @pytest.mark.timeout(300)
@@ -186,7 +190,7 @@ def test_a_question_nobody_answers_takes_its_default_at_the_workflows_timeout(
         "staging",
         "no answer before the question timed out: its default was taken",
     )
-    _, history = _execution(server, run_id)
+    _, history = _execution(server, run_id, ended=True)
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert entered.index("WaitForApproval") < entered.index("ApprovalTimedOut")
     # After a reload the transcript shows the question with the answer the run went on with.
@@ -220,6 +224,6 @@ def test_a_question_without_a_default_expires_at_the_timeout_and_a_late_answer_i
     assert (late.status_code, late.json()["code"]) == (409, "question_expired"), late.text
     mine = next(q for q in expired if q["run_id"] == run_id)
     assert (mine["id"], mine["status"], mine["answer"]) == (asked["question_id"], "expired", None)
-    _, history = _execution(server, run_id)
+    _, history = _execution(server, run_id, ended=True)
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert entered.index("WaitForApproval") < entered.index("ApprovalTimedOut")
