@@ -58,6 +58,7 @@ export const OPERATIONS = {
   disable_user: { method: "POST", path: "/api/v1/platform/users/{user_id}/disable" },
   discover_mcp_server_tools: { method: "GET", path: "/api/v1/admin/mcp-servers/{server_id}/tools" },
   download_attachment: { method: "GET", path: "/api/v1/attachments/{attachment_id}/download" },
+  download_document: { method: "GET", path: "/api/v1/knowledge/documents/{document_id}/download" },
   download_shared_attachment: { method: "GET", path: "/api/v1/shares/{token}/attachments/{attachment_id}/download" },
   enable_org_member: { method: "POST", path: "/api/v1/org/members/{user_id}/enable" },
   enable_user: { method: "POST", path: "/api/v1/platform/users/{user_id}/enable" },

@@ -1631,6 +1631,27 @@ export interface paths {
         patch: operations["update_document"];
         trace?: never;
     };
+    "/api/v1/knowledge/documents/{document_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download Document
+         * @description Where whoever may search a document fetches its file (a citation's source): a URL on the documents bucket,
+         *     not this API.
+         */
+        get: operations["download_document"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/knowledge/documents/{document_id}/reindex": {
         parameters: {
             query?: never;
@@ -4647,6 +4668,29 @@ export interface components {
         DocumentCreated: {
             document: components["schemas"]["DocumentOut"];
             upload: components["schemas"]["Upload"];
+        };
+        /** DocumentDownload */
+        DocumentDownload: {
+            /**
+             * Content Type
+             * @description the `Content-Type` the URL answers with
+             */
+            content_type: string;
+            /**
+             * Disposition
+             * @description `inline` for a PDF (open it with `#page=N` for a cited page) or a PNG, JPEG, GIF or WebP image; anything else is served as a download
+             * @enum {string}
+             */
+            disposition: "inline" | "attachment";
+            /** Expires In */
+            expires_in: number;
+            /** Filename */
+            filename: string;
+            /**
+             * Url
+             * @description a presigned GET of the file, valid `expires_in` seconds; no bearer token
+             */
+            url: string;
         };
         /** DocumentError */
         DocumentError: {
@@ -13528,6 +13572,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocumentOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    download_document: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                document_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocumentDownload"];
+                };
+            };
+            /** @description `document_not_found`: no such document, or not one you may search */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `document_not_uploaded`: its upload has not finished */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `document_gone`: the file is no longer stored */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation Error */

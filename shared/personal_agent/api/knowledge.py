@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from personal_agent.api.deps import CurrentPrincipal, OrgAdmin
 from personal_agent.errors import InvalidInput
-from personal_agent.knowledge import documents
+from personal_agent.knowledge import document_download, documents
 from personal_agent.knowledge.formats import MAX_UPLOAD_BYTES
 
 router = APIRouter(prefix="/api/v1/knowledge", tags=["knowledge"])
@@ -74,6 +74,17 @@ class DocumentCreated(BaseModel):
 
 class DocumentList(BaseModel):
     items: list[DocumentOut]
+
+
+class DocumentDownload(BaseModel):
+    url: str = Field(description="a presigned GET of the file, valid `expires_in` seconds; no bearer token")
+    expires_in: int
+    content_type: str = Field(description="the `Content-Type` the URL answers with")
+    disposition: Literal["inline", "attachment"] = Field(
+        description="`inline` for a PDF (open it with `#page=N` for a cited page) or a PNG, JPEG, GIF or WebP image;"
+        " anything else is served as a download"
+    )
+    filename: str
 
 
 class PassageOut(BaseModel):
@@ -159,6 +170,22 @@ async def list_documents(principal: CurrentPrincipal, collection: str | None = N
 async def get_document(document_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
     """A document's status (`document_status` events on your feed announce every change)."""
     return _out(await documents.get_document(principal.org_id, principal.user_id, document_id))
+
+
+@router.get(
+    "/documents/{document_id}/download",
+    operation_id="download_document",
+    response_model=DocumentDownload,
+    responses={
+        404: {"description": "`document_not_found`: no such document, or not one you may search"},
+        409: {"description": "`document_not_uploaded`: its upload has not finished"},
+        410: {"description": "`document_gone`: the file is no longer stored"},
+    },
+)
+async def download_document(document_id: UUID, principal: CurrentPrincipal) -> dict[str, Any]:
+    """Where whoever may search a document fetches its file (a citation's source): a URL on the documents bucket,
+    not this API."""
+    return await document_download.download(principal.org_id, principal.user_id, document_id)
 
 
 @router.delete("/documents/{document_id}", status_code=204, operation_id="delete_document")
