@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     database_statement_timeout_seconds: float = Field(
         30.0, ge=0, validation_alias=_env("PA_DATABASE_STATEMENT_TIMEOUT_SECONDS")
     )
+    # psycopg prepares a statement server-side after its 5th run on a connection; behind a transaction pooler (RDS
+    # Proxy, PgBouncer in transaction mode) that session state pins the connection, so there it is off (false).
+    database_prepared_statements: bool = Field(True, validation_alias=_env("PA_DATABASE_PREPARED_STATEMENTS"))
 
     # Event bus: Redis/Valkey over TCP, or Upstash REST.
     redis_url: str | None = Field(None, validation_alias=_env("REDIS_URL"))

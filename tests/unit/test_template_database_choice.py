@@ -72,10 +72,13 @@ def test_combinations_that_cannot_work_are_refused(params: dict[str, str], said:
 def test_aurora_scales_to_zero_and_the_functions_reach_it() -> None:
     resources = TEMPLATE["Resources"]
     scaling = resources["AuroraCluster"]["Properties"]["ServerlessV2ScalingConfiguration"]
+    # Without the RDS Proxy (AuroraProxy=false, the default; with it: test_template_database_proxy.py).
     assert scaling == {
-        "MinCapacity": 0,
+        "MinCapacity": {"Fn::If": ["UseAuroraProxy", 0.5, 0]},
         "MaxCapacity": {"Ref": "AuroraMaxCapacity"},
-        "SecondsUntilAutoPause": {"Ref": "AuroraSecondsUntilAutoPause"},
+        "SecondsUntilAutoPause": {
+            "Fn::If": ["UseAuroraProxy", {"Ref": "AWS::NoValue"}, {"Ref": "AuroraSecondsUntilAutoPause"}]
+        },
     }
     assert resources["AuroraWriter"]["Properties"]["DBInstanceClass"] == "db.serverless"
     vpc = TEMPLATE["Globals"]["Function"]["VpcConfig"]["Fn::If"]
@@ -91,7 +94,7 @@ def test_aurora_scales_to_zero_and_the_functions_reach_it() -> None:
         }
     ]
     host = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["PA_DATABASE_HOST"]["Fn::If"]
-    assert host[:2] == ["UseAurora", {"Fn::GetAtt": "AuroraCluster.Endpoint.Address"}]
+    assert host[2]["Fn::If"][:2] == ["UseAurora", {"Fn::GetAtt": "AuroraCluster.Endpoint.Address"}]
 
 
 def test_every_deploy_runs_the_migrations_as_the_owner_with_the_functions_code_as_revision() -> None:

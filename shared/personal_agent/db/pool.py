@@ -66,7 +66,7 @@ async def get_pool() -> AsyncConnectionPool[Conn]:
             url,
             min_size=0,
             max_size=settings.database_pool_max,
-            kwargs={"row_factory": dict_row, "autocommit": True, **_connect_options()},
+            kwargs={"row_factory": dict_row, "autocommit": True, **_connect_options(), **_prepare_options()},
             connection_class=AsyncConnection[DictRow],
             open=False,
             max_idle=300,
@@ -94,6 +94,13 @@ def _connect_options() -> dict[str, Any]:
         "keepalives_count": 3,
         "tcp_user_timeout": 15_000,
     }
+
+
+def _prepare_options() -> dict[str, Any]:
+    """psycopg's automatic server-side prepared statements, off behind a transaction pooler (RDS Proxy pins a
+    connection that prepared one: `PA_DATABASE_PREPARED_STATEMENTS`); a statement still goes as Parse/Bind/Execute
+    of the unnamed statement, which the proxy multiplexes."""
+    return {} if get_settings().database_prepared_statements else {"prepare_threshold": None}
 
 
 def _begin(org: str | None) -> str:
