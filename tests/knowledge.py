@@ -131,3 +131,23 @@ async def upload_and_wait(
     shown = await http.get(f"/api/v1/knowledge/documents/{document_id}", headers=headers)
     assert shown.status_code == 200
     return dict(shown.json())
+
+
+def upload_ready(
+    http: httpx.Client, headers: dict[str, str], name: str, data: bytes, content_type: str = PDF, timeout: float = 120
+) -> str:
+    """A knowledge document in the org's collection, uploaded through `pa dev`'s presigned form and polled (with a
+    bound) until indexed; its id."""
+    import time
+
+    body = {"filename": name, "content_type": content_type, "size": len(data)}
+    made = http.post("/api/v1/knowledge/documents", headers=headers, json=body)
+    assert made.status_code == 201, made.text
+    form, document_id = made.json()["upload"], made.json()["document"]["id"]
+    sent = httpx.post(form["url"], data=form["fields"], files={"file": (name, data)}, timeout=30)
+    assert sent.status_code in (200, 201, 204), sent.text
+    deadline, url = time.monotonic() + timeout, f"/api/v1/knowledge/documents/{document_id}"
+    while (status := http.get(url, headers=headers).json()["status"]) != "ready":
+        assert status != "failed" and time.monotonic() < deadline, status
+        time.sleep(0.2)
+    return str(document_id)

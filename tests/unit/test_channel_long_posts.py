@@ -5,6 +5,7 @@ and the same earlier pieces as the text grows (so a streamed answer only edits i
 from __future__ import annotations
 
 from personal_agent.channels.long_posts import split
+from personal_agent.knowledge.cited import Sources
 
 
 def test_pieces_fit_join_back_and_end_at_paragraphs() -> None:
@@ -33,3 +34,17 @@ def test_earlier_pieces_stay_as_the_text_grows() -> None:
 def test_a_text_without_breaks_is_cut_at_the_limit() -> None:
     assert split("a" * 2500, 1000) == ["a" * 1000, "a" * 1000, "a" * 500]
     assert split("short", 1000) == ["short"]
+
+
+def test_a_long_answers_footnote_arrives_whole_in_its_last_piece() -> None:
+    sources = Sources()
+    sources.add([{"chunk_id": f"c{n}", "citation": f"handbook.pdf, p. {n}"} for n in (3, 1, 3, 7)])
+    answer = "\n\n".join(f"paragraph {n}" + " word" * 60 for n in range(40))
+    text = sources.appended_to(answer)
+    footnote = "Sources:\n[1] handbook.pdf, p. 3\n[2] handbook.pdf, p. 1\n[3] handbook.pdf, p. 7"
+    assert text == answer + "\n\n" + footnote
+    for limit in (3900, 4096, len(answer) + 5):  # Slack's, Telegram's, and one that ends inside the footnote
+        pieces = split(text, limit)
+        assert "".join(pieces) == text and len(pieces) > 1
+        assert pieces[-1].endswith(footnote) and all("Sources:" not in p for p in pieces[:-1])
+    assert Sources().appended_to(answer) == answer and sources.appended_to("") == ""

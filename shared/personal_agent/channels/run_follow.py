@@ -1,7 +1,8 @@
 """Read a channel's run back: the same AG-UI stream every adapter reads (`stream.relay`), answered into the thread as
 it arrives: text posted, then updated at most once a second while it grows (within Slack's and Telegram's rate
 limits); approvals offered where the run pauses (the stream goes on past an interrupt, so the rest of the answer
-follows the decision); a failure said in one line."""
+follows the decision); a failure said in one line. An answer that drew on `search_knowledge` passages ends with
+their footnotes (`knowledge.cited.Sources`, numbered as the web chat numbers them), as a `/v1` answer does."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from personal_agent.bus.key_names import run_stream
 from personal_agent.channels import post_store
 from personal_agent.channels.config_store import ChannelKind
 from personal_agent.channels.inbound import Replier
+from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
+from personal_agent.knowledge.cited import SEARCH_TOOL, Sources
 from personal_agent.settings import get_settings
 from personal_agent.spec.run_spec import RunSpec
 from personal_agent.stream.relay import relay
@@ -92,12 +95,42 @@ async def _remember(spec: RunSpec, key: str | None) -> None:
         await post_store.remember(conn, spec.org_id, kind, key, spec.run_id)
 
 
+@dataclass
+class _Cited:
+    """The passages the run's knowledge searches returned while it was followed (their calls' ids, then results)."""
+
+    searches: set[str]
+    sources: Sources
+
+    @classmethod
+    async def of_run(cls, spec: RunSpec, cursor: Cursor | None) -> _Cited:
+        """A follower that goes on from `cursor` (a run resumed later) starts with what the run had cited so far."""
+        if cursor is None or cursor.at is None:
+            return cls(set(), Sources())
+        async with org_transaction(spec.org_id) as conn:
+            messages = await message_store.run_messages(conn, spec.run_id)
+        return cls(set(), Sources.of_messages(messages))
+
+    def feed(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "TOOL_CALL_START" and event.get("toolCallName") == SEARCH_TOOL:
+            self.searches.add(str(event.get("toolCallId")))
+        elif kind == "TOOL_CALL_RESULT" and str(event.get("toolCallId")) in self.searches:
+            self.sources.add(event.get("content"))
+
+    def close(self, answer: _Answer) -> None:
+        """The footnotes at the end of the run's last answer (none under an answer that is JSON, or no answer)."""
+        if answer.spec.answer_schema is None:
+            answer.text = self.sources.appended_to(answer.text)
+
+
 async def answer(spec: RunSpec, replier: Replier, cursor: Cursor | None = None) -> str:
     """Answer the run into the thread (from `cursor` on, which follows what was read); its last event's type
     (RUN_FINISHED, RUN_ERROR) or `ended` without one (the relay's lifetime)."""
-    current = _Answer(replier, spec)
+    current, cited = _Answer(replier, spec), await _Cited.of_run(spec, cursor)
     async for event in events(spec, cursor):
         kind = event.get("type")
+        cited.feed(event)
         if kind == "RUN_STARTED":
             current = _Answer(replier, spec)
         elif kind == "TEXT_MESSAGE_START" and current.text.strip():
@@ -111,9 +144,12 @@ async def answer(spec: RunSpec, replier: Replier, cursor: Cursor | None = None) 
             await current.show()
             await replier.ask_question(event["value"])
         elif kind == "RUN_FINISHED":
-            await current.show()
-            if (event.get("outcome") or {}).get("type") != "interrupt":
+            if (outcome := (event.get("outcome") or {}).get("type")) != "interrupt":
+                if outcome != "cancelled":
+                    cited.close(current)
+                await current.show()
                 return "RUN_FINISHED"
+            await current.show()
             current = _Answer(replier, spec)  # a resumed run starts no RUN_STARTED: its answer is a new message
         elif kind == "RUN_ERROR":
             await current.show()

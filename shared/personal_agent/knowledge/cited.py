@@ -1,13 +1,17 @@
 """The passages a run's `search_knowledge` calls returned, read from the tool's result (its JSON text live, a list
-or an object when stored): what `/v1` answers end with as footnotes and what an evaluation's `passage_cited` scorer
-checks the answer against."""
+or an object when stored): the footnotes a `/v1` answer and a channel's answer end with (`Sources`: the web chat
+shows them under the answer; an OpenAI client or a Slack thread has only the text) and what an evaluation's
+`passage_cited` scorer checks the answer against. Read from the live result events and from the stored tool returns
+alike, so a streamed answer and the stored one cite the same sources, numbered as the web chat numbers them."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 SEARCH_TOOL = "search_knowledge"
+MAX_SOURCES = 10
 
 
 def passages(content: Any) -> list[dict[str, Any]]:
@@ -34,3 +38,33 @@ def retrieved(messages: list[Any]) -> tuple[dict[str, Any], ...]:
                 for passage in passages(part.get("content")):
                     seen.setdefault(str(passage.get("chunk_id") or passage["citation"]), passage)
     return tuple(seen.values())
+
+
+@dataclass
+class Sources:
+    """The distinct passages cited so far, in the order they came (by chunk id, as `retrieved`)."""
+
+    _seen: dict[str, str] = field(default_factory=dict)  # chunk id -> citation
+
+    def add(self, content: Any) -> None:
+        for passage in passages(content):
+            key = str(passage.get("chunk_id") or passage["citation"])
+            self._seen.setdefault(key, str(passage["citation"]))
+
+    def footnote(self) -> str:
+        """`Sources:` and one numbered line per passage (at most `MAX_SOURCES`); empty when none."""
+        cited = list(self._seen.values())[:MAX_SOURCES]
+        return "Sources:\n" + "\n".join(f"[{i}] {c}" for i, c in enumerate(cited, 1)) if cited else ""
+
+    def appended_to(self, text: str) -> str:
+        """`text` ending with the footnote after a blank line (a channel's answer); as it is when none."""
+        footnote = self.footnote()
+        return f"{text.rstrip()}\n\n{footnote}" if footnote and text.strip() else text
+
+    @classmethod
+    def of_messages(cls, messages: list[dict[str, Any]]) -> Sources:
+        """The sources in stored messages (pydantic-ai JSON)."""
+        sources = cls()
+        for passage in retrieved(messages):
+            sources.add([passage])
+        return sources

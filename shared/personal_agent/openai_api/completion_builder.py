@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from personal_agent.openai_api.citations import SEARCH_TOOL, Sources
+from personal_agent.knowledge.cited import SEARCH_TOOL, Sources
 from personal_agent.spec.run_spec import OUTPUT_TOOL
 
 APPROVAL_NOTE = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from personal_agent.openai_api.citations import SEARCH_TOOL, Sources
+from personal_agent.knowledge.cited import SEARCH_TOOL, Sources
 from personal_agent.openai_api.response_object import (
     call_item,
     item_id,

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from personal_agent.agents.config import BUILTIN_SLUG
 from personal_agent.errors import NotFound
-from personal_agent.openai_api.citations import Sources
+from personal_agent.knowledge.cited import Sources
 from personal_agent.openai_api.response_schema import RESPONSE_ID_PREFIX, ResponseRequest
 from personal_agent.runs.store import RunRow
 from personal_agent.spec.run_spec import OUTPUT_TOOL, RunSpec
