@@ -2517,8 +2517,9 @@ export interface paths {
         };
         /**
          * Get Run Trace
-         * @description What each model request of the run was given (instructions, memories, passages, tools, the history against
-         *     the context budget) and what it answered and cost; the run's owner and org admins only (404 otherwise).
+         * @description What each model request of the run was given (instructions, memories, passages, tools, the history as sent
+         *     after the context cut) and what it answered and cost, and the run's steps on a timeline (model requests, tool
+         *     calls, retrievals, gate decisions); the run's owner and org admins only (404 otherwise).
          */
         get: operations["get_run_trace"];
         put?: never;
@@ -7158,6 +7159,11 @@ export interface components {
             created_at: string;
             /** Finished At */
             finished_at: string | null;
+            /**
+             * History
+             * @description the run's whole history (earlier turns, then its own): request i was sent history[history_from:history_messages]
+             */
+            history: components["schemas"]["TraceMessage"][];
             /** Instructions */
             instructions: string;
             /** Model */
@@ -7168,6 +7174,11 @@ export interface components {
             run_id: string;
             /** Status */
             status: string;
+            /**
+             * Steps
+             * @description the run's steps on a timeline, by start
+             */
+            steps: components["schemas"]["TraceStep"][];
             /**
              * Summaries
              * @description summary requests the run made to fit its history
@@ -8336,6 +8347,16 @@ export interface components {
             /** Window Tokens */
             window_tokens: number;
         };
+        /** TraceMessage */
+        TraceMessage: {
+            /**
+             * Kind
+             * @description request (to the model) or response (from it)
+             */
+            kind: string;
+            /** Parts */
+            parts: components["schemas"]["TracePart"][];
+        };
         /** TracePart */
         TracePart: {
             /** Content */
@@ -8355,6 +8376,11 @@ export interface components {
              * @description the history was over the context budget: older turns were summarised
              */
             cut: boolean;
+            /**
+             * History From
+             * @description the first message of the trace's `history` the request was sent; those before it were cut
+             */
+            history_from: number;
             /** History Messages */
             history_messages: number;
             /**
@@ -8386,7 +8412,49 @@ export interface components {
              * @description the parts new since the previous response (user turn, tool results)
              */
             sent: components["schemas"]["TracePart"][];
+            /**
+             * Summary
+             * @description the summary sent in place of the cut messages (null: none, left out)
+             */
+            summary: string | null;
             usage: components["schemas"]["TraceUsage"] | null;
+        };
+        /** TraceStep */
+        TraceStep: {
+            /**
+             * Detail
+             * @description why a gate decided as it did
+             */
+            detail: string | null;
+            /** Duration Ms */
+            duration_ms: number;
+            /**
+             * Kind
+             * @description model_request, tool_call, retrieval, gate or side_request
+             */
+            kind: string;
+            /**
+             * Label
+             * @description what the step was: a model request, a tool's name, an approval, a rule, the budget
+             */
+            label: string;
+            /**
+             * Outcome
+             * @description a gate's decision, a tool call's ok or error, passages found, the model
+             */
+            outcome: string | null;
+            /**
+             * Request Index
+             * @description its model request (a tool call's: the one that asked for it)
+             */
+            request_index: number | null;
+            /**
+             * Start Ms
+             * @description when it started, in milliseconds after the run was created
+             */
+            start_ms: number;
+            /** Tool Call Id */
+            tool_call_id: string | null;
         };
         /** TraceTool */
         TraceTool: {
@@ -8398,11 +8466,16 @@ export interface components {
             name: string;
             /**
              * Parameters
-             * @description its parameters' JSON schema (null for an MCP tool)
+             * @description its parameters' JSON schema (null for an MCP tool whose server describes it differently now)
              */
             parameters: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * Server
+             * @description an MCP tool's server (its name)
+             */
+            server?: string | null;
             /**
              * Source
              * @description first_party, mcp or client

@@ -308,18 +308,28 @@ async def take_task_tokens(conn: Conn, run_id: UUID) -> set[str]:
     return {row["task_token"] for row in await cur.fetchall()}
 
 
+_AUDIT_SELECT = (
+    "SELECT t.id, t.approval_id, t.actor_id, t.action, t.detail, t.at,"
+    " coalesce(a.tool_name, t.tool_name) AS tool_name, coalesce(a.run_id, t.run_id) AS run_id,"
+    " coalesce(a.chat_id, t.chat_id) AS chat_id, a.owner_id, a.status,"
+    " coalesce(a.tool_call_id, t.tool_call_id) AS tool_call_id, t.rule_id"
+    " FROM approval_audit t LEFT JOIN approvals a ON a.id = t.approval_id"
+)
+
+
 async def audit_page(conn: Conn, before: int | None, limit: int) -> list[AuditEntry]:
     """The org's approval audit trail, newest first (ids below `before`), with each approval's tool and run."""
     keyset = "WHERE t.id < %s" if before is not None else ""
     cur = await conn.execute(
-        "SELECT t.id, t.approval_id, t.actor_id, t.action, t.detail, t.at,"
-        " coalesce(a.tool_name, t.tool_name) AS tool_name, coalesce(a.run_id, t.run_id) AS run_id,"
-        " coalesce(a.chat_id, t.chat_id) AS chat_id, a.owner_id, a.status,"
-        " coalesce(a.tool_call_id, t.tool_call_id) AS tool_call_id, t.rule_id"
-        " FROM approval_audit t LEFT JOIN approvals a ON a.id = t.approval_id"
-        f" {keyset} ORDER BY t.id DESC LIMIT %s",
-        [*([before] if before is not None else []), limit],
+        f"{_AUDIT_SELECT} {keyset} ORDER BY t.id DESC LIMIT %s", [*([before] if before is not None else []), limit]
     )
+    return [AuditEntry(**row) for row in await cur.fetchall()]
+
+
+async def audit_of_run(conn: Conn, run_id: UUID) -> list[AuditEntry]:
+    """One run's audit lines, oldest first: its approvals' and those its tool review wrote without one (a rule's or
+    the reviewing model's decision), for the run's trace."""
+    cur = await conn.execute(f"{_AUDIT_SELECT} WHERE t.run_id = %s ORDER BY t.at, t.id", [run_id])
     return [AuditEntry(**row) for row in await cur.fetchall()]
 
 

@@ -35,7 +35,7 @@ SUMMARY_INSTRUCTIONS = (
     "Summarise this conversation for the assistant that continues it: the user's goals, facts and decisions, "
     "names, numbers and open questions. Be brief and factual; write no greeting and no commentary."
 )
-Fitted = tuple[list[ModelMessage] | None, dict[str, Any] | None]
+Fitted = tuple[list[ModelMessage] | None, dict[str, Any] | None, int | None]
 
 
 async def _prior_ids(spec: RunSpec) -> list[int]:
@@ -54,8 +54,9 @@ def _fits(messages: list[ModelMessage], cut: int, summary_tokens: int, budget: i
 
 
 async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitted:
-    """The messages to send (a stored or new summary of the older turns, then the newer ones) and the event to
-    report, or (None, None) when even the current turn alone does not fit."""
+    """The messages to send (a stored or new summary of the older turns, then the newer ones), the event to report
+    and the summary's message id (None: the older turns were left out unsummarised), or (None, None, None) when even
+    the current turn alone does not fit."""
     ids = await _prior_ids(spec)
     ids = ids if len(ids) <= len(messages) else []
     cuts = [c for c in user_turns(messages) if 0 < c <= len(ids)]
@@ -66,11 +67,11 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
         text = str(stored.message["parts"][0]["content"])
         if reuse in cuts and _fits(messages, reuse, text_tokens(text), budget):
             labels = metadata_labels(stored.message.get("metadata")).join(run_labels(spec, messages[:reuse]))
-            return with_summary(messages, reuse, text, labels), None
+            return with_summary(messages, reuse, text, labels), None, stored.id
     limit = summary_budget(budget)
     cut = next((c for c in cuts if _fits(messages, c, limit, budget)), None)
     if cut is None:
-        return None, None
+        return None, None, None
     async with org_transaction(spec.org_id) as conn:
         base = await message_store.latest_summary(conn, spec.chat_id, ids[:cut])
     start = ids.index(base.parent_id) + 1 if base else 0
@@ -85,7 +86,7 @@ async def fit(spec: RunSpec, messages: list[ModelMessage], budget: int) -> Fitte
     text, summary_id = await _summarise(spec, covered, limit, ids[cut - 1], labels, tier)
     turns = len([c for c in user_turns(messages) if c < cut])
     event = {"covers_message_id": ids[cut - 1], "summary_message_id": summary_id, "turns": turns}
-    return with_summary(messages, cut, text, labels), event
+    return with_summary(messages, cut, text, labels), event, summary_id
 
 
 async def _summarise(
