@@ -1,6 +1,7 @@
 """A fake OpenTelemetry collector on loopback for tests that drive `pa dev`: it takes OTLP over HTTP
 (`POST /v1/traces`, a protobuf `ExportTraceServiceRequest`, as the SDK's exporter sends it), decodes it with the
-opentelemetry-proto classes and keeps every span: its name, its attributes and its events' as plain values."""
+opentelemetry-proto classes and keeps every span: its name, its attributes and its events' as plain values, its
+trace, span and parent ids."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ class SpanSeen:
     attributes: dict[str, Any]
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     duration_ns: int = 0
+    trace_id: str = ""  # hex, as a traceparent writes them; parent_id "" for a trace's root
+    span_id: str = ""
+    parent_id: str = ""
+    raw: bytes = b""  # the span's own encoding: what a test looks for text in, one trace at a time
 
 
 def _value(value: AnyValue) -> Any:
@@ -65,6 +70,10 @@ class FakeCollector:
                 _attributes(span.attributes),
                 [(e.name, _attributes(e.attributes)) for e in span.events],
                 span.end_time_unix_nano - span.start_time_unix_nano,
+                span.trace_id.hex(),
+                span.span_id.hex(),
+                span.parent_span_id.hex(),
+                span.SerializeToString(),
             )
             for resource in export.resource_spans
             for scope in resource.scope_spans

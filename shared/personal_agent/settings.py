@@ -220,8 +220,8 @@ class Settings(BaseSettings):
     output_queue_url: str | None = Field(None, validation_alias=_env("PA_OUTPUT_QUEUE_URL"))
     output_max_attempts: int = Field(6, ge=1, le=20, validation_alias=_env("PA_OUTPUT_MAX_ATTEMPTS"))
     # Traces (docs/evals.md): OTLP over HTTP to this collector (e.g. `http://127.0.0.1:4318`, or the ADOT collector on
-    # AWS); empty: no spans and no OpenTelemetry SDK imported. Message content goes into spans only with
-    # `otel_content`, and never for a restricted run.
+    # AWS); empty: no spans and no OpenTelemetry SDK imported. Message content goes into spans only where
+    # `otel_content` allows it (the ceiling) and the org turned it on (`trace_content`), and never for a restricted run.
     otel_endpoint: str = Field("", validation_alias=_env("PA_OTEL_ENDPOINT"))
     otel_content: bool = Field(False, validation_alias=_env("PA_OTEL_CONTENT"))
     output_retry_base_seconds: int = Field(30, ge=0, le=900, validation_alias=_env("PA_OUTPUT_RETRY_BASE_SECONDS"))

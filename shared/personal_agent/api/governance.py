@@ -31,6 +31,11 @@ class OrgSettings(BaseModel):
     code_execution: bool | None = Field(
         None, description="whether runs are offered `run_python` (null: the deployment's default)"
     )
+    trace_content: bool = Field(
+        False,
+        description="exported traces carry prompts and answers (only where the operator's PA_OTEL_CONTENT allows it;"
+        " never for a restricted chat)",
+    )
 
 
 class ProviderModelOut(BaseModel):
@@ -97,6 +102,11 @@ class OrgSettingsIn(BaseModel):
         None, max_length=50, description="e-mail output domains besides members' addresses; left out: unchanged"
     )
     code_execution: bool | None = Field(None, description="offer `run_python` to the org's runs; left out: unchanged")
+    trace_content: bool | None = Field(
+        None,
+        description="let exported traces carry the org's prompts and answers (off by default; the operator's"
+        " PA_OTEL_CONTENT must allow it too; never for a restricted chat); left out: unchanged",
+    )
 
 
 class ProviderIn(BaseModel):

@@ -14,11 +14,11 @@ async def get_settings_row(org_id: UUID) -> dict[str, Any]:
     async with org_transaction(org_id) as conn:
         row = await org_settings_store.get(conn, org_id)
     defaults = {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
-    return row or {**defaults, "output_email_domains": [], "code_execution": None}
+    return row or {**defaults, "output_email_domains": [], "code_execution": None, "trace_content": False}
 
 
 async def put_settings(org_id: UUID, values: dict[str, Any]) -> dict[str, Any]:
-    """Replace the settings sent; `output_email_domains` left out (None) keeps the org's list."""
+    """Replace the settings sent; `output_email_domains`, `code_execution`, `trace_content` left out keep the org's."""
     async with org_transaction(org_id) as conn:
         return await org_settings_store.put(conn, org_id, values)
 

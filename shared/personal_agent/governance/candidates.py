@@ -73,10 +73,13 @@ async def candidates(org_id: UUID) -> list[ModelInfo]:
 
 
 async def read_org_settings(conn: Conn, org_id: UUID) -> dict[str, Any]:
-    """The org's routing settings (defaults when it has none), in the caller's org transaction."""
+    """The org's routing settings and its trace content choice (defaults when it has none), in the caller's org
+    transaction."""
     cur = await conn.execute(
-        "SELECT tier_floor, confidence_threshold, routing_model, default_model FROM org_settings WHERE org_id = %s",
+        "SELECT tier_floor, confidence_threshold, routing_model, default_model, trace_content"
+        " FROM org_settings WHERE org_id = %s",
         [org_id],
     )
     row = await cur.fetchone()
-    return row or {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
+    defaults = {"tier_floor": 0, "confidence_threshold": 0.8, "routing_model": None, "default_model": None}
+    return row or {**defaults, "trace_content": False}

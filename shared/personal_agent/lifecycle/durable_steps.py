@@ -11,7 +11,7 @@ from personal_agent.db import org_transaction
 from personal_agent.errors import InvalidInput, dependency_outage
 from personal_agent.lifecycle import approval_decisions as approvals
 from personal_agent.lifecycle import child_runs as subagents
-from personal_agent.lifecycle import drivers
+from personal_agent.lifecycle import drivers, durable_trace
 from personal_agent.runs import store
 from personal_agent.runtime import run_sync
 from personal_agent.settings import get_settings
@@ -86,6 +86,14 @@ def _ended_as_cancelled(run_id: UUID, org_id: UUID) -> bool:
 
 
 def handle_step(event: dict[str, Any]) -> dict[str, Any]:
+    """Run one step kind named by `action`, as a span of the run's trace (`durable_trace`)."""
+    with durable_trace.step_span(event):
+        result = _handle(event)
+    durable_trace.step_ended(event, result)
+    return result
+
+
+def _handle(event: dict[str, Any]) -> dict[str, Any]:
     """Run one step kind named by `action`. An outage of the bus or the database (after the step waited it out for
     `PA_DEPENDENCY_RETRY_SECONDS`) surfaces as `DependencyUnavailable`, which the state machine retries with a long
     backoff (the run stays `running` at its last checkpoint, never failed for it); other transient failures as

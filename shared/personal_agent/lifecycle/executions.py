@@ -9,6 +9,7 @@ import logging
 from typing import Any
 from uuid import UUID
 
+from personal_agent import otel_export
 from personal_agent.approvals import store as approval_store
 from personal_agent.aws_clients import aws_client
 from personal_agent.db import org_transaction
@@ -24,11 +25,13 @@ def sfn_client() -> Any:
 
 
 def execution_input(spec: RunSpec) -> dict[str, Any]:
-    """The state machine's input: the run and org ids and the approval wait; nothing else."""
+    """The state machine's input: the run and org ids, the approval wait and the W3C trace context every step's spans
+    go under (`traceparent`: ids only, "" with traces off); nothing else."""
     return {
         "run_id": str(spec.run_id),
         "org_id": str(spec.org_id),
         "approval_timeout_seconds": spec.approval_timeout_seconds,
+        "traceparent": otel_export.traceparent(),  # the run's root span, or a sub-agent's parent's step
     }
 
 

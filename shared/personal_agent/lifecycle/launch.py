@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from personal_agent import otel_export
 from personal_agent.attachments import service as attachments
 from personal_agent.attachments.vision import plan_for_images
 from personal_agent.chats import message_store
@@ -162,6 +163,11 @@ async def launch_run(request: LaunchRequest) -> RunSpec:
     """Store the run (and the user's message) and start it on its driver. Nothing is stored on bad input,
     over budget, or when no model may receive the chat's data. A message to a chat whose run is active follows
     the chat's policy (`lifecycle/followup_queue.py`): 409, or queued (`FollowUpQueued`, 202)."""
+    with otel_export.launch_scope():  # a durable run's trace begins in `_launch`; its last step ends it
+        return await _launch_or_queue(request)
+
+
+async def _launch_or_queue(request: LaunchRequest) -> RunSpec:
     try:
         return await _launch(request)
     except followup_queue.ChatBusy:
@@ -184,6 +190,7 @@ async def _launch(request: LaunchRequest) -> RunSpec:
     tools, mcp_tools = agent_launch.stricter(tools, agent), agent_launch.stricter(mcp_tools, agent)
     mode = choose_mode(request.mode, tools + mcp_tools, request.trigger_source)
     ensure_driver_available(mode)
+    otel_export.begin_run_trace(mode)  # a durable run's steps are other processes: one trace, through its input
     # One transaction for the checks, the reads the run is built from, the run and the user's turn (nothing is
     # stored when a check refuses). Only MCP tool discovery (it may call the servers) runs before, in its own.
     async with org_transaction(request.org_id) as conn:
@@ -216,6 +223,7 @@ async def _launch(request: LaunchRequest) -> RunSpec:
             classification=chat.classification,
             labels=labels,
             confidence_threshold=float(org["confidence_threshold"]),
+            trace_content=bool(org["trace_content"]),
             instructions=project_context.instructions(request.instructions or DEFAULT_INSTRUCTIONS, project),
             project=project_context.ref(project),
             tools=tools + mcp_tools,

@@ -18,8 +18,7 @@ TriggerSource = Literal[
 ApprovalPolicy = Literal["never", "gate", "always"]
 """Who decides whether a call of an MCP tool runs: nobody, the confidence gate (with `acts`), or a person."""
 
-MAX_TIER = 2
-"""The highest trust tier (2: internal)."""
+MAX_TIER = 2  # the highest trust tier (2: internal)
 
 MAX_MESSAGE_CHARS = 32_000
 """The longest user message accepted (characters). Longer input is refused with 413 `message_too_long`."""
@@ -291,6 +290,7 @@ class RunSpec(BaseModel):
     trigger's and those of what entered with the message. The engine raises them from the run's messages."""
     tool_policy: ToolPolicy = ToolPolicy()
     """The org's tool rules and the run's review mode at launch (a sub-agent inherits its parent's)."""
+    trace_content: bool = False  # the org let traces carry content, at launch (`otel_export.content_allowed`)
 
     @property
     def answer_schema(self) -> dict[str, Any] | None:
