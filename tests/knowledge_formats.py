@@ -43,6 +43,19 @@ def scanned_pdf(lines: list[str]) -> bytes:
     return bytes(pdf.output())
 
 
+def text_and_scan_pdf(text: str, scan: tuple[str, ...] = ("Scanned page two",)) -> bytes:
+    """A two-page PDF: page 1 has a text layer saying `text`, page 2 is only an image of `scan`'s lines."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, text)
+    pdf.add_page()
+    pdf.image(io.BytesIO(text_image(list(scan))), x=0, y=0, w=210)
+    return bytes(pdf.output())
+
+
 def make_xlsx(rows: list[tuple[str, ...]], sheet: str = "Staff") -> bytes:
     from openpyxl import Workbook  # type: ignore[import-untyped]
 

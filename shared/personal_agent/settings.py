@@ -207,6 +207,8 @@ class Settings(BaseSettings):
     # Text recognition of scans and photos (`knowledge/parsing/ocr.py`): RapidOCR in the process, or Amazon Textract
     # (on AWS, where the ingest layer cannot hold RapidOCR's opencv and onnxruntime; the template sets it).
     ocr_backend: Literal["rapidocr", "textract"] = Field("rapidocr", validation_alias=_env("PA_OCR_BACKEND"))
+    # The most one page (or image) may take to recognise; a page past it is left out (`knowledge/parsing/ocr.py`).
+    ocr_page_seconds: float = Field(20.0, gt=0, le=300, validation_alias=_env("PA_OCR_PAGE_SECONDS"))
     # Ingest limits (docs/knowledge.md): a document past them ends `failed: too_large` with no chunks. Parsing runs
     # in a child process with this much address space and time (the ingest function's MemorySize is 2048).
     ingest_max_chars: int = Field(4_000_000, ge=1, validation_alias=_env("PA_INGEST_MAX_CHARS"))

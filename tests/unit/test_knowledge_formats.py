@@ -4,12 +4,23 @@ page that has no text layer; plus what is refused before parsing."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from personal_agent.knowledge.formats import format_of, matches_content
 from personal_agent.knowledge.parsing import UnreadableDocument, parse
 from personal_agent.knowledge.parsing.isolated import parse_isolated
-from tests.knowledge_formats import STAFF, make_csv, make_eml, make_pptx, make_xlsx, scanned_pdf, text_image
+from tests.knowledge_formats import (
+    STAFF,
+    make_csv,
+    make_eml,
+    make_pptx,
+    make_xlsx,
+    scanned_pdf,
+    text_and_scan_pdf,
+    text_image,
+)
 
 
 def _isolated(fmt: str, data: bytes) -> list[tuple[str | None, int | None, str]]:
@@ -83,3 +94,66 @@ def test_an_image_too_large_to_decode_or_not_an_image_is_refused() -> None:
     with pytest.raises(UnreadableDocument) as broken:
         parse("image", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)
     assert broken.value.code == "corrupt"
+
+
+@pytest.fixture
+def page_limit(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """OCR's page limit (`PA_OCR_PAGE_SECONDS`) at 1 ms: no page is recognised within it."""
+    from personal_agent.settings import get_settings
+
+    monkeypatch.setenv("PA_OCR_PAGE_SECONDS", "0.001")
+    get_settings.cache_clear()
+    yield
+    monkeypatch.delenv("PA_OCR_PAGE_SECONDS")
+    get_settings.cache_clear()
+
+
+@pytest.mark.timeout(180)
+def test_ocr_past_its_page_limit_leaves_the_page_out(page_limit: None) -> None:
+    # An image alone: nothing is left to read, the document ends `too_large` saying why (not `no_text`).
+    with pytest.raises(UnreadableDocument) as refused:
+        _isolated("image", text_image(["Invoice 4471 is due on 15 March"]))
+    assert refused.value.code == "too_large" and "0.001 s to read (the OCR page limit)" in refused.value.message
+    # A PDF whose only page is a scan: the same, naming the page.
+    with pytest.raises(UnreadableDocument) as scan:
+        _isolated("pdf", scanned_pdf(["Warranty claims must be filed", "within ninety days."]))
+    assert scan.value.code == "too_large" and "OCR of page 1 took more than 0.001 s" in scan.value.message
+    # A PDF with a text page and a scanned one: the text page is read, the scan is left out.
+    [(_, page, text)] = _isolated("pdf", text_and_scan_pdf("The text layer says the office opens at nine."))
+    assert page == 1 and text.strip() == "The text layer says the office opens at nine."
+
+
+_LIMITS = """
+import json, sys
+from personal_agent.knowledge.parsing import ocr
+data = sys.stdin.buffer.read()
+assert ocr.recognise(data, 240)  # the models loaded, and read once in time
+outcomes = []
+for ms in (1, 5, 20, 50, 100, 200, 400, 800, 1600, 3200, 6400):
+    try:
+        outcomes.append("left out" if ocr.recognise(data, ms / 1000) is None else "read")
+    except Exception as exc:
+        outcomes.append(type(exc).__name__)
+print(json.dumps(outcomes))
+"""
+
+
+@pytest.mark.timeout(400)
+def test_ocr_is_cut_wherever_the_page_limit_finds_it() -> None:
+    # The timer goes off in Python code or inside the ONNX inference (which RapidOCR wraps in its own error): a
+    # page is read or left out, whichever limit, never a parser failure (that used to end `corrupt`). Limits up to
+    # 6.4 s: on a busy machine the time before the first inference alone is more than a second.
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PATH": os.environ.get("PATH", "")}
+    image = text_image(["Invoice 4471 is due on 15 March", "Payment by bank transfer only"])
+    done = subprocess.run(
+        [sys.executable, "-c", _LIMITS], input=image, capture_output=True, env=env, timeout=380, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    outcomes = json.loads(done.stdout)
+    assert set(outcomes) <= {"left out", "read"}, outcomes
+    assert outcomes[0] == "left out"

@@ -6,7 +6,7 @@ the document `failed` (`too_large` for memory and time), so a parse never leaves
 
 The child is `python -m personal_agent.knowledge.parsing.isolated FORMAT MAX_CHARS MEMORY_MB`: the file on
 stdin, `{"sections": [...]}` or `{"error": {"code", "message"}}` as JSON on stdout. It gets this process's
-`sys.path` and nothing else of its environment (no secrets) but the OCR backend's name: with Textract
+`sys.path` and nothing else of its environment (no secrets) but the OCR backend's name and page limit: with Textract
 (`textract_ocr.py`) the child hands back the images to read (`"ocr"`) and this process reads them."""
 
 from __future__ import annotations
@@ -32,18 +32,17 @@ def parse_isolated(fmt: str, data: bytes, *, max_chars: int, memory_mb: int, sec
     """`parse(fmt, data, max_chars)` in a child of at most `memory_mb` MB of address space and `seconds` seconds."""
     command = [sys.executable, "-m", __name__, fmt, str(max_chars), str(memory_mb)]
     env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PATH": os.environ.get("PATH", "")}
-    backend = get_settings().ocr_backend
-    env["PA_OCR_BACKEND"] = backend
+    settings = get_settings()
+    env["PA_OCR_BACKEND"], env["PA_OCR_PAGE_SECONDS"] = settings.ocr_backend, str(settings.ocr_page_seconds)
     try:
         done = subprocess.run(command, input=data, capture_output=True, timeout=seconds, env=env, check=False)
     except subprocess.TimeoutExpired:  # the child is killed
         raise too_large(f"the document took more than {seconds:g} s to read") from None
     sections, images = _outcome(done, memory_mb)
     if images:
-        from personal_agent.knowledge.parsing.ocr import PAGE_SECONDS
         from personal_agent.knowledge.parsing.textract_ocr import fill
 
-        return fill(sections, images, PAGE_SECONDS)
+        return fill(sections, images, settings.ocr_page_seconds)
     return sections
 
 

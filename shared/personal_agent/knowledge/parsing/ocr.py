@@ -1,7 +1,9 @@
 """Text recognition for scans and photos with RapidOCR (PP-OCRv4 on onnxruntime; its models ship inside the
-`rapidocr-onnxruntime` wheel, nothing is downloaded). Each image gets at most `PAGE_SECONDS` (a SIGALRM timer: the
-parser runs in its own child process's main thread); a page past it is left out, and the document's own deadline
-(`PA_INGEST_PARSE_SECONDS`) bounds the whole. Images are sized from their header before they are decoded.
+`rapidocr-onnxruntime` wheel, nothing is downloaded). Each image gets at most `PA_OCR_PAGE_SECONDS` (20 s; a
+SIGALRM timer: the parser runs in its own child process's main thread; the models load before it starts); a page
+past it is left out (an image alone, or a PDF whose every scanned page ran past it, ends `too_large`), and the
+document's own deadline (`PA_INGEST_PARSE_SECONDS`) bounds the whole. Images are sized from their header before
+they are decoded.
 
 On AWS, where the package is not installed (the Lambda layers leave it out: docs/knowledge.md), the template sets
 `PA_OCR_BACKEND=textract` and each image goes to Amazon Textract instead (`textract_ocr.py`). Without either, a
@@ -22,8 +24,6 @@ from personal_agent.knowledge.parsing.budget import TextBudget, too_large
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
 
 log = logging.getLogger("personal_agent.knowledge.ocr")
-PAGE_SECONDS = 20.0
-"""The most one page (or image) may take; about 1 s for a typical scanned page on one core."""
 MAX_PIXELS = 40_000_000
 """An A4 page scanned at 600 dpi is 35 Mpx; larger is refused before it is decoded."""
 MIN_SCORE = 0.5
@@ -38,6 +38,13 @@ def _textract() -> bool:
     from personal_agent.settings import get_settings
 
     return get_settings().ocr_backend == "textract"
+
+
+def page_seconds() -> float:
+    """The most one page (or image) may take (`PA_OCR_PAGE_SECONDS`); about 1 s for a scanned page on one core."""
+    from personal_agent.settings import get_settings
+
+    return get_settings().ocr_page_seconds
 
 
 def available() -> bool:
@@ -61,20 +68,27 @@ def _engine() -> Any:
     return RapidOCR()
 
 
+class _Timer:
+    expired = False
+
+
 @contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise `_PageTimeout` in this thread after `seconds` (only on the main thread: elsewhere, no page limit)."""
+def _deadline(seconds: float) -> Iterator[_Timer]:
+    """Raise `_PageTimeout` in this thread after `seconds` (only on the main thread: elsewhere, no page limit). The
+    timer says whether it went off: RapidOCR wraps whatever its inference raises in its own `ONNXRuntimeError`."""
+    timer = _Timer()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield timer
         return
 
     def expire(_signum: int, _frame: Any) -> None:
+        timer.expired = True
         raise _PageTimeout
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield timer
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -92,8 +106,9 @@ def _check_size(data: bytes) -> None:
         raise too_large(f"the image has {width}x{height} pixels, more than {MAX_PIXELS // 1_000_000} million")
 
 
-def recognise(data: bytes, seconds: float = PAGE_SECONDS) -> str | None:
-    """The text of one image (PNG, JPEG, or any image a PDF page holds), line by line; None past `seconds`."""
+def recognise(data: bytes, seconds: float | None = None) -> str | None:
+    """The text of one image (PNG, JPEG, or any image a PDF page holds), line by line; None past `seconds` (the
+    page limit unless given)."""
     if not available():
         raise UnreadableDocument("ocr_unavailable", "text recognition (OCR) is not installed in this deployment")
     _check_size(data)
@@ -101,10 +116,15 @@ def recognise(data: bytes, seconds: float = PAGE_SECONDS) -> str | None:
         from personal_agent.knowledge.parsing.textract_ocr import defer
 
         return defer(data)
+    seconds = page_seconds() if seconds is None else seconds
+    engine = _engine()  # loaded once per parse child, outside the page's time
+    timer = _Timer()
     try:
-        with _deadline(seconds):
-            lines, _ = _engine()(data)
-    except _PageTimeout:
+        with _deadline(seconds) as timer:
+            lines, _ = engine(data)
+    except Exception:  # `_PageTimeout`, raised where the timer found the thread, or wrapped by the engine
+        if not timer.expired:
+            raise
         log.warning("OCR of one image took more than %s s: left out", seconds)
         return None
     return "\n".join(str(text) for _, text, score in lines or () if float(score) >= MIN_SCORE)
@@ -113,5 +133,5 @@ def recognise(data: bytes, seconds: float = PAGE_SECONDS) -> str | None:
 def parse_image(data: bytes, budget: TextBudget) -> list[Section]:
     text = recognise(data)
     if text is None:
-        raise too_large(f"the image took more than {PAGE_SECONDS:g} s to read")
+        raise too_large(f"the image took more than {page_seconds():g} s to read (the OCR page limit)")
     return [Section(budget.spend(text), page=1)]

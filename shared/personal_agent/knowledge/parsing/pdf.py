@@ -1,5 +1,7 @@
 """PDF with pypdf (pure Python, ~2 MB installed, no native code): one section per page; an encrypted or corrupt
-file is refused as a whole. A page without a text layer (a scan) is read from its images by OCR (`ocr.py`).
+file is refused as a whole. A page without a text layer (a scan) is read from its images by OCR (`ocr.py`); a scan
+whose recognition runs past the page limit is left out, and when that leaves the document no text it ends
+`too_large` (not `no_text`).
 A content stream is extracted once: pages that draw the same stream (a small file can point every page at one
 large compressed stream) add nothing after the first."""
 
@@ -12,6 +14,7 @@ from typing import Any
 from personal_agent.knowledge.parsing.budget import TextBudget, too_large
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
 
+log = logging.getLogger("personal_agent.knowledge.parsing")
 MAX_PAGES = 2000
 MIN_TEXT_CHARS = 20
 """A page with fewer characters of text than this is taken for a scan (its images go through OCR)."""
@@ -42,6 +45,7 @@ def _ref(obj: Any) -> tuple[int, int] | None:
 def _pages(reader: Any, budget: TextBudget) -> list[Section]:
     sections: list[Section] = []
     seen: set[tuple[Any, ...]] = set()
+    late: list[int] = []  # scanned pages whose recognition ran past the page limit: left out
     for number, page in enumerate(reader.pages, start=1):
         key = _contents_key(page)
         if key is not None and None not in key:
@@ -50,17 +54,28 @@ def _pages(reader: Any, budget: TextBudget) -> list[Section]:
             seen.add(key)
         text = page.extract_text() or ""
         if len("".join(text.split())) < MIN_TEXT_CHARS:
-            text = _recognised(page) or text
+            recognised = _recognised(page)
+            late += [number] if recognised is None else []
+            text = recognised or text
         sections.append(Section(budget.spend(text), page=number))
+    if late and not any(s.text.strip() for s in sections):  # not `no_text`: the text is there, reading it took long
+        from personal_agent.knowledge.parsing.ocr import page_seconds
+
+        raise too_large(f"OCR of page {late[0]} took more than {page_seconds():g} s (the page limit)")
+    if late:
+        log.warning("OCR of pages %s took more than the page limit: left out", late[:20])
     return sections
 
 
-def _recognised(page: Any) -> str:
-    """The text OCR reads in the page's images (the largest first), or "" when it has none."""
+def _recognised(page: Any) -> str | None:
+    """The text OCR reads in the page's images (the largest first): "" when it has none, None when every image
+    that was read ran past the page limit."""
     from personal_agent.knowledge.parsing.ocr import recognise
 
     images = sorted(page.images, key=lambda image: -len(image.data))[:MAX_OCR_IMAGES]
     texts = [recognise(image.data) for image in images]
+    if texts and all(t is None for t in texts):
+        return None
     return "\n".join(t for t in texts if t)
 
 
