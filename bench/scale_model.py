@@ -58,6 +58,14 @@ QUOTAS = {
         " AuroraMaxCapacity 4 ACU (~2 GiB each)",
         "https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/aurora-serverless-v2.setting-capacity.html",
     ),
+    "pg_proxy_connections": (
+        810,
+        "RDS Proxy (template AuroraProxy=true): the connections it opens to Aurora, MaxConnectionsPercent 90 of"
+        " max_connections (~900 at 4 ACU); its client side has no published per-proxy quota (20 proxies per account"
+        " and Region, 200 secrets and 20 endpoints per proxy are the published ones)",
+        "https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-connections.html ;"
+        " https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy.html#rds-proxy.limitations",
+    ),
     "upstash_cps": (
         10_000,
         "Upstash Redis pay-as-you-go: max commands/s (bandwidth: 200 GB/month free, then $0.03/GB)",
@@ -120,8 +128,12 @@ def needs(n: int, a: argparse.Namespace) -> dict[str, float]:
         "sfn_start_rps": turns,
         "sfn_transition_rps": turns * a.transitions,
         "sfn_open": turns * a.turn_seconds,
+        # Without a proxy every warm Lambda environment that touched Postgres holds a connection to it; with RDS Proxy
+        # those same connections end at the proxy (its client side), and Aurora sees only what the proxy opens: the
+        # transactions in flight (nothing the app does pins a client to one, docs/deploy.md), x2 for bursts.
         "pg_conn_direct": workers + api + run_streams + n / a.feed_lifetime * a.pg_idle_seconds,
-        "pg_conn_proxy": turns * a.pg_transactions * a.pg_transaction_ms / 1000 * 2,  # x2 headroom for bursts
+        "pg_client_conn_proxy": workers + api + run_streams + n / a.feed_lifetime * a.pg_idle_seconds,
+        "pg_conn_proxy": turns * a.pg_transactions * a.pg_transaction_ms / 1000 * 2,
         "redis_ops_valkey": turns * a.redis_commands + feed_reads,
         "redis_ops_upstash": turns * a.upstash_requests + n * a.upstash_idle_polls,
         "redis_bytes_per_s": turns * a.events * a.event_bytes * 2,  # written once, read once by the run's stream
@@ -138,7 +150,8 @@ LIMITS = (
     ("api_rps", "api_rps", "raise the API Gateway account throttle"),
     ("sfn_start_rps", "sfn_start_rps", "durable only: raise StartExecution (or run chat turns inline, as default)"),
     ("sfn_transition_rps", "sfn_transition_rps", "durable only: raise StateTransition"),
-    ("pg_conn_direct", "pg_connections", "RDS Proxy (connections become transactions) or more ACU"),
+    ("pg_conn_direct", "pg_connections", "AuroraProxy=true (RDS Proxy: connections become transactions) or more ACU"),
+    ("pg_conn_proxy", "pg_proxy_connections", "behind RDS Proxy: more ACU (max_connections follows memory)"),
     ("redis_ops_upstash", "upstash_cps", "Upstash fixed/enterprise plan, or ElastiCache; poll idle streams slower"),
 )
 
@@ -162,6 +175,12 @@ def report(a: argparse.Namespace) -> None:
         for ratio, key, fix in over:
             if ratio > 1:
                 print(f"           {key}: {fix}")
+    print(
+        "\nBehind RDS Proxy Aurora sees pg_conn_proxy (transactions in flight); the Lambdas' connections"
+        " (pg_client_conn_proxy) end at the proxy. A pinned client connection would hold its Aurora connection for"
+        " its whole session, turning pg_conn_proxy back into pg_client_conn_proxy: the app pins none (no session SET,"
+        " xact advisory locks only, no LISTEN, PA_DATABASE_PREPARED_STATEMENTS=false behind the proxy)."
+    )
     per_stream = a.events * a.event_bytes
     cap = QUOTAS["stream_bandwidth"][0]
     print(
