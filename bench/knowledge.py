@@ -111,7 +111,7 @@ async def ingestion(org_id: uuid.UUID, user_id: uuid.UUID, pages: int) -> list[s
                 "object_key": f"documents/{org_id}/{uuid.uuid4()}/bench.pdf",
             },
         )
-        await chunk_store.replace_chunks(conn, doc, rows, OFFLINE.id, OFFLINE.dim)
+        await chunk_store.replace_chunks(conn, doc, rows, OFFLINE.id, OFFLINE.dim, title="bench")
     t4 = time.perf_counter()
     stages = {"parse": t1 - t0, "chunk": t2 - t1, "embed": t3 - t2, "store": t4 - t3}
     total = t4 - t0

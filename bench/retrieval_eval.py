@@ -78,11 +78,18 @@ def answers(text: str, item: dict[str, Any]) -> bool:
 
 
 async def index(
-    org_id: uuid.UUID, user_id: uuid.UUID, docs: dict[str, bytes], model: Any, *, context: bool, tokens: int
+    org_id: uuid.UUID,
+    user_id: uuid.UUID,
+    docs: dict[str, bytes],
+    model: Any,
+    *,
+    context: bool,
+    tokens: int,
+    titled: bool = True,
 ) -> int:
     """Every document parsed, chunked (`tokens` a chunk at most), embedded and stored as ingest does (`context`:
-    title and section path in what is embedded, as ingest does now; without: the chunk text alone, as before).
-    Returns the chunk count."""
+    title and section path in what is embedded, as ingest does now; without: the chunk text alone, as before;
+    `titled`: the title in the full-text index, as ingest does since migration 0050). Returns the chunk count."""
     from personal_agent.knowledge import chunk_store, store
     from personal_agent.knowledge.chunking import chunk_sections, document_title, embedding_text
     from personal_agent.knowledge.embedders import count_tokens, embed_documents
@@ -116,7 +123,7 @@ async def index(
                     "trusted": False,
                 },
             )
-            await chunk_store.replace_chunks(conn, doc, rows, model.id, model.dim)
+            await chunk_store.replace_chunks(conn, doc, rows, model.id, model.dim, title=title if titled else None)
             await store.mark_ready(conn, doc["id"], "v1", None, len(rows))
         total += len(rows)
     return total
@@ -177,27 +184,30 @@ def row(name: str, scores: Scores) -> str:
 
 
 async def quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
+    from personal_agent.knowledge.chunk_store import TEXT_WEIGHTS, UNWEIGHTED
     from personal_agent.knowledge.chunking import TARGET_TOKENS
     from personal_agent.knowledge.ranking import Retrieval
 
     items = questions()
     direct = [dict(q, query=q["question"]) for q in items if not q.get("history")]
     follow = [q for q in items if q.get("history")]
-    plain: dict[str, Any] = {"dedup": False, "reranker": "none"}
+    # Every row up to the 512-token one is as before migration 0050: no title in full text, every match alike.
+    plain: dict[str, Any] = {"dedup": False, "reranker": "none", "text_weights": UNWEIGHTED}
+    staged: dict[str, Any] = {"dedup": True, "reranker": "tokens"}
+    unweighted: dict[str, Any] = {"text_weights": UNWEIGHTED}
     variants = [
         ("baseline (as before: 256-token chunks, text", orgs["before"], Retrieval(every_word=True, **plain)),
         ("  only, every word in full text, fused)", None, None),
         ("+ full text matches any two words (ts_rank)", orgs["before"], Retrieval(**plain)),
         ("+ title and section path embedded", orgs["context"], Retrieval(**plain)),
         ("+ chunks of 384 tokens", orgs["c384"], Retrieval(**plain)),
-        ("+ near-duplicate dedup", orgs["c384"], Retrieval(dedup=True, reranker="none")),
-        ("+ offline rerank: token match and best", orgs["c384"], Retrieval(dedup=True, reranker="tokens")),
+        ("+ near-duplicate dedup", orgs["c384"], Retrieval(dedup=True, reranker="none", text_weights=UNWEIGHTED)),
+        ("+ offline rerank: token match and best", orgs["c384"], Retrieval(**staged, text_weights=UNWEIGHTED)),
         ("  3-sentence window, each a vote (WordLlama)", None, None),
-        (
-            f"+ chunks of {TARGET_TOKENS} tokens (TARGET_TOKENS)",
-            orgs["default"],
-            Retrieval(dedup=True, reranker="tokens"),
-        ),
+        (f"+ chunks of {TARGET_TOKENS} tokens (before 0050)", orgs["c512"], Retrieval(**staged, **unweighted)),
+        ("+ section weighted B in ts_rank (no title)", orgs["c512"], Retrieval(**staged, text_weights=TEXT_WEIGHTS)),
+        ("+ title in full text, unweighted", orgs["default"], Retrieval(**staged, text_weights=UNWEIGHTED)),
+        ("+ title A, section B, text D in ts_rank", orgs["default"], Retrieval(**staged, text_weights=TEXT_WEIGHTS)),
     ]
     tuning = sum(1 for q in direct if half(q) == "tune")
     lines = [
@@ -285,11 +295,12 @@ async def run(with_latency: bool) -> None:
         try:
             admin_url = os.environ["DATABASE_ADMIN_URL"]
             model_id = os.environ.get("PA_BENCH_EMBEDDER", get_settings().embedding_model)
-            setups = {
-                "before": (False, 256),
-                "context": (True, 256),
-                "c384": (True, 384),
-                "default": (True, TARGET_TOKENS),
+            setups = {  # (title and section embedded, tokens a chunk, title in full text)
+                "before": (False, 256, False),
+                "context": (True, 256, False),
+                "c384": (True, 384, False),
+                "c512": (True, TARGET_TOKENS, False),
+                "default": (True, TARGET_TOKENS, True),
             }
             with psycopg.connect(admin_url, autocommit=True) as conn:
                 user = conn.execute("INSERT INTO users (issuer, subject) VALUES ('b', 'b') RETURNING id").fetchone()
@@ -307,8 +318,8 @@ async def run(with_latency: bool) -> None:
             docs = corpus()
             t = time.perf_counter()
             counts = {
-                name: await index(orgs[name], user_id, docs, model, context=context, tokens=tokens)
-                for name, (context, tokens) in setups.items()
+                name: await index(orgs[name], user_id, docs, model, context=context, tokens=tokens, titled=titled)
+                for name, (context, tokens, titled) in setups.items()
             }
             lines = [
                 f"corpus: CPython {sys.version.split()[0]} pydoc_data/topics.py, {len(docs)} documents; chunks "

@@ -19,6 +19,10 @@ EF_SEARCH = 400
 against an exact scan 0.86 at 40, 0.92 at 100, 0.947 at 200, 0.97 at 400 (the SQL stays around 10 ms)."""
 RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack et al.): a chunk scores sum(1 / (RRF_K + rank)) over both lists."""
+TEXT_WEIGHTS = (0.1, 0.2, 0.4, 1.0)
+"""`ts_rank`'s weights of a match in the chunk's text (D), -, its section path (B) and its document's title (A)
+(migration 0050); `UNWEIGHTED` ranks every match alike, as before the title was indexed."""
+UNWEIGHTED = (0.1, 0.1, 0.1, 0.1)
 
 
 @dataclass(frozen=True)
@@ -70,17 +74,18 @@ def _dim_sql(dim: int) -> str:
 
 
 async def replace_chunks(
-    conn: Conn, document: dict[str, Any], chunks: Sequence[NewChunk], model: str, dim: int
+    conn: Conn, document: dict[str, Any], chunks: Sequence[NewChunk], model: str, dim: int, *, title: str | None
 ) -> None:
-    """The document's chunks become exactly `chunks` (in the caller's transaction: all or nothing)."""
+    """The document's chunks become exactly `chunks` (in the caller's transaction: all or nothing); `title`: the
+    document's (`chunking.document_title`), indexed in full text with weight A."""
     await conn.execute("DELETE FROM knowledge_chunks WHERE document_id = %s", [document["id"]])
     if not chunks:
         return
     async with conn.cursor() as cur:
         await cur.executemany(
             """INSERT INTO knowledge_chunks (org_id, document_id, owner_user_id, collection, classification, seq,
-                   page, section, text, tokens, embedding, embedding_model, embedding_dim)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s)""",
+                   page, section, title, text, tokens, embedding, embedding_model, embedding_dim)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s, %s)""",
             [
                 (
                     document["org_id"],
@@ -91,6 +96,7 @@ async def replace_chunks(
                     c.seq,
                     c.page,
                     c.section,
+                    title,
                     c.text,
                     c.tokens,
                     vector_literal(c.embedding),
@@ -138,7 +144,8 @@ def _hybrid_sql(d: str, narrow: str) -> str:
             ) nearest
         ), txt AS (
             SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM (
-                SELECT id, CASE WHEN %(any_word)s THEN ts_rank(tsv, q) ELSE ts_rank_cd(tsv, q) END AS score
+                SELECT id, CASE WHEN %(any_word)s THEN ts_rank(%(weights)s::float4[], tsv, q)
+                    ELSE ts_rank_cd(%(weights)s::float4[], tsv, q) END AS score
                 FROM knowledge_chunks, (SELECT CASE WHEN %(any_word)s THEN %(pairs)s::tsquery
                     ELSE websearch_to_tsquery('english', %(query)s) END AS q) tsq
                 WHERE tsv @@ q AND collection = ANY(%(collections)s){narrow}
@@ -172,11 +179,13 @@ async def hybrid_search(
     exact: bool = False,
     filters: tuple[str, dict[str, Any]] = ("", {}),
     every_word: bool = False,
+    text_weights: Sequence[float] = TEXT_WEIGHTS,
 ) -> list[dict[str, Any]]:
     """The best `k` chunks by reciprocal rank fusion of the `candidates` nearest (cosine, HNSW unless `exact`)
     and the `candidates` best full-text matches (`websearch_to_tsquery`: quoted phrases, OR, -word); `filters`: an
     ` AND …` condition on the chunk's document and its parameters (`search_filters.SearchFilters.sql`);
-    `every_word`: full text as before `any_word` (every word must match; the bench's baseline)."""
+    `every_word`: full text as before `any_word` (every word must match; the bench's baseline); `text_weights`:
+    `ts_rank`'s weights of a match in the text, -, the section path and the title (`TEXT_WEIGHTS`)."""
     d = _dim_sql(dim)
     narrow, narrow_params = filters
     # Iterative scans keep the HNSW walk going until enough rows pass the collection filter (pgvector >= 0.8).
@@ -195,6 +204,7 @@ async def hybrid_search(
         "query": query,
         "any_word": pairs is not None,
         "pairs": pairs,
+        "weights": [float(w) for w in text_weights],
         "k": k,
         **narrow_params,
     }

@@ -67,7 +67,7 @@ async def ingest_upload(org_id: UUID, document_id: UUID, key: str, version: str 
             return "unknown_document"
         if current["object_version"] == version and current["status"] == "ready":
             return "duplicate"  # a concurrent delivery of the same version finished first
-        await chunk_store.replace_chunks(conn, current, rows, model.id, model.dim)
+        await chunk_store.replace_chunks(conn, current, rows, model.id, model.dim, title=title)
         ready = await store.mark_ready(conn, document_id, version, pages, len(rows))
     await announce_status(ready)
     log.info("document ingested", extra={"document_id": str(document_id), "chunks": len(rows)})

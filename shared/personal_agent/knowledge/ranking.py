@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from personal_agent.knowledge import dedup
-from personal_agent.knowledge.chunk_store import RRF_K
+from personal_agent.knowledge.chunk_store import RRF_K, TEXT_WEIGHTS
 from personal_agent.knowledge.rerank import Reranker, reranker
 
 T = TypeVar("T")
@@ -26,6 +26,8 @@ class Retrieval:
     """Fused candidates the stages see (at least `k`)."""
     every_word: bool = False
     """Full text as before: a chunk must hold every word of the query (`chunk_store.any_word`)."""
+    text_weights: tuple[float, float, float, float] = TEXT_WEIGHTS
+    """`ts_rank`'s weights of a full-text match in a chunk's text, -, section path, title (`chunk_store`)."""
 
     def chosen_reranker(self) -> Reranker | None:
         from personal_agent.settings import get_settings

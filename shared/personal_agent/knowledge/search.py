@@ -113,6 +113,7 @@ async def _search(
             collections=collections,
             k=max(k, retrieval.pool),
             every_word=retrieval.every_word,
+            text_weights=retrieval.text_weights,
             filters=narrow,
         )
     passages = [
