@@ -6039,6 +6039,12 @@ export interface components {
             routing_model: string | null;
             /** Tier Floor */
             tier_floor: number;
+            /**
+             * Trace Content
+             * @description exported traces carry prompts and answers (only where the operator's PA_OTEL_CONTENT allows it; never for a restricted chat)
+             * @default false
+             */
+            trace_content?: boolean;
         };
         /** OrgSettingsIn */
         OrgSettingsIn: {
@@ -6066,6 +6072,11 @@ export interface components {
              * @default 0
              */
             tier_floor?: number;
+            /**
+             * Trace Content
+             * @description let exported traces carry the org's prompts and answers (off by default; the operator's PA_OTEL_CONTENT must allow it too; never for a restricted chat); left out: unchanged
+             */
+            trace_content?: boolean | null;
         };
         /**
          * OutputCreate
