@@ -4,13 +4,17 @@ under bwrap: a PID namespace of its own, an unprivileged user with no capabiliti
 Lambda environment has its loopback with the Runtime API on it), and the platform's session (`LambdaSession`) sends
 it its calls. What it shows: a call runs, a new environment replays the session's earlier cells, code cannot open a
 socket (the seccomp filter, installed without privileges), a call past its wall-clock limit is stopped and the
-session goes on, and nothing the code started or wrote is left after the call."""
+session goes on, and nothing the code started or wrote is left after the call. With the bucket (moto S3), a large
+input file reaches the code and a large output comes back through presigned URLs the platform made, not the
+invocation's payload."""
 
 from __future__ import annotations
 
 import ast
+import base64
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -21,9 +25,13 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
+from uuid import uuid4
 
 import pytest
 
+from personal_agent.knowledge import objects as bucket_objects
+from personal_agent.sandbox import run_files
 from personal_agent.sandbox.bubblewrap import probe, scientific_site_packages
 from personal_agent.sandbox.config import SandboxLimits
 from personal_agent.sandbox.interface import CallResult, InFile
@@ -62,6 +70,7 @@ class Environment:
         env = {"PATH": "/usr/bin:/bin", "AWS_LAMBDA_FUNCTION_NAME": "test-sandbox", "LANG": "C.UTF-8"}
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
         self.invocations: list[dict[str, Any]] = []
+        self.replies: list[dict[str, Any]] = []
 
     def invoke(self, request: bytes) -> dict[str, Any]:
         """What `LambdaSession._invoke` gets from Lambda: the handler's reply to this request."""
@@ -70,6 +79,7 @@ class Environment:
         self.process.stdin.write(request.decode() + "\n")
         self.process.stdin.flush()
         reply: dict[str, Any] = json.loads(self.process.stdout.readline())
+        self.replies.append(reply)
         return reply
 
     def close(self) -> None:
@@ -94,8 +104,8 @@ def _start(made: list[Environment], task: Path, tmp: Path) -> Environment:
     return environment
 
 
-def _session(environment: Environment, limits: SandboxLimits = LIMITS) -> LambdaSession:
-    session = LambdaSession("test-sandbox", "org-a", limits)
+def _session(environment: Environment, limits: SandboxLimits = LIMITS, prefix: str = "") -> LambdaSession:
+    session = LambdaSession("test-sandbox", "org-a", limits, prefix)
     session._invoke = environment.invoke  # type: ignore[method-assign]  # Lambda's Invoke, here a pipe
     return session
 
@@ -256,3 +266,54 @@ async def test_files_past_what_fits_lambdas_response_are_named_not_returned(
     result = await session.call(code)
     assert result.error is None and [f.name for f in result.files] == ["small.txt"]
     assert result.files_left_out == ("big.bin",)  # 5 MB: past the ~4 MB a call may bring back on Lambda
+
+
+BIG_THEN_CHART = """
+import hashlib
+import matplotlib.pyplot as plt, numpy as np
+data = open('big.bin', 'rb').read()
+plt.figure(figsize=(10, 10))
+plt.imshow(np.random.default_rng(1).random((500, 500, 3)))
+plt.savefig('chart.png', dpi=100)
+(len(data), hashlib.sha256(data).hexdigest(), open('small.csv', 'rb').read())
+"""
+
+
+def _expires(url: str) -> int:
+    return int(parse_qs(urlsplit(url).query)["X-Amz-Expires"][0])
+
+
+def _keys(prefix: str) -> list[str]:
+    listed = bucket_objects.client().list_objects_v2(Bucket=bucket_objects.bucket(), Prefix=prefix)
+    return sorted(o["Key"] for o in listed.get("Contents", []))
+
+
+async def test_large_files_travel_through_the_bucket_on_urls_the_platform_presigned(
+    stack: object, environments: list[Environment], task_dir: Path, tmp_path: Path
+) -> None:
+    environment = _start(environments, task_dir, tmp_path)
+    prefix = run_files.run_prefix(uuid4(), uuid4())
+    session = _session(environment, prefix=prefix)
+    big = os.urandom(10_000_000)
+    result = await session.call(BIG_THEN_CHART, (InFile("big.bin", big), InFile("small.csv", CSV)))
+    assert _value(result) == (10_000_000, hashlib.sha256(big).hexdigest(), CSV)  # the code read both
+    chart = {f.name: f.data for f in result.files}["chart.png"]
+    assert chart.startswith(b"\x89PNG") and len(chart) > run_files.INLINE_BYTES
+
+    sent, reply = environment.invocations[0], environment.replies[0]
+    assert len(json.dumps(sent)) < 64_000  # no file bytes past the inline threshold in the payload
+    files = {f["name"]: f for f in sent["files"]}
+    assert "data" not in files["big.bin"] and base64.b64decode(files["small.csv"]["data"]) == CSV  # small: inline
+    assert _expires(files["big.bin"]["url"]) == run_files.GET_EXPIRES_SECONDS == 120
+    assert {_expires(u) for u in sent["outputs"]} == {int(LIMITS.wall_seconds) + run_files.PUT_MARGIN_SECONDS}
+    assert len(sent["outputs"]) == LIMITS.max_files
+    assert reply["files"] == [{"name": "chart.png", "slot": 0, "size": len(chart)}]  # uploaded, not in the reply
+    assert len(json.dumps(reply)) < 64_000
+    assert _keys(prefix) == [run_files.input_key(prefix, "big.bin")]  # the output slot was read and emptied
+
+    second = _start(environments, task_dir, tmp_path)  # another environment: the file comes from the bucket again
+    session._invoke = second.invoke  # type: ignore[method-assign]
+    again = await session.call("len(data), len(open('big.bin', 'rb').read())")
+    assert _value(again) == (10_000_000, 10_000_000)
+    assert "data" not in {f["name"]: f for f in second.invocations[0]["files"]}["big.bin"]
+    assert run_files.delete_prefix(prefix) >= 1 and _keys(prefix) == []

@@ -1,7 +1,9 @@
 """template.yaml's sandbox for `run_python` (CodeExecution=lambda) held to what docs/sandbox.md promises: the
 function's role allows its own logs and nothing else (the ENI actions Lambda needs to place it in the subnet aside),
-its subnet's routes lead nowhere outside the VPC, its security group lets nothing in or out, only the engine's
-functions may invoke it, and they are told its name."""
+its subnet's one way out of the VPC is an S3 gateway endpoint that admits only GET and PUT of the documents
+bucket's sandbox prefix (the presigned URLs the platform makes; no other bucket), its security group lets nothing
+in and only HTTPS out, only the engine's functions may invoke it, they are told its name, and they may handle the
+sandbox prefix's files the function itself may not."""
 
 from __future__ import annotations
 
@@ -82,22 +84,28 @@ def test_its_role_allows_its_own_logs_and_nothing_else() -> None:
     assert not any("*" in action for action in allowed)
 
 
-def test_its_subnet_has_no_route_out() -> None:
+def test_its_subnet_has_no_route_out_but_the_sandbox_prefix_of_the_bucket() -> None:
     props = _props(SANDBOX)
     assert props["VpcConfig"] == {
         "SubnetIds": [{"Ref": "SandboxSubnet"}],
         "SecurityGroupIds": [{"Ref": "SandboxSecurityGroup"}],
     }
     assert _refs(_props("SandboxSubnet")["VpcId"]) == {"SandboxVpc"}
+    assert _props("SandboxVpc")["EnableDnsSupport"] is False  # no resolver: a DNS query is a way out
     associations = [r["Properties"] for r in RESOURCES.values() if r["Type"] == "AWS::EC2::SubnetRouteTableAssociation"]
     tables = {str(a["RouteTableId"]["Ref"]) for a in associations if _refs(a["SubnetId"]) == {"SandboxSubnet"}}
     assert tables == {"SandboxRouteTable"}
     routes = [r for r in RESOURCES.values() if r["Type"] == "AWS::EC2::Route"]
     assert not [r for r in routes if "SandboxRouteTable" in _refs(r["Properties"]["RouteTableId"])]
     in_its_vpc = {name: r["Type"] for name, r in RESOURCES.items() if "SandboxVpc" in _refs(r.get("Properties", {}))}
-    assert set(in_its_vpc.values()) <= {"AWS::EC2::Subnet", "AWS::EC2::RouteTable", "AWS::EC2::SecurityGroup"}, (
-        in_its_vpc  # no internet or NAT gateway, no VPC endpoint, no peering: nothing leads out
-    )
+    assert set(in_its_vpc.values()) <= {
+        "AWS::EC2::Subnet",
+        "AWS::EC2::RouteTable",
+        "AWS::EC2::SecurityGroup",
+        "AWS::EC2::VPCEndpoint",
+    }, in_its_vpc  # no internet or NAT gateway, no peering
+    endpoints = [name for name, kind in in_its_vpc.items() if kind == "AWS::EC2::VPCEndpoint"]
+    assert endpoints == ["SandboxS3Endpoint"]
     assert not [
         r
         for r in RESOURCES.values()
@@ -105,10 +113,23 @@ def test_its_subnet_has_no_route_out() -> None:
     ]
 
 
-def test_its_security_group_lets_nothing_in_or_out() -> None:
+def test_its_one_endpoint_admits_only_the_buckets_sandbox_prefix() -> None:
+    endpoint = _props("SandboxS3Endpoint")
+    assert endpoint["VpcEndpointType"] == "Gateway"  # a route to S3's addresses, not an interface (no DNS, no ENI)
+    assert endpoint["ServiceName"] == {"Fn::Sub": "com.amazonaws.${AWS::Region}.s3"}
+    assert endpoint["RouteTableIds"] == [{"Ref": "SandboxRouteTable"}]
+    (statement,) = endpoint["PolicyDocument"]["Statement"]  # the default policy would admit every bucket
+    assert statement["Effect"] == "Allow" and "NotAction" not in statement and "NotResource" not in statement
+    assert sorted(statement["Action"]) == ["s3:GetObject", "s3:PutObject"]  # a presigned GET or PUT of one object
+    assert statement["Resource"] == {"Fn::Sub": "${DocumentsBucket.Arn}/sandbox/*"}
+    assert "Condition" not in statement
+
+
+def test_its_security_group_lets_nothing_in_and_only_https_out() -> None:
     group = _props("SandboxSecurityGroup")
     assert "SecurityGroupIngress" not in group
-    assert group["SecurityGroupEgress"] == [{"IpProtocol": "-1", "CidrIp": "127.0.0.1/32", "Description": "no egress"}]
+    (egress,) = group["SecurityGroupEgress"]
+    assert (egress["IpProtocol"], egress["FromPort"], egress["ToPort"]) == ("tcp", 443, 443)  # its routes: S3's only
     attached = [
         r
         for r in RESOURCES.values()
@@ -116,6 +137,19 @@ def test_its_security_group_lets_nothing_in_or_out() -> None:
         and "SandboxSecurityGroup" in _refs(r["Properties"])
     ]
     assert attached == []
+
+
+def test_the_engines_functions_handle_the_sandbox_prefix_the_function_may_not() -> None:
+    policy = RESOURCES["SandboxFilesPolicy"]
+    assert policy["Condition"] == "HasSandbox"
+    roles = _refs(policy["Properties"]["Roles"]) - {"AWS::NoValue"}
+    assert roles == {"RunWorkerFunctionRole", "StepsFunctionRole", "ActivityPollerFunctionRole", "StreamFunctionRole"}
+    statements = {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
+    prefix = statements["SandboxPrefix"]
+    assert prefix["Resource"] == {"Fn::Sub": "${DocumentsBucket.Arn}/sandbox/*"}
+    assert "s3:DeleteObjectVersion" in prefix["Action"]  # a run's files go with every version when it ends
+    assert statements["ListSandboxPrefixVersions"]["Condition"] == {"StringLike": {"s3:prefix": "sandbox/*"}}
+    assert "DocumentsBucket" not in _refs(_props("SandboxRole"))  # the function itself: still its logs only
 
 
 def test_only_the_engines_functions_may_invoke_it_and_they_know_its_name() -> None:

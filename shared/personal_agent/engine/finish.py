@@ -88,7 +88,7 @@ async def end_run(
         return StepOutcome(status, seq, ri)  # another path ended it, and tells the stream
     await name_new_chat(spec, status, messages)  # before the terminal event: the web chat reloads on it
     clear_local_cancel(spec.run_id)
-    await sandbox_sessions.close_run(spec.run_id)  # its kernel and scratch files end with it
+    await sandbox_sessions.end_run(spec)  # its kernel and sandbox files end with it
     if status == "failed" and error:
         observability.record_run_failed(error["code"])
     elif status == "succeeded":

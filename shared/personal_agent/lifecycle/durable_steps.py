@@ -14,6 +14,7 @@ from personal_agent.lifecycle import child_runs as subagents
 from personal_agent.lifecycle import drivers, durable_trace
 from personal_agent.runs import store
 from personal_agent.runtime import run_sync
+from personal_agent.sandbox import sessions as sandbox_sessions
 from personal_agent.settings import get_settings
 
 
@@ -32,6 +33,7 @@ async def _advance(run_id: UUID, org_id: UUID) -> dict[str, Any]:
     from personal_agent.engine.runner import advance  # pydantic-ai: a ping or an approval step does without it
 
     outcome = await advance(run_id, org_id, time_budget=get_settings().step_time_budget_seconds)
+    await sandbox_sessions.close_run(run_id)  # the next step may run elsewhere: it restores the run's stored session
     status = outcome.status
     # A round of sub-agents is stored here (a retried Task stores what its dead attempt did not); the
     # WaitForChildren Task starts their executions.

@@ -162,7 +162,8 @@ class BubblewrapBackend:
     def availability(self) -> Availability:
         return probe()
 
-    async def open(self, org_id: str) -> KernelProcess:
+    async def open(self, org_id: str, prefix: str = "") -> KernelProcess:
+        """A new kernel (`prefix` is not used: the files' bytes go to it through its pipe)."""
         fd = _seccomp_file()
         try:
             as_root = os.geteuid() == 0

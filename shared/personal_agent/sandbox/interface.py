@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
 class InFile:
-    """A file put in the session's scratch directory before the code runs (a plain name, no directories)."""
+    """A file put in the session's scratch directory before the code runs (a plain name, no directories). `key`: its
+    object in the run's sandbox prefix of the bucket (`sandbox/run_files.py`) once it is stored there; a file restored
+    from a durable run's record has its key and no data."""
 
     name: str
     data: bytes
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,17 @@ class Session(Protocol):
     def alive(self) -> bool: ...
 
 
+@runtime_checkable
+class Restorable(Protocol):
+    """A session that takes a durable run's record as it is (the AWS backend replays cells on every call anyway);
+    any other is restored by replaying the record's cells through `call`."""
+
+    def restore(self, cells: list[str], files: tuple[InFile, ...]) -> None: ...
+
+
 class Backend(Protocol):
     def availability(self) -> Availability: ...
 
-    async def open(self, org_id: str) -> Session: ...
+    async def open(self, org_id: str, prefix: str = "") -> Session:
+        """A new session of the org; `prefix`: the run's sandbox prefix in the bucket ("": no bucket here)."""
+        ...

@@ -1,17 +1,27 @@
 """One sandbox session per run, in the process that runs it: opened by the run's first `run_python` call, kept
 while the run uses it (its variables and scratch files last between calls), closed when the run ends
 (`engine/finish.py`) or after `idle_seconds` unused, whichever comes first. A session belongs to one org and one
-run: two runs, of the same org or not, never share a kernel."""
+run: two runs, of the same org or not, never share a kernel.
+
+A durable run's session is also kept with the run (`durable_session.py`: a record in the run's sandbox prefix of
+the bucket): each durable step closes the process's kernel when it ends (`lifecycle/durable_steps.py`: the next
+step may run anywhere), and the next step's first call restores it. The run's end deletes the prefix."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from dataclasses import dataclass
 from uuid import UUID
 
+from personal_agent.sandbox import run_files
 from personal_agent.sandbox.config import SandboxConfig
+from personal_agent.sandbox.durable_session import DurableSession
 from personal_agent.sandbox.interface import Availability, Backend, Session
+from personal_agent.spec.run_spec import RunSpec
+
+log = logging.getLogger("personal_agent.sandbox")
 
 MAX_SESSIONS = 16
 """Sessions one process keeps at once; past it the least recently used one is closed."""
@@ -28,7 +38,7 @@ class _Off:
     def availability(self) -> Availability:
         return Availability(False, self.detail)
 
-    async def open(self, org_id: str) -> Session:
+    async def open(self, org_id: str, prefix: str = "") -> Session:
         raise SandboxUnavailable(self.detail)
 
 
@@ -67,8 +77,23 @@ _sessions: dict[UUID, _Entry] = {}
 _opening: dict[UUID, asyncio.Lock] = {}
 
 
-async def session_for(org_id: UUID, run_id: UUID) -> Session:
-    """The run's session, opened on first use (a session that ended, by a limit or a crash, is replaced)."""
+def _prefix(org_id: UUID, run_id: UUID) -> str:
+    return run_files.run_prefix(org_id, run_id) if run_files.configured() else ""
+
+
+async def _open(org_id: UUID, run_id: UUID, durable: bool) -> Session:
+    prefix = _prefix(org_id, run_id)
+    session = await backend().open(str(org_id), prefix)
+    if not durable or not prefix:
+        return session
+    restored = DurableSession(session, prefix, await asyncio.to_thread(run_files.read_record, prefix))
+    await restored.restore()
+    return restored
+
+
+async def session_for(org_id: UUID, run_id: UUID, durable: bool = False) -> Session:
+    """The run's session, opened on first use (a session that ended, by a limit or a crash, is replaced); a durable
+    run's is restored from its record when this process has none."""
     lock = _opening.setdefault(run_id, asyncio.Lock())
     async with lock:
         entry = _sessions.get(run_id)
@@ -78,7 +103,7 @@ async def session_for(org_id: UUID, run_id: UUID) -> Session:
             if entry is not None:
                 await _close(run_id)
             await _make_room()
-            entry = _Entry(org_id, await backend().open(str(org_id)))
+            entry = _Entry(org_id, await _open(org_id, run_id, durable))
             _sessions[run_id] = entry
         _touch(run_id, entry)
         return entry.session
@@ -114,6 +139,20 @@ async def close_run(run_id: UUID) -> None:
     lock = _opening.get(run_id)
     if lock is not None and not lock.locked():
         _opening.pop(run_id, None)
+
+
+async def end_run(spec: RunSpec) -> None:
+    """The run ended: its session closed and its sandbox prefix deleted, when it may have one (the tool was
+    offered, and the run was durable or its files went through the bucket)."""
+    run_id = spec.run_id
+    await close_run(run_id)
+    prefix = _prefix(spec.org_id, run_id)
+    offered = any(t.name == "run_python" for t in spec.tools)
+    if prefix and offered and (spec.mode == "durable" or config().backend == "lambda"):
+        try:
+            await asyncio.to_thread(run_files.delete_prefix, prefix)
+        except Exception:  # the run has ended; the bucket's lifecycle rule on sandbox/ removes what is left
+            log.warning("the run's sandbox files were not deleted", extra={"run_id": str(run_id)}, exc_info=True)
 
 
 def open_sessions() -> int:

@@ -134,7 +134,7 @@ async def run_python(ctx: RunContext[RunDeps], code: str, files: list[str] | Non
             "Answer without running code."
         )
     try:
-        session = await sessions.session_for(deps.org_id, deps.run_id)
+        session = await sessions.session_for(deps.org_id, deps.run_id, durable=deps.spec.mode == "durable")
     except (sessions.SandboxUnavailable, RuntimeError) as exc:
         raise ModelRetry(f"the code sandbox is unavailable: {exc}") from exc
     result = await session.call(code, inputs)
