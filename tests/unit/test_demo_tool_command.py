@@ -19,3 +19,8 @@ def test_a_malformed_tool_command_says_why() -> None:
     assert "Usage" in str(parse_tool_command("/tool"))
     assert "not valid JSON" in str(parse_tool_command("/tool calc {oops"))
     assert "JSON object" in str(parse_tool_command("/tool calc [1, 2]"))
+
+
+def test_the_notes_of_a_messages_attachments_follow_the_args() -> None:
+    command = '/tool run_python {"files": ["a.csv"]} [The user attached the file \'a.csv\'; run_python reads it.]'
+    assert parse_tool_command(command) == ("run_python", {"files": ["a.csv"]})

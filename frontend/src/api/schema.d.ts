@@ -1281,7 +1281,11 @@ export interface paths {
         get: operations["get_eval_dataset"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete Dataset
+         * @description Delete a dataset with its cases, their files and its evaluations.
+         */
+        delete: operations["delete_eval_dataset"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1297,10 +1301,89 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add Case From Run
-         * @description Add a real conversation's turn: the run's question as the input, its answer as the reference.
+         * Add Case
+         * @description Add a case: a real conversation's turn (`run_id`: the run's question as the input, its answer as the
+         *     reference, the files it was sent with as the case's files), or one written by hand (`input`, ...).
          */
         post: operations["add_eval_case_from_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/datasets/{dataset_id}/cases/{case_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete Case
+         * @description Delete a case with its files (its results in past evaluations go too).
+         */
+        delete: operations["delete_eval_case"];
+        options?: never;
+        head?: never;
+        /**
+         * Update Case
+         * @description Change a case's input, expected answer, criteria or tags; 422 `invalid_case` for an empty input.
+         */
+        patch: operations["update_eval_case"];
+        trace?: never;
+    };
+    "/api/v1/evals/datasets/{dataset_id}/cases/{case_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Case File
+         * @description Register a file of the case (the types and sizes a chat accepts); the browser then uploads it to `upload`.
+         */
+        post: operations["create_eval_case_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/datasets/{dataset_id}/cases/{case_id}/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete Case File */
+        delete: operations["delete_eval_case_file"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/evals/datasets/{dataset_id}/cases/{case_id}/files/{file_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download Case File */
+        get: operations["download_eval_case_file"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3924,13 +4007,64 @@ export interface components {
              */
             status: string;
         };
-        /** CaseFromRun */
-        CaseFromRun: {
+        /**
+         * CaseAdd
+         * @description Either `run_id` (a real conversation's turn) or the case itself (`input` and the rest).
+         */
+        CaseAdd: {
+            /** Criteria */
+            criteria?: string | null;
+            /** Expected */
+            expected?: string | null;
+            /** Input */
+            input?: string | null;
             /**
              * Run Id
+             * @description take the run's question, answer (the reference) and files
+             */
+            run_id?: string | null;
+            /** Tags */
+            tags?: string[];
+        };
+        /** CaseFileCreated */
+        CaseFileCreated: {
+            /** Content Type */
+            content_type: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Filename */
+            filename: string;
+            /**
+             * Id
              * Format: uuid
              */
-            run_id: string;
+            id: string;
+            /** Size */
+            size: number;
+            /** @description a presigned POST: multipart form with `fields`, then `file` */
+            upload: components["schemas"]["AttachmentUpload"];
+        };
+        /** CaseFileOut */
+        CaseFileOut: {
+            /** Content Type */
+            content_type: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /** Filename */
+            filename: string;
+            /**
+             * Id
+             * Format: uuid
+             */
+            id: string;
+            /** Size */
+            size: number;
         };
         /** CaseIn */
         CaseIn: {
@@ -3950,6 +4084,11 @@ export interface components {
             /** Expected */
             expected: string | null;
             /**
+             * Files
+             * @description files the case's run gets as its attachments
+             */
+            files: components["schemas"]["CaseFileOut"][];
+            /**
              * Id
              * Format: uuid
              */
@@ -3962,6 +4101,20 @@ export interface components {
             source_run_id: string | null;
             /** Tags */
             tags: string[];
+        };
+        /**
+         * CasePatch
+         * @description The fields to change; a field left out stays, `null` clears `expected` or `criteria`.
+         */
+        CasePatch: {
+            /** Criteria */
+            criteria?: string | null;
+            /** Expected */
+            expected?: string | null;
+            /** Input */
+            input?: string | null;
+            /** Tags */
+            tags?: string[] | null;
         };
         /**
          * ChannelAck
@@ -12710,6 +12863,44 @@ export interface operations {
             };
         };
     };
+    delete_eval_dataset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     add_eval_case_from_run: {
         parameters: {
             query?: never;
@@ -12721,7 +12912,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CaseFromRun"];
+                "application/json": components["schemas"]["CaseAdd"];
             };
         };
         responses: {
@@ -12732,6 +12923,262 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatasetOut"];
+                };
+            };
+            /** @description `dataset_not_found` or `case_not_found`: none such in the caller's org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_eval_case: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    update_eval_case: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CasePatch"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseOut"];
+                };
+            };
+            /** @description `dataset_not_found` or `case_not_found`: none such in the caller's org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_eval_case_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+                case_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttachmentIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CaseFileCreated"];
+                };
+            };
+            /** @description `dataset_not_found` or `case_not_found`: none such in the caller's org */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    delete_eval_case_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+                case_id: string;
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description an error the caller can act on */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    download_eval_case_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dataset_id: string;
+                case_id: string;
+                file_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentDownload"];
+                };
+            };
+            /** @description `case_file_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `case_file_not_uploaded` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Validation Error */

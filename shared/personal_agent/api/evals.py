@@ -1,6 +1,6 @@
-"""Evaluations (org admins): datasets of cases (a list, JSONL, or a real conversation's question and answer),
-evaluation runs of an agent version or a model over a dataset (202, then its status and per-case results), and two
-evaluation runs compared side by side."""
+"""Evaluations (org admins): datasets of cases (a list, JSONL, or a real conversation's question and answer; one
+case at a time and the cases' files in `api/eval_cases.py`), evaluation runs of an agent version or a model over a
+dataset (202, then its status and per-case results), and two evaluation runs compared side by side."""
 
 from __future__ import annotations
 
@@ -33,6 +33,14 @@ class DatasetIn(BaseModel):
     jsonl: str | None = Field(None, description="cases as JSONL, one `{input, expected?, criteria?, tags?}` a line")
 
 
+class CaseFileOut(BaseModel):
+    id: UUID
+    filename: str
+    content_type: str
+    size: int
+    created_at: datetime
+
+
 class CaseOut(BaseModel):
     id: UUID
     position: int
@@ -41,6 +49,7 @@ class CaseOut(BaseModel):
     criteria: str | None
     tags: list[str]
     source_run_id: UUID | None
+    files: list[CaseFileOut] = Field(description="files the case's run gets as its attachments")
 
 
 class DatasetOut(BaseModel):
@@ -56,10 +65,6 @@ class DatasetDetail(DatasetOut):
 
 class DatasetList(BaseModel):
     items: list[DatasetOut]
-
-
-class CaseFromRun(BaseModel):
-    run_id: UUID
 
 
 class Scorer(BaseModel):
@@ -196,12 +201,6 @@ async def list_datasets(principal: OrgAdmin) -> dict[str, Any]:
 @router.get("/datasets/{dataset_id}", operation_id="get_eval_dataset", response_model=DatasetDetail)
 async def get_dataset(dataset_id: UUID, principal: OrgAdmin) -> dict[str, Any]:
     return await datasets.detail(principal, dataset_id)
-
-
-@router.post("/datasets/{dataset_id}/cases", operation_id="add_eval_case_from_run", response_model=DatasetOut)
-async def add_case_from_run(dataset_id: UUID, body: CaseFromRun, principal: OrgAdmin) -> dict[str, Any]:
-    """Add a real conversation's turn: the run's question as the input, its answer as the reference."""
-    return await datasets.add_from_run(principal, dataset_id, body.run_id)
 
 
 @router.post("/runs", operation_id="start_eval_run", response_model=EvalAccepted, status_code=202)

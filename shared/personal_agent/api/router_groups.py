@@ -56,6 +56,7 @@ GROUPS: tuple[RouterGroup, ...] = (
     RouterGroup("feedback", ("/api/v1/runs", "/api/v1/feedback")),
     RouterGroup("run_trace", ("/api/v1/runs",)),
     RouterGroup("evals", ("/api/v1/evals",)),
+    RouterGroup("eval_cases", ("/api/v1/evals",)),
     RouterGroup("tool_policies", ("/api/v1/admin/tool-policies", "/api/v1/chats"), ("router", "chats_router")),
     # `/v1`, the OpenAI-compatible API: whole answers here; the stream function streams them (Mangum buffers).
     RouterGroup("routes", ("/v1",), package="personal_agent.openai_api"),

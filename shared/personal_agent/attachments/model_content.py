@@ -71,6 +71,9 @@ class AttachmentContent(AbstractCapability[RunDeps]):
         loaded = self._loaded.get(found)
         if isinstance(loaded, BinaryContent):
             return loaded
+        if isinstance(loaded, dict) and loaded["kind"] == "document" and loaded["document_id"] is None:
+            # a file not indexed (an evaluation case's): the sandbox reads it by name
+            return f"[The user attached the file {_name(item)!r}; run_python reads it by that name.]"
         if isinstance(loaded, dict) and loaded["kind"] == "document":
             return (
                 f"[The user attached the document {_name(item)!r}: it is in this chat's knowledge base; "

@@ -13,6 +13,7 @@ from personal_agent.chats import message_store, policy_store
 from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
+from personal_agent.evals import case_files
 from personal_agent.knowledge.cited import retrieved
 from personal_agent.lifecycle.launch import LaunchRequest, launch_run
 from personal_agent.lifecycle.local_drives import wait_for_local_runs
@@ -54,19 +55,22 @@ async def launch_prompt(
     *,
     temporary: bool = False,
     entered: Labels = CLEAN,
+    case_id: UUID | None = None,
 ) -> RunSpec:
     """Launch `prompt` in a new chat of `user_id`'s (a temporary one, never listed, for a judge) through the one
-    chokepoint, as a normal metered run; its end moves the evaluation on (`evals.progress`). Raises the launch's
-    refusal (over budget, no model for the data)."""
+    chokepoint, as a normal metered run, with the files of the case `case_id` as its attachments; its end moves the
+    evaluation on (`evals.progress`). Raises the launch's refusal (over budget, no model for the data)."""
     async with org_transaction(org_id) as conn:
         chat = await chat_store.insert_chat(conn, org_id, user_id, title[:200])
         if temporary:
             await policy_store.mark_temporary(conn, org_id, chat.id)
+    files = await case_files.attach_to_chat(org_id, user_id, chat.id, case_id) if case_id else ()
     request = LaunchRequest(
         org_id=org_id,
         user_id=user_id,
         chat_id=chat.id,
         message=prompt,
+        attachments=files,
         model=target.model,
         trigger_source="eval",
         agent=target.agent,

@@ -48,17 +48,18 @@ async def insert_dataset(conn: Conn, org_id: UUID, name: str, user_id: UUID) -> 
     return UUID(str(row["id"])) if row else None
 
 
-async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewCase]) -> int:
-    """Append cases after the dataset's last; the number it has then."""
+async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewCase]) -> list[UUID]:
+    """Append cases after the dataset's last; their ids."""
     cur = await conn.execute(
         "SELECT coalesce(max(position) + 1, 0) AS next FROM eval_cases WHERE dataset_id = %s", [dataset_id]
     )
     row = await cur.fetchone()
     start = int(row["next"]) if row else 0
+    ids = []
     for offset, case in enumerate(cases):
-        await conn.execute(
+        added = await conn.execute(
             "INSERT INTO eval_cases (org_id, dataset_id, position, input, expected, criteria, tags, source_run_id)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             [
                 org_id,
                 dataset_id,
@@ -70,7 +71,10 @@ async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewC
                 case.source_run_id,
             ],
         )
-    return start + len(cases)
+        inserted = await added.fetchone()
+        assert inserted is not None
+        ids.append(UUID(str(inserted["id"])))
+    return ids
 
 
 async def get_dataset(conn: Conn, dataset_id: UUID) -> DatasetRow | None:
@@ -98,3 +102,32 @@ async def cases(conn: Conn, dataset_id: UUID) -> list[CaseRow]:
         [dataset_id],
     )
     return [CaseRow(**row) for row in await cur.fetchall()]
+
+
+async def get_case(conn: Conn, dataset_id: UUID, case_id: UUID) -> CaseRow | None:
+    cur = await conn.execute(
+        "SELECT id, position, input, expected, criteria, tags, source_run_id FROM eval_cases"
+        " WHERE id = %s AND dataset_id = %s",
+        [case_id, dataset_id],
+    )
+    row = await cur.fetchone()
+    return CaseRow(**row) if row else None
+
+
+async def update_case(conn: Conn, case_id: UUID, case: NewCase) -> None:
+    """Replace the case's input, expected answer, criteria and tags (its position and source stay)."""
+    await conn.execute(
+        "UPDATE eval_cases SET input = %s, expected = %s, criteria = %s, tags = %s WHERE id = %s",
+        [case.input, case.expected, case.criteria, list(case.tags), case_id],
+    )
+
+
+async def delete_case(conn: Conn, case_id: UUID) -> None:
+    """Delete the case (its files' rows and its results in past evaluations go with it)."""
+    await conn.execute("DELETE FROM eval_cases WHERE id = %s", [case_id])
+
+
+async def delete_dataset(conn: Conn, dataset_id: UUID) -> bool:
+    """Delete the dataset with its cases, their files' rows and its evaluations; False when there is none."""
+    cur = await conn.execute("DELETE FROM eval_datasets WHERE id = %s RETURNING id", [dataset_id])
+    return await cur.fetchone() is not None

@@ -1,5 +1,7 @@
 """Datasets: named lists of cases, given as a list or as JSONL (one `{input, expected?, criteria?, tags?}` a line),
-or taken from a real conversation (the run's question as the input, its answer as the reference)."""
+or taken from a real conversation (the run's question as the input, its answer as the reference, the files it was
+sent with as the case's files); a case is added, changed and deleted one by one, and a dataset deleted whole with
+its cases' files (`evals/case_files.py`)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from uuid import UUID
 
 from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
+from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput, NotFound
+from personal_agent.evals import case_file_store, case_files
 from personal_agent.evals import dataset_store as store
 from personal_agent.evals.case_runs import answer_text
 from personal_agent.identity.principal import Principal
@@ -75,31 +79,93 @@ async def detail(principal: Principal, dataset_id: UUID) -> dict[str, Any]:
         if row is None:
             raise NotFound("dataset not found", code="dataset_not_found")
         cases = await store.cases(conn, dataset_id)
-    return {**asdict(row), "items": [asdict(case) for case in cases]}
+        files = await case_file_store.of_cases(conn, [case.id for case in cases])
+    items = [{**asdict(case), "files": [case_files.view(f) for f in files.get(case.id, [])]} for case in cases]
+    return {**asdict(row), "items": items}
 
 
 async def add_from_run(principal: Principal, dataset_id: UUID, run_id: UUID) -> dict[str, Any]:
-    """Append the run's question as a case, its answer the reference; 404 for a run the caller cannot see."""
-    await visible_run(principal, run_id)
+    """Append the run's question as a case, its answer the reference, the files it was sent with the case's files;
+    404 for a run the caller cannot see."""
+    run = await visible_run(principal, run_id)
     async with org_transaction(principal.org_id) as conn:
-        if await store.get_dataset(conn, dataset_id) is None:
-            raise NotFound("dataset not found", code="dataset_not_found")
+        await _dataset(conn, dataset_id)
         messages = await message_store.run_messages(conn, run_id)
         question = question_of(messages)
         if not question:
             raise InvalidInput("the run has no question of a person to take", code="run_without_question")
         case = store.NewCase(question, answer_text(messages) or None, source_run_id=run_id)
-        await store.add_cases(conn, principal.org_id, dataset_id, [case])
+        [case_id] = await store.add_cases(conn, principal.org_id, dataset_id, [case])
+        await case_files.copy_from_run(conn, principal.org_id, case_id, run.user_id, _question_content(messages))
         row = await store.get_dataset(conn, dataset_id)
     assert row is not None
     return asdict(row)
 
 
-def question_of(messages: list[Any]) -> str:
-    """The first question of a person among a run's stored messages."""
+def _question_content(messages: list[Any]) -> Any:
+    """The content of the first question of a person among a run's stored messages (text, or a list of text and
+    attachment references); None when there is none."""
     for message in messages:
         for part in message.get("parts", []) if isinstance(message, dict) else []:
             if part.get("part_kind") == "user-prompt":
-                content = part.get("content")
-                return content if isinstance(content, str) else " ".join(str(c) for c in content if isinstance(c, str))
-    return ""
+                return part.get("content")
+    return None
+
+
+def question_of(messages: list[Any]) -> str:
+    """The text of the first question of a person among a run's stored messages."""
+    content = _question_content(messages)
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else " ".join(str(c) for c in content if isinstance(c, str))
+
+
+async def _dataset(conn: Conn, dataset_id: UUID) -> store.DatasetRow:
+    row = await store.get_dataset(conn, dataset_id)
+    if row is None:
+        raise NotFound("dataset not found", code="dataset_not_found")
+    return row
+
+
+async def add_case(principal: Principal, dataset_id: UUID, raw: dict[str, Any]) -> dict[str, Any]:
+    """Append one case written by hand; the dataset afterwards."""
+    case = _case(raw, 0)
+    async with org_transaction(principal.org_id) as conn:
+        if (await _dataset(conn, dataset_id)).cases >= MAX_CASES:
+            raise InvalidInput(f"a dataset has at most {MAX_CASES} cases", code="too_many_cases")
+        await store.add_cases(conn, principal.org_id, dataset_id, [case])
+        row = await _dataset(conn, dataset_id)
+    return asdict(row)
+
+
+async def update_case(principal: Principal, dataset_id: UUID, case_id: UUID, changes: dict[str, Any]) -> dict[str, Any]:
+    """Change the case's fields named in `changes` (input, expected, criteria, tags); the case afterwards."""
+    async with org_transaction(principal.org_id) as conn:
+        found = await store.get_case(conn, dataset_id, case_id)
+        if found is None:
+            raise NotFound("case not found", code="case_not_found")
+        case = _case({**asdict(found), **changes}, found.position)
+        await store.update_case(conn, case_id, case)
+        after = await store.get_case(conn, dataset_id, case_id)
+        files = await case_file_store.of_cases(conn, [case_id])
+    assert after is not None
+    return {**asdict(after), "files": [case_files.view(f) for f in files.get(case_id, [])]}
+
+
+async def delete_case(principal: Principal, dataset_id: UUID, case_id: UUID) -> None:
+    """Delete the case with its files (and its results in past evaluations of the dataset)."""
+    async with org_transaction(principal.org_id) as conn:
+        if await store.get_case(conn, dataset_id, case_id) is None:
+            raise NotFound("case not found", code="case_not_found")
+        keys = await case_file_store.keys_of_case(conn, case_id)
+        await store.delete_case(conn, case_id)
+    await case_files.delete_objects(keys)
+
+
+async def delete_dataset(principal: Principal, dataset_id: UUID) -> None:
+    """Delete the dataset with its cases, their files (rows and objects) and its evaluations."""
+    async with org_transaction(principal.org_id) as conn:
+        keys = await case_file_store.keys_of_dataset(conn, dataset_id)
+        if not await store.delete_dataset(conn, dataset_id):
+            raise NotFound("dataset not found", code="dataset_not_found")
+    await case_files.delete_objects(keys)

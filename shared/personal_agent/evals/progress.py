@@ -110,7 +110,8 @@ async def _launch_next(
         case = cases[state.case_id]
         target = Target(agent=_agent_name(row), model=row.model)
         try:
-            spec = await launch_prompt(org_id, user_id, f"Eval · #{case.position + 1}", case.input, target)
+            title = f"Eval · #{case.position + 1}"
+            spec = await launch_prompt(org_id, user_id, title, case.input, target, case_id=case.id)
         except AppError as exc:  # refused (over budget, no model for the data): the case is scored 0
             refused = Outcome(None, f"skipped:{exc.code}", "", Decimal(0), 0, error=exc.code)
             await _record(conn, org_id, row, case, refused, {}, Decimal(0))

@@ -65,8 +65,8 @@ def parse_tool_command(text: str) -> tuple[str, dict[str, object]] | str | None:
     name, _, raw = rest.strip().partition(" ")
     if not name:
         return f"Usage: `{TOOL_COMMAND} NAME {{json args}}`."
-    try:
-        args = json.loads(raw) if raw.strip() else {}
+    try:  # what follows the JSON is the notes of the message's attachments (the model reads them after its text)
+        args = json.JSONDecoder().raw_decode(raw.strip())[0] if raw.strip() else {}
     except json.JSONDecodeError as exc:
         return f"The arguments of `{name}` are not valid JSON ({exc.msg})."
     if not isinstance(args, dict):
