@@ -185,6 +185,12 @@ validate: $(SAM_STAMP) $(VENV)/.installed
 	grep -q 'Default: aurora' .aws-sam/template-aurora.yaml
 	$(SAM_ENV) $(SAM) validate --region us-east-1 --lint --template .aws-sam/template-aurora.yaml
 	$(VENV)/bin/cfn-lint .aws-sam/template-aurora.yaml
+	@# And aurora with its RDS Proxy (AuroraProxy=true).
+	sed '/^  AuroraProxy:$$/,/Default:/s/Default: "false"/Default: "true"/' .aws-sam/template-aurora.yaml \
+		> .aws-sam/template-aurora-proxy.yaml
+	grep -A2 '^  AuroraProxy:$$' .aws-sam/template-aurora-proxy.yaml | grep -q 'Default: "true"'
+	$(SAM_ENV) $(SAM) validate --region us-east-1 --lint --template .aws-sam/template-aurora-proxy.yaml
+	$(VENV)/bin/cfn-lint .aws-sam/template-aurora-proxy.yaml
 
 build: $(SAM_STAMP) $(VENV)/.installed
 	@py="$(PYTHON312)"; if [ -z "$$py" ]; then \
