@@ -22,20 +22,27 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from uuid import uuid4
 
+import httpx
 import pytest
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall
 
 from personal_agent.knowledge import objects as bucket_objects
-from personal_agent.sandbox import run_files
+from personal_agent.sandbox import run_files, sessions
 from personal_agent.sandbox.bubblewrap import probe, scientific_site_packages
 from personal_agent.sandbox.config import SandboxLimits
 from personal_agent.sandbox.interface import CallResult, InFile
-from personal_agent.sandbox.lambda_backend import LambdaSession
+from personal_agent.sandbox.lambda_backend import LambdaBackend, LambdaSession
+from tests.auth import auth_headers
+from tests.runs import start_run
+from tests.scripted import scripted_model
+from tests.sse import read_events
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = ROOT / "tests" / "sandbox_function_host.py"
@@ -317,3 +324,48 @@ async def test_large_files_travel_through_the_bucket_on_urls_the_platform_presig
     assert _value(again) == (10_000_000, 10_000_000)
     assert "data" not in {f["name"]: f for f in second.invocations[0]["files"]}["big.bin"]
     assert run_files.delete_prefix(prefix) >= 1 and _keys(prefix) == []
+
+
+CHART = """
+import matplotlib.pyplot as plt, numpy as np
+plt.figure(figsize=(10, 10))
+plt.imshow(np.random.default_rng(2).random((500, 500, 3)))
+plt.savefig('chart.png', dpi=100)
+"""
+
+
+async def chart_then_answer(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    done = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, ToolReturnPart)]
+    if not done:
+        yield {0: DeltaToolCall(name="run_python", json_args=json.dumps({"code": CHART}), tool_call_id="py_0")}
+    else:
+        yield json.dumps(done[0].content)
+
+
+async def test_a_chart_uploaded_by_the_function_comes_back_as_the_chats_attachment(
+    http: httpx.AsyncClient,
+    make_tenant: Any,
+    environments: list[Environment],
+    task_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    environment = _start(environments, task_dir, tmp_path)
+    monkeypatch.setattr(sessions, "backend", lambda: LambdaBackend("test-sandbox", LIMITS))
+    monkeypatch.setattr(LambdaSession, "_invoke", lambda self, request: environment.invoke(request))
+    tenant = make_tenant()
+    headers = auth_headers(tenant)
+    with scripted_model(chart_then_answer) as (model, _):
+        run = await start_run(http, headers, model, "draw me something")
+        frames = await read_events(http, run["events_url"], headers)
+    assert frames[-1].type == "RUN_FINISHED", frames[-1]
+    result = json.loads("".join(f.data["delta"] for f in frames if f.type == "TEXT_MESSAGE_CONTENT"))
+    assert result["error"] is None, result
+    (chart,) = result["files"]
+    assert (chart["filename"], chart["kind"]) == ("chart.png", "image") and chart["size"] > run_files.INLINE_BYTES
+    assert environment.replies[0]["files"] == [{"name": "chart.png", "slot": 0, "size": chart["size"]}]
+    download = (await http.get(f"/api/v1/attachments/{chart['id']}/download", headers=headers)).json()
+    async with httpx.AsyncClient() as s3:
+        image = (await s3.get(download["url"])).content
+    assert image.startswith(b"\x89PNG\r\n\x1a\n") and len(image) == chart["size"]  # the chat's attachment
+    assert _keys(run_files.run_prefix(tenant.org_id, run["run_id"])) == []  # the run ended: its sandbox files too
