@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import io
 import os
+import random
+import re
 import zipfile
 import zlib
+from collections.abc import Callable
 
 from tests.knowledge import make_docx
 
@@ -93,3 +96,134 @@ def inflating_stream_pdf(inflated_bytes: int = 160_000_000) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     return _pdf(objects)
+
+
+def _rewritten(data: bytes, part: str, change: Callable[[bytes], bytes], level: int = 9) -> bytes:
+    """An Office archive with one part changed, every part deflated at `level`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            body = source.read(item.filename)
+            target.writestr(item.filename, change(body) if item.filename == part else body, compresslevel=level)
+    return out.getvalue()
+
+
+def xlsx_declared_grid(rows: int = 200) -> bytes:
+    """A workbook of `rows` short rows whose sheet declares the largest grid there is (`A1:XFD1048576`): padded to
+    the declared width, every row would be 16,384 cells."""
+    from openpyxl import Workbook  # type: ignore[import-untyped]
+
+    book = Workbook()
+    book.active.append(["Item", "Price"])
+    for n in range(1, rows):
+        book.active.append([f"item {n}", n])
+    out = io.BytesIO()
+    book.save(out)
+    return _rewritten(
+        out.getvalue(),
+        "xl/worksheets/sheet1.xml",
+        lambda xml: re.sub(rb'<dimension ref="[^"]*"', b'<dimension ref="A1:XFD1048576"', xml),
+    )
+
+
+def xlsx_spread_grid(rows: int = 200) -> bytes:
+    """A ~10 KB workbook whose `rows` rows each hold a cell in the first and in the last column (XFD): 16,384 cells
+    a row to read."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for n in range(1, rows + 1):
+        book.active.cell(row=n, column=1, value=f"row {n}")
+        book.active.cell(row=n, column=16384, value=n)
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def xlsx_many_sheets(sheets: int) -> bytes:
+    """A workbook of `sheets` sheets of one row each."""
+    from openpyxl import Workbook
+
+    book = Workbook(write_only=True)
+    for n in range(sheets):
+        book.create_sheet(f"S{n}").append([f"sheet {n}"])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def xlsx_bomb(rows: int = 300_000) -> bytes:
+    """A ~100 KB workbook whose sheet XML inflates ~1,000 times: the same row of text `rows` times."""
+    from tests.knowledge_formats import make_xlsx
+
+    row = f'<row><c t="inlineStr"><is><t>{SENTENCE}</t></is></c></row>'.encode()
+    return _rewritten(
+        make_xlsx([("Note",), ("first",)]),
+        "xl/worksheets/sheet1.xml",
+        lambda xml: re.sub(
+            rb"<sheetData>.*</sheetData>", b"<sheetData>" + row * rows + b"</sheetData>", xml, flags=re.S
+        ),
+    )
+
+
+def pptx_many_slides(slides: int) -> bytes:
+    """A valid deck of `slides` blank slides (python-pptx opens it), made by copying one slide's parts: python-pptx
+    itself takes minutes to add thousands."""
+    from pptx import Presentation
+
+    deck = Presentation()
+    deck.slides.add_slide(deck.slide_layouts[6])
+    first = io.BytesIO()
+    deck.save(first)
+    source = zipfile.ZipFile(io.BytesIO(first.getvalue()))
+    numbers = range(2, slides + 1)
+    ns = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    rels = "".join(
+        f'<Relationship Id="rId{1000 + n}" Type="{ns}/slide" Target="slides/slide{n}.xml"/>' for n in numbers
+    )
+    ids = "".join(f'<p:sldId id="{300 + n}" r:id="rId{1000 + n}"/>' for n in numbers)
+    kind = "application/vnd.openxmlformats-officedocument.presentationml.slide+xml"
+    types = "".join(f'<Override PartName="/ppt/slides/slide{n}.xml" ContentType="{kind}"/>' for n in numbers)
+    changed = {
+        "ppt/_rels/presentation.xml.rels": (b"</Relationships>", rels.encode() + b"</Relationships>"),
+        "ppt/presentation.xml": (b"</p:sldIdLst>", ids.encode() + b"</p:sldIdLst>"),
+        "[Content_Types].xml": (b"</Types>", types.encode() + b"</Types>"),
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            body = source.read(name)
+            target.writestr(name, body.replace(*changed[name]) if name in changed else body)
+        for n in numbers:
+            target.writestr(f"ppt/slides/slide{n}.xml", source.read("ppt/slides/slide1.xml"))
+            target.writestr(f"ppt/slides/_rels/slide{n}.xml.rels", source.read("ppt/slides/_rels/slide1.xml.rels"))
+    return out.getvalue()
+
+
+def pptx_bomb(paragraphs: int = 300_000) -> bytes:
+    """A ~100 KB deck whose one slide's XML inflates ~1,000 times: the same paragraph `paragraphs` times."""
+    from tests.knowledge_formats import make_pptx
+
+    paragraph = f"<a:p><a:r><a:t>{SENTENCE}</a:t></a:r></a:p>".encode()
+    return _rewritten(
+        make_pptx([("Plan", "Ship it.", "No notes.")]),
+        "ppt/slides/slide1.xml",
+        lambda xml: xml.replace(b"</a:p>", b"</a:p>" + paragraph * paragraphs, 1),
+    )
+
+
+def pptx_oversized(unpacked: int = 70 * 1024 * 1024) -> bytes:
+    """A deck under the upload limit whose slide XML unpacks to `unpacked` bytes of varied words (compressed ~8
+    times: no ratio gives it away, only the unpacked size)."""
+    from tests.knowledge_formats import make_pptx
+
+    words = [w.encode() for w in "alpha bravo charlie delta echo foxtrot golf hotel india juliet".split()]
+    rng = random.Random(36)
+    block = b" ".join(rng.choices(words, k=200_000))  # ~1.2 MB, longer than deflate's 32 KB window: no repeats seen
+    text = block * (unpacked // len(block) + 1)
+    return _rewritten(
+        make_pptx([("Plan", "Ship it.", "No notes.")]),
+        "ppt/slides/slide1.xml",
+        lambda xml: xml.replace(b"Ship it.", text, 1),
+        level=1,
+    )

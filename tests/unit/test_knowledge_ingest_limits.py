@@ -1,12 +1,15 @@
 """Ingest limits (issue 28, item 8) on the parsers and the chunker: a DOCX zip bomb is refused from its central
 directory, a PDF's shared content stream is extracted once, pypdf's decompression limit and the text and chunk
-caps end `too_large`, and parsing in a child process is bounded in memory."""
+caps end `too_large`, and parsing in a child process is bounded in memory. XLSX and PPTX bombs (issue 36: a
+declared or spread huge grid, many sheets or slides, a zip bomb, an oversized slide) are refused or cut with a
+stable code in a child of 300 MB."""
 
 from __future__ import annotations
 
 import io
 import zipfile
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -15,7 +18,20 @@ from personal_agent.knowledge.formats import Format
 from personal_agent.knowledge.parsing import Section, UnreadableDocument, parse
 from personal_agent.knowledge.parsing.isolated import parse_isolated
 from tests.knowledge import make_docx, make_pdf
-from tests.knowledge_bombs import SENTENCE, docx_bomb, inflating_stream_pdf, memory_hog_docx, shared_stream_pdf
+from tests.knowledge_bombs import (
+    SENTENCE,
+    docx_bomb,
+    inflating_stream_pdf,
+    memory_hog_docx,
+    pptx_bomb,
+    pptx_many_slides,
+    pptx_oversized,
+    shared_stream_pdf,
+    xlsx_bomb,
+    xlsx_declared_grid,
+    xlsx_many_sheets,
+    xlsx_spread_grid,
+)
 
 
 def _words(texts: Sequence[str]) -> list[int]:
@@ -99,3 +115,30 @@ def test_a_child_returns_the_parsers_own_refusal() -> None:
     with pytest.raises(UnreadableDocument) as refused:
         parse_isolated("pdf", b"%PDF-1.4 not really", max_chars=1000, memory_mb=512, seconds=60)
     assert refused.value.code == "corrupt"
+
+
+def test_a_workbook_is_read_as_wide_as_its_cells_not_as_its_declared_grid() -> None:
+    # Padded to its declared A1:XFD1048576, each of the 200 rows would be 16,384 cells: past the cell cap.
+    sections = parse("xlsx", xlsx_declared_grid(rows=200))
+    text = "\n".join(s.text for s in sections)
+    assert "Item: item 199 | Price: 199" in text and text.count("Item: item") == 199
+
+
+@pytest.mark.parametrize(
+    ("fmt", "make", "code", "says"),
+    [
+        ("xlsx", xlsx_spread_grid, "too_large", "more than 2,000,000 cells"),
+        ("xlsx", lambda: xlsx_many_sheets(501), "too_many_pages", "more than 500 sheets"),
+        ("xlsx", xlsx_bomb, "too_large", "'xl/worksheets/sheet1.xml' is compressed more than 100 times"),
+        ("pptx", lambda: pptx_many_slides(2001), "too_many_pages", "more than 2000 slides"),
+        ("pptx", pptx_bomb, "too_large", "'ppt/slides/slide1.xml' is compressed more than 100 times"),
+        ("pptx", pptx_oversized, "too_large", "unpacks to more than 64 MB"),
+    ],
+    ids=["xlsx-spread-grid", "xlsx-501-sheets", "xlsx-zip-bomb", "pptx-2001-slides", "pptx-zip-bomb", "pptx-70-mb"],
+)
+def test_office_bombs_are_refused_with_a_stable_code(fmt: str, make: Any, code: str, says: str) -> None:
+    data = make()
+    assert len(data) < 25 * 1024 * 1024  # each is an upload the API takes
+    with pytest.raises(UnreadableDocument) as refused:
+        parse_isolated(fmt, data, max_chars=4_000_000, memory_mb=300, seconds=120)
+    assert (refused.value.code, says in refused.value.message) == (code, True), refused.value.message

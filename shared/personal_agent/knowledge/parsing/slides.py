@@ -1,9 +1,13 @@
 """PPTX with python-pptx: one section per slide, headed `Slide N: title`, with the text of every shape (tables
-row by row, groups opened) and the speaker notes after it."""
+row by row, groups opened) and the speaker notes after it. The archive's central directory is checked first
+(`check_archive`: parts, unpacked size, compression ratio) and a deck of more than `MAX_SLIDES` slides is refused
+from it too, before python-pptx parses every slide's XML."""
 
 from __future__ import annotations
 
 import io
+import re
+import zipfile
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,6 +16,12 @@ from personal_agent.knowledge.parsing.docx import check_archive
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument
 
 MAX_SLIDES = 2000
+_SLIDE_PART = re.compile(r"^ppt/slides/slide[0-9]+\.xml$", re.MULTILINE)
+
+
+def _names(data: bytes) -> str:
+    """The archive's part names, one a line (`check_archive` has read the directory already)."""
+    return "\n".join(zipfile.ZipFile(io.BytesIO(data)).namelist())
 
 
 def _shape_texts(shapes: Iterable[Any]) -> list[str]:
@@ -30,6 +40,8 @@ def parse_pptx(data: bytes, budget: TextBudget) -> list[Section]:
     from pptx import Presentation
 
     check_archive(data, "PPTX")
+    if len(_SLIDE_PART.findall(_names(data))) > MAX_SLIDES:
+        raise UnreadableDocument("too_many_pages", f"the PPTX has more than {MAX_SLIDES} slides")
     try:
         deck = Presentation(io.BytesIO(data))
     except Exception as exc:  # python-pptx raises whatever its XML and zip readers do

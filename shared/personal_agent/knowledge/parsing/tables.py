@@ -1,22 +1,30 @@
 """CSV (standard library) and XLSX (openpyxl, read-only, cached formula values) as tables: the first non-empty row
 is the header, and every later row is written as `column: value` pairs, so a passage says what each value is and a
 question about a row ("what does Alice Moreau earn?") finds it. Rows are grouped into sections of about
-`GROUP_CHARS` characters, each headed `sheet, rows a-b`, so a citation names where the row is."""
+`GROUP_CHARS` characters, each headed `sheet, rows a-b`, so a citation names where the row is.
+
+A workbook is bounded before and while it is read: the archive's central directory (`check_archive`), at most
+`MAX_SHEETS` sheets (`too_many_pages`), a sheet's declared size is not trusted (openpyxl would pad every row to a
+declared `A1:XFD1048576`: each row is as wide as its last real cell), and at most `MAX_CELLS` cells are read in all
+(`too_large`), so a small file that declares or spreads a huge grid is cut in seconds, not at the parse deadline."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from personal_agent.knowledge.parsing.budget import TextBudget
+from personal_agent.knowledge.parsing.budget import TextBudget, too_large
 from personal_agent.knowledge.parsing.docx import check_archive
 from personal_agent.knowledge.parsing.sections import Section, UnreadableDocument, decode_text
 
 GROUP_CHARS = 700
 """A section's rows (about 180 tokens): under one chunk, so a row is never cut between two chunks."""
 MAX_CELL_CHARS = 2000
+MAX_SHEETS = 500
+MAX_CELLS = 2_000_000
+"""Cells read in a workbook, empty ones inside a row and an empty row (1) counted: ~50 MB of cell values."""
 
 
 def _cell(value: Any) -> str:
@@ -86,8 +94,24 @@ def parse_xlsx(data: bytes, budget: TextBudget) -> list[Section]:
         book = load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises whatever its XML and zip readers do
         raise UnreadableDocument("corrupt", f"the XLSX could not be read ({type(exc).__name__})") from None
+    if len(book.sheetnames) > MAX_SHEETS:
+        book.close()
+        raise UnreadableDocument("too_many_pages", f"the XLSX has more than {MAX_SHEETS} sheets")
     sections: list[Section] = []
-    for sheet in book.worksheets:
-        sections += table_sections(sheet.title, sheet.iter_rows(values_only=True), budget)
-    book.close()
+    read = [0]
+    try:
+        for sheet in book.worksheets:
+            sheet.reset_dimensions()  # as wide as its cells, not as its declared size
+            sections += table_sections(sheet.title, _counted(sheet.iter_rows(values_only=True), read), budget)
+    finally:
+        book.close()
     return sections
+
+
+def _counted(rows: Iterable[Sequence[Any]], read: list[int]) -> Iterator[Sequence[Any]]:
+    """The rows, each counted (its width, at least 1) into `read`; `too_large` past `MAX_CELLS` in all."""
+    for row in rows:
+        read[0] += max(len(row), 1)
+        if read[0] > MAX_CELLS:
+            raise too_large(f"the XLSX has more than {MAX_CELLS:,} cells")
+        yield row
