@@ -187,6 +187,9 @@ class LambdaSession:
 
 
 class LambdaBackend:
+    files_in_bucket = True
+    """Its sessions put large files in the run's sandbox prefix (the run's end deletes it)."""
+
     def __init__(self, function_name: str, limits: SandboxLimits) -> None:
         self.function_name, self.limits = function_name, limits
 

@@ -148,7 +148,7 @@ async def end_run(spec: RunSpec) -> None:
     await close_run(run_id)
     prefix = _prefix(spec.org_id, run_id)
     offered = any(t.name == "run_python" for t in spec.tools)
-    if prefix and offered and (spec.mode == "durable" or availability().backend == "lambda"):
+    if prefix and offered and (spec.mode == "durable" or getattr(backend(), "files_in_bucket", False)):
         try:
             await asyncio.to_thread(run_files.delete_prefix, prefix)
         except Exception:  # the run has ended; the bucket's lifecycle rule on sandbox/ removes what is left
