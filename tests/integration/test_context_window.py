@@ -1,6 +1,7 @@
 """Long chats fit the model: over a 50-turn chat a model with a small context window never receives more tokens
 than its window; older turns are summarised by the cheap routing model into a stored summary message whose usage
-is in the ledger; the run's stream and the transcript say when older turns are summarised."""
+is in the ledger; the run's stream and the transcript say when older turns are summarised, and the run's trace shows
+the history as it was sent."""
 
 from __future__ import annotations
 
@@ -120,6 +121,14 @@ async def test_a_fifty_turn_chat_never_exceeds_a_small_window(
     page = (await http.get(f"/api/v1/chats/{chat_id}/messages?limit=1000", headers=headers)).json()
     assert page["summarised_upto"] == summaries[-1][1]  # the transcript marks where the summary ends
     assert sum(1 for i in page["items"] if i["role"] == "user") == TURNS  # the person still reads every turn
+
+    # The last run's trace shows the history as it was sent: the newest summary in place of the turns it covers.
+    trace = (await http.get(f"/api/v1/runs/{started.json()['run_id']}/trace", headers=headers)).json()
+    (request,) = trace["requests"]
+    assert request["cut"] and request["summary"] == summaries[-1][3], request
+    sent = trace["history"][request["history_from"] : request["history_messages"]]
+    assert "turn 0:" not in str(sent) and f"turn {TURNS - 1}: " in str(sent[-1])
+    assert len(sent) == len(received[-1][1])  # as many messages as the model received
 
 
 async def test_an_admin_sets_a_provider_models_context_window(http: httpx.AsyncClient, make_tenant: Any) -> None:
