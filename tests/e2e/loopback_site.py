@@ -17,6 +17,8 @@ class Site:
     pages: dict[str, str]
     sitemap: list[str] = field(default_factory=list)
     requests: list[tuple[str, str | None, int]] = field(default_factory=list)
+    etags: dict[str, str] = field(default_factory=dict)
+    """A path's ETag as the test sets it (a redeploy that changes it, the page the same); else one of its content."""
     port: int = 0
 
     def serve(self) -> ThreadingHTTPServer:
@@ -31,7 +33,7 @@ class Site:
                 if self.path not in site.pages:
                     return self._answer(404, b"not found", "text/plain", None)
                 data = site.pages[self.path].encode()
-                etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+                etag = site.etags.get(self.path) or '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
                 if self.headers.get("If-None-Match") == etag:
                     return self._answer(304, b"", "text/html", etag)
                 return self._answer(200, data, "text/html; charset=utf-8", etag)

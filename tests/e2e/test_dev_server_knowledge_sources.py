@@ -12,15 +12,14 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import boto3
 import httpx
 import pytest
 
 from tests.e2e.feed_listener import FeedListener
+from tests.e2e.knowledge_sources import documents, eventually, found, new_collection, ready, synced
 from tests.e2e.loopback_site import Site
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 
@@ -45,43 +44,8 @@ def server(tmp_path_factory: pytest.TempPathFactory, site: Site) -> Iterator[Dev
         yield dev
 
 
-def eventually(check: Callable[[], Any], what: str, timeout: float = 90) -> Any:
-    """Ask until `check` answers something truthy (the pipeline is asynchronous: a queue and a worker)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        answer = check()
-        if answer:
-            return answer
-        time.sleep(0.25)
-    raise AssertionError(f"not within {timeout}s: {what}")
-
-
-def _collection(http: httpx.Client, name: str) -> str:
-    created = http.post("/api/v1/knowledge/collections", json={"name": name})
-    assert created.status_code == 201, created.text
-    return str(created.json()["id"])
-
-
-def _documents(http: httpx.Client, collection: str) -> dict[str, dict[str, Any]]:
-    listed = http.get("/api/v1/knowledge/documents", params={"collection": collection})
-    assert listed.status_code == 200, listed.text
-    return {d["filename"]: d for d in listed.json()["items"]}
-
-
-def _ready(http: httpx.Client, collection: str, names: set[str]) -> dict[str, dict[str, Any]] | None:
-    docs = _documents(http, collection)
-    return docs if set(docs) == names and all(d["status"] == "ready" for d in docs.values()) else None
-
-
 def _found(http: httpx.Client, collection: str, q: str) -> list[str]:
-    answer = http.get("/api/v1/knowledge/search", params={"q": q, "collection": collection})
-    assert answer.status_code == 200, answer.text
-    return [p["text"] for p in answer.json()["items"]]
-
-
-def _synced(http: httpx.Client, source_id: str, after: str | None) -> dict[str, Any] | None:
-    last = http.get(f"/api/v1/knowledge/sources/{source_id}").json()["last_sync"]
-    return last if last is not None and last["at"] != after else None
+    return [p["text"] for p in found(http, collection, q)]
 
 
 @pytest.mark.timeout(420)
@@ -93,15 +57,15 @@ def test_an_s3_prefix_keeps_its_collection_in_step(server: DevServer) -> None:
     s3.put_object(Bucket="tenant-handbook", Key="handbook/leave.md", Body=b"# Leave\n\nTwenty days of leave a year.")
     s3.put_object(Bucket="tenant-handbook", Key="other/secret.md", Body=b"Outside the prefix: never synced.")
     with httpx.Client(base_url=server.url, headers=server.auth, timeout=30) as http:
-        handbook = _collection(http, "Handbook")
+        handbook = new_collection(http, "Handbook")
         body = {"kind": "s3", "collection": "Handbook", "bucket": "tenant-handbook", "prefix": "handbook/"}
         created = http.post("/api/v1/knowledge/sources", json=body)
         assert created.status_code == 201, created.text
         source = created.json()
         assert (source["collection"], source["kind"]) == (handbook, "s3")
-        first = eventually(lambda: _synced(http, source["id"], None), "the first sync")
+        first = eventually(lambda: synced(http, source["id"], None), "the first sync")
         assert (first["added"], first["failed"]) == (1, 0)
-        docs = eventually(lambda: _ready(http, handbook, {"leave.md"}), "leave.md ready")
+        docs = eventually(lambda: ready(http, handbook, {"leave.md"}), "leave.md ready")
 
         # The tenant points the bucket's notifications at the queue the source names: events keep it in step.
         events = ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
@@ -111,24 +75,24 @@ def test_an_s3_prefix_keeps_its_collection_in_step(server: DevServer) -> None:
             Bucket="tenant-handbook", NotificationConfiguration={"QueueConfigurations": [queue]}
         )
         s3.put_object(Bucket="tenant-handbook", Key="handbook/expenses.md", Body=b"# Expenses\n\nTaxis are refunded.")
-        eventually(lambda: _ready(http, handbook, {"leave.md", "expenses.md"}), "expenses.md added")
+        eventually(lambda: ready(http, handbook, {"leave.md", "expenses.md"}), "expenses.md added")
         s3.put_object(
             Bucket="tenant-handbook", Key="handbook/leave.md", Body=b"# Leave\n\nThirty days of leave a year."
         )
         eventually(lambda: any("Thirty days" in t for t in _found(http, handbook, "days of leave")), "leave.md updated")
         assert not any("Twenty days" in t for t in _found(http, handbook, "days of leave"))
-        updated = _documents(http, handbook)["leave.md"]
+        updated = documents(http, handbook)["leave.md"]
         assert updated["id"] == docs["leave.md"]["id"]  # the same document, updated in place
         s3.delete_object(Bucket="tenant-handbook", Key="handbook/expenses.md")
-        eventually(lambda: _ready(http, handbook, {"leave.md"}), "expenses.md removed")
+        eventually(lambda: ready(http, handbook, {"leave.md"}), "expenses.md removed")
         assert not any("Taxis" in t for t in _found(http, handbook, "taxis refunded"))
 
         # Sync now, with nothing changed: every object is unchanged and nothing is re-embedded.
         assert http.post(f"/api/v1/knowledge/sources/{source['id']}/sync").status_code == 202
-        again = eventually(lambda: _synced(http, source["id"], first["at"]), "the second sync")
+        again = eventually(lambda: synced(http, source["id"], first["at"]), "the second sync")
         assert (again["added"], again["updated"], again["removed"], again["unchanged"]) == (0, 0, 0, 1)
-        assert _documents(http, handbook)["leave.md"]["updated_at"] == updated["updated_at"]
-        assert "secret.md" not in _documents(http, handbook)
+        assert documents(http, handbook)["leave.md"]["updated_at"] == updated["updated_at"]
+        assert "secret.md" not in documents(http, handbook)
 
 
 def _untrusted_flags(http: httpx.Client, query: str) -> dict[str, bool]:
@@ -165,16 +129,16 @@ def test_a_sitemap_is_crawled_recrawled_with_etags_and_its_pages_are_untrusted(s
         httpx.Client(base_url=server.url, headers=server.auth, timeout=60) as http,
         FeedListener(server.url, server.auth) as feed,
     ):
-        docs_id = _collection(http, "Product docs")
+        docs_id = new_collection(http, "Product docs")
         body = {"kind": "sitemap", "collection": docs_id, "url": f"{base}/sitemap.xml", "every": "rate(1 day)"}
         created = http.post("/api/v1/knowledge/sources", json=body)
         assert created.status_code == 201, created.text
         source = created.json()
         assert source["allow_hosts"] == [f"127.0.0.1:{site.port}"] and source["next_sync_at"] is not None
-        first = eventually(lambda: _synced(http, source["id"], None), "the first crawl")
+        first = eventually(lambda: synced(http, source["id"], None), "the first crawl")
         assert (first["added"], first["failed"]) == (3, 0)
         docs = eventually(
-            lambda: _ready(http, docs_id, {"install.html", "upgrade.html", "old.html"}), "three pages ready"
+            lambda: ready(http, docs_id, {"install.html", "upgrade.html", "old.html"}), "three pages ready"
         )
         assert feed.until_done(docs["install.html"]["id"])["status"] == "ready"  # announced to who added the source
         assert "/elsewhere.html" not in {path for path, _, _ in site.requests}
@@ -186,14 +150,14 @@ def test_a_sitemap_is_crawled_recrawled_with_etags_and_its_pages_are_untrusted(s
         site.sitemap.remove(f"{base}/guide/old.html")
         site.requests.clear()
         assert http.post(f"/api/v1/knowledge/sources/{source['id']}/sync").status_code == 202
-        second = eventually(lambda: _synced(http, source["id"], first["at"]), "the re-crawl")
+        second = eventually(lambda: synced(http, source["id"], first["at"]), "the re-crawl")
         assert (second["added"], second["updated"], second["removed"], second["unchanged"]) == (0, 1, 1, 1)
         asked = {path: (etag, status) for path, etag, status in site.requests}
         assert asked["/guide/install.html"][1] == 304 and asked["/guide/install.html"][0]  # asked with its ETag
-        eventually(lambda: _ready(http, docs_id, {"install.html", "upgrade.html"}), "old.html removed")
+        eventually(lambda: ready(http, docs_id, {"install.html", "upgrade.html"}), "old.html removed")
         eventually(lambda: any("backup first" in t for t in _found(http, docs_id, "upgrade backup")), "upgrade.html")
-        assert _documents(http, docs_id)["install.html"]["updated_at"] == docs["install.html"]["updated_at"]
+        assert documents(http, docs_id)["install.html"]["updated_at"] == docs["install.html"]["updated_at"]
 
         assert http.delete(f"/api/v1/knowledge/sources/{source['id']}").status_code == 204
-        assert _documents(http, docs_id) == {}
+        assert documents(http, docs_id) == {}
         assert http.get(f"/api/v1/knowledge/sources/{source['id']}").status_code == 404
