@@ -388,3 +388,18 @@ async def test_an_agents_knowledge_names_the_one_collection_it_searches(
             chat = (await http.post("/api/v1/chats", json={"agent": slug}, headers=headers)).json()
             seen[slug], _ = await answer_of(http, headers, chat["id"], model)
     assert seen == {"own-notes": "diary.txt", "handbook": "handbook.md", "everything": "diary.txt,handbook.md"}
+
+
+async def test_a_fresh_orgs_first_requests_at_once_share_one_builtin_assistant(
+    client: httpx.AsyncClient, make_tenant: Any
+) -> None:
+    """Each of a fresh org's first requests finds no built-in assistant and creates it; the ones that lose the race
+    read the winner's (before: 409 `slug_taken` for them, seen as failed first runs when a new tenant's clients start
+    together)."""
+    import asyncio
+
+    headers = auth_headers(make_tenant())
+    answers = await asyncio.gather(*(client.get("/api/v1/agents", headers=headers) for _ in range(8)))
+    assert [a.status_code for a in answers] == [200] * 8, [a.text for a in answers if a.status_code != 200]
+    ids = {a.json()["items"][0]["id"] for a in answers}
+    assert len(ids) == 1 and all(a.json()["items"][0]["builtin"] for a in answers)

@@ -66,11 +66,15 @@ def _not_found() -> NotFound:
 
 
 async def ensure_builtin(conn: Conn, org_id: UUID) -> AgentRow:
-    """The org's built-in `assistant`, created on first use (editable like any other agent)."""
+    """The org's built-in `assistant`, created on first use (editable like any other agent). A fresh org's first
+    requests at once all find none: the insert of each but the first waits for it and does nothing, and then reads
+    the one it made (read committed: a new statement sees it)."""
     row = await store.builtin(conn)
     if row is not None:
         return row
     created = await store.insert(conn, org_id, None, BUILTIN_SLUG, "org", builtin_config().model_dump(), builtin=True)
+    if created is None:
+        created = await store.builtin(conn)  # another request created it since
     if created is None:  # a person's agent took the slug first: the built-in is the default config, unnamed
         raise Conflict(f"an agent already uses the slug {BUILTIN_SLUG!r}", code="slug_taken")
     return created
