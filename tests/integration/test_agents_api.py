@@ -4,6 +4,7 @@ sharing with the org needs an org admin, and another org's or a colleague's priv
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -396,8 +397,6 @@ async def test_a_fresh_orgs_first_requests_at_once_share_one_builtin_assistant(
     """Each of a fresh org's first requests finds no built-in assistant and creates it; the ones that lose the race
     read the winner's (before: 409 `slug_taken` for them, seen as failed first runs when a new tenant's clients start
     together)."""
-    import asyncio
-
     headers = auth_headers(make_tenant())
     answers = await asyncio.gather(*(client.get("/api/v1/agents", headers=headers) for _ in range(8)))
     assert [a.status_code for a in answers] == [200] * 8, [a.text for a in answers if a.status_code != 200]
