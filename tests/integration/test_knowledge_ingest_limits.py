@@ -1,7 +1,8 @@
 """Ingest limits through the real pipeline (moto S3 + SQS, the ingest function in-process, issue 28 item 8): the
 malicious files are made in the test and uploaded with the presigned POST. A zip bomb and a PDF past pypdf's
 decompression limit end `failed: too_large` (not `processing` while SQS retries them into the DLQ); a PDF whose
-pages share one content stream is indexed once; a document past the chunk cap keeps no chunk at all."""
+pages share one content stream is indexed once; a document past the chunk cap keeps no chunk at all. A PPTX zip
+bomb and an XLSX that spreads a huge grid end `failed: too_large` too (issue 36)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import pytest
 from personal_agent.settings import get_settings
 from tests.auth import auth_headers
 from tests.knowledge import DOCX, PDF, feed_position, make_docx, post_file, register, wait_for_status
-from tests.knowledge_bombs import docx_bomb, inflating_stream_pdf, shared_stream_pdf
+from tests.knowledge_bombs import docx_bomb, inflating_stream_pdf, pptx_bomb, shared_stream_pdf, xlsx_spread_grid
+from tests.knowledge_formats import PPTX, XLSX
 
 
 def _finished(tenant: Any, document_id: str, after: str = "0") -> dict[str, Any]:
@@ -55,8 +57,10 @@ def _chunks(admin_url: str, document_id: str) -> int:
     [
         ("report.docx", DOCX, docx_bomb, "compressed more than"),
         ("scan.pdf", PDF, inflating_stream_pdf, "LimitReachedError"),
+        ("deck.pptx", PPTX, pptx_bomb, "compressed more than"),
+        ("grid.xlsx", XLSX, xlsx_spread_grid, "more than 2,000,000 cells"),
     ],
-    ids=["docx-zip-bomb", "pdf-decompression-limit"],
+    ids=["docx-zip-bomb", "pdf-decompression-limit", "pptx-zip-bomb", "xlsx-spread-grid"],
 )
 async def test_a_decompression_bomb_ends_failed_too_large_with_nothing_indexed(
     http: httpx.AsyncClient, make_tenant: Any, admin_url: str, filename: str, content_type: str, make: Any, reason: str
