@@ -7,6 +7,7 @@ parsing is what runs)."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from collections.abc import Iterator
@@ -14,11 +15,12 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.exceptions import ReadTimeoutError
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from personal_agent import aws_clients
+from personal_agent.sandbox import run_files
 from personal_agent.sandbox.config import SandboxLimits
 from personal_agent.sandbox.interface import InFile
 from personal_agent.sandbox.lambda_backend import PAYLOAD_BYTES, LambdaBackend, LambdaSession, files_budget
@@ -35,7 +37,7 @@ def _session(monkeypatch: pytest.MonkeyPatch, replies: list[dict[str, Any]]) -> 
     return LambdaSession("stack-sandbox", "org-a", SandboxLimits()), sent
 
 
-OK = {"stdout": "", "stderr": "", "value": None, "error": None, "files": []}
+OK: dict[str, Any] = {"stdout": "", "stderr": "", "value": None, "error": None, "files": []}
 
 
 async def test_each_call_replays_the_cells_that_succeeded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,3 +142,47 @@ async def test_a_failed_invocation_is_the_calls_error_and_the_session_goes_on(
 def test_without_its_function_name_the_backend_is_unavailable() -> None:
     assert not LambdaBackend("", SandboxLimits()).availability().ok
     assert LambdaBackend("arn:aws:lambda:us-east-1:1:function:s-sandbox", SandboxLimits()).availability().ok
+
+
+@pytest.fixture
+def bucket(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """The bucket's side of `run_files` stood in for (S3): what was put, URLs that name their key."""
+    stored: dict[str, bytes] = {}
+    monkeypatch.setattr(run_files, "put", lambda key, data: stored.__setitem__(key, data))
+    monkeypatch.setattr(run_files, "presigned_get", lambda key: f"https://s3.example/{key}?X-Amz-Expires=120")
+    monkeypatch.setattr(run_files, "presigned_put", lambda key, wall: f"https://s3.example/{key}?put")
+    monkeypatch.setattr(run_files, "addresses", lambda urls: {"s3.example": "192.0.2.1"} if urls else {})
+    return stored
+
+
+async def test_small_files_stay_inline_and_large_ones_go_to_the_bucket_once(
+    monkeypatch: pytest.MonkeyPatch, bucket: dict[str, bytes]
+) -> None:
+    session, sent = _session(monkeypatch, [OK, OK])
+    session.prefix = "sandbox/o/r/"
+    small, large = InFile("small.csv", b"s" * 1000), InFile("large.bin", b"l" * (run_files.INLINE_BYTES + 1))
+    many = tuple(InFile(f"part{i}.csv", b"p" * 200_000) for i in range(6))  # each small, together past 1 MiB
+    await session.call("1", (small, large, *many))
+    await session.call("2")
+    first = {f["name"]: f for f in sent[0]["files"]}
+    assert first["small.csv"]["data"] and "url" not in first["small.csv"]
+    assert first["large.bin"]["url"].startswith("https://s3.example/sandbox/o/r/in/")
+    inline = [n for n, f in first.items() if "data" in f]
+    assert sum(len(base64.b64decode(first[n]["data"])) for n in inline) <= run_files.INLINE_TOTAL_BYTES
+    assert len(inline) < 7 and len(bucket) == 1 + 7 - len(inline)  # the rest went to the bucket, once each
+    assert [f.get("url") for f in sent[1]["files"]] == [f.get("url") for f in sent[0]["files"]]  # not put again
+    assert len(sent[0]["outputs"]) == SandboxLimits().max_files and sent[0]["addresses"] == {"s3.example": "192.0.2.1"}
+    assert sent[0]["limits"]["files_bytes"] == SandboxLimits().files_bytes  # outputs no longer held to 6 MB
+
+
+async def test_a_bucket_that_fails_is_the_calls_error_and_nothing_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    session, sent = _session(monkeypatch, [OK])
+    session.prefix = "sandbox/o/r/"
+
+    def unreachable(key: str, data: bytes) -> None:
+        raise EndpointConnectionError(endpoint_url="https://s3.example")
+
+    monkeypatch.setattr(run_files, "put", unreachable)
+    failed = await session.call("1", (InFile("large.bin", b"l" * (run_files.INLINE_BYTES + 1)),))
+    assert failed.error is not None and "could not be stored" in failed.error and sent == []
+    assert session.alive and session.files == {}

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 from typing import Any
 
 from personal_agent.sandbox import run_files
 from personal_agent.sandbox.interface import CallResult, InFile, Restorable, Session
+
+log = logging.getLogger("personal_agent.sandbox")
 
 RECORD_CELLS = 50
 """Cells a record keeps (the AWS backend replays at most as many)."""
@@ -64,7 +67,10 @@ class DurableSession:
         return tuple(stored)
 
     async def call(self, code: str, files: tuple[InFile, ...] = ()) -> CallResult:
-        stored = await asyncio.to_thread(self._store, files)
+        try:
+            stored = await asyncio.to_thread(self._store, files)
+        except Exception as exc:  # the bucket (S3's error, no answer): nothing was run
+            return CallResult(error=f"the session's files could not be stored with the run: {type(exc).__name__}")
         result = await self.inner.call(code, stored)
         if self.replay_seconds:
             result = dataclasses.replace(result, seconds=result.seconds + self.replay_seconds)
@@ -77,7 +83,10 @@ class DurableSession:
         else:
             return result
         record = {"cells": self.cells, "files": self.files}
-        await asyncio.to_thread(run_files.write_record, self.prefix, record)
+        try:
+            await asyncio.to_thread(run_files.write_record, self.prefix, record)
+        except Exception:  # the call stands; a later step restores the record as it was before it
+            log.warning("a durable run's sandbox record was not stored", extra={"prefix": self.prefix}, exc_info=True)
         return result
 
     async def close(self) -> None:

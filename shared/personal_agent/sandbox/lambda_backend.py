@@ -21,6 +21,7 @@ import asyncio
 import base64
 import dataclasses
 import json
+import logging
 import time
 import uuid
 from typing import Any
@@ -29,6 +30,8 @@ from personal_agent.sandbox import run_files
 from personal_agent.sandbox.config import SandboxLimits
 from personal_agent.sandbox.interface import Availability, CallResult, InFile, OutFile
 from personal_agent.sandbox.kernel_process import result_of
+
+log = logging.getLogger("personal_agent.sandbox")
 
 MAX_REPLAYED_CELLS = 50
 PINNED_RETRIES = 3
@@ -157,8 +160,11 @@ class LambdaSession:
         if not self.alive:
             return CallResult(error=f"the sandbox session has ended ({self.ended})", ended="ended")
         call = uuid.uuid4().hex
-        placed = await asyncio.to_thread(self._placed, files)
-        request = await asyncio.to_thread(self._request, code, placed, call)
+        try:
+            placed = await asyncio.to_thread(self._placed, files)
+            request = await asyncio.to_thread(self._request, code, placed, call)
+        except Exception as exc:  # the bucket or its address (S3's error, no answer): nothing was run
+            return CallResult(error=f"the session's files could not be stored for the sandbox: {type(exc).__name__}")
         if len(request) > PAYLOAD_BYTES:
             return self._too_large(request, placed)
         started = time.monotonic()
@@ -174,7 +180,13 @@ class LambdaSession:
             self.ended = str(body.get("error_code"))
             return CallResult(error=f"the sandbox refused the call: {body.get('error_code')}", seconds=seconds)
         result = result_of(body, seconds)
-        uploaded = await asyncio.to_thread(self._outputs, body, call)
+        try:
+            uploaded = await asyncio.to_thread(self._outputs, body, call)
+        except Exception as exc:  # the code ran: its result stands, its uploaded files are named as left out
+            log.warning("the sandbox's output files could not be read", extra={"error": type(exc).__name__})
+            uploaded = ()
+            names = tuple(str(f.get("name")) for f in body.get("files", []) if isinstance(f, dict) and "slot" in f)
+            result = dataclasses.replace(result, files_left_out=result.files_left_out + names)
         if uploaded:
             result = dataclasses.replace(result, files=result.files + uploaded)
         if result.error is None and result.ended is None:

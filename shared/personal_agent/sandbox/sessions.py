@@ -86,8 +86,12 @@ async def _open(org_id: UUID, run_id: UUID, durable: bool) -> Session:
     session = await backend().open(str(org_id), prefix)
     if not durable or not prefix:
         return session
-    restored = DurableSession(session, prefix, await asyncio.to_thread(run_files.read_record, prefix))
-    await restored.restore()
+    try:
+        restored = DurableSession(session, prefix, await asyncio.to_thread(run_files.read_record, prefix))
+        await restored.restore()
+    except Exception as exc:  # the bucket (S3's error, no answer): no session rather than one without its past
+        await session.close()
+        raise SandboxUnavailable(f"the run's sandbox session could not be restored ({type(exc).__name__})") from exc
     return restored
 
 
