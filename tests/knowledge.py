@@ -133,11 +133,11 @@ async def upload_and_wait(
     return dict(shown.json())
 
 
-def upload_ready(
+def upload_finished(
     http: httpx.Client, headers: dict[str, str], name: str, data: bytes, content_type: str = PDF, timeout: float = 120
-) -> str:
+) -> dict[str, Any]:
     """A knowledge document in the org's collection, uploaded through `pa dev`'s presigned form and polled (with a
-    bound) until indexed; its id."""
+    bound) until `ready` or `failed`; the document as the API then shows it."""
     import time
 
     body = {"filename": name, "content_type": content_type, "size": len(data)}
@@ -147,7 +147,16 @@ def upload_ready(
     sent = httpx.post(form["url"], data=form["fields"], files={"file": (name, data)}, timeout=30)
     assert sent.status_code in (200, 201, 204), sent.text
     deadline, url = time.monotonic() + timeout, f"/api/v1/knowledge/documents/{document_id}"
-    while (status := http.get(url, headers=headers).json()["status"]) != "ready":
-        assert status != "failed" and time.monotonic() < deadline, status
+    while (shown := http.get(url, headers=headers).json())["status"] not in ("ready", "failed"):
+        assert time.monotonic() < deadline, shown
         time.sleep(0.2)
-    return str(document_id)
+    return dict(shown)
+
+
+def upload_ready(
+    http: httpx.Client, headers: dict[str, str], name: str, data: bytes, content_type: str = PDF, timeout: float = 120
+) -> str:
+    """A knowledge document uploaded as `upload_finished` does, and `ready`; its id."""
+    shown = upload_finished(http, headers, name, data, content_type, timeout)
+    assert shown["status"] == "ready", shown
+    return str(shown["id"])
