@@ -248,7 +248,7 @@ def _upload_outputs(reply: dict[str, Any], event: dict[str, Any]) -> dict[str, A
         slot = len(event["outputs"]) - len(slots)
         try:
             _put(slots.pop(0), data, event.get("addresses", {}))
-        except OSError:
+        except (OSError, http.client.HTTPException):
             left_out.append(item["name"])
             continue
         files.append({"name": item["name"], "slot": slot, "size": len(data)})
@@ -258,7 +258,7 @@ def _upload_outputs(reply: dict[str, Any], event: dict[str, Any]) -> dict[str, A
 def _run(event: dict[str, Any], context: Any) -> dict[str, Any]:
     try:
         _write_inputs(event)
-    except OSError as exc:
+    except (OSError, ValueError, http.client.HTTPException) as exc:
         return {"error": f"the sandbox could not fetch the session's files: {exc}", "files": []}
     seconds = _seconds(event, context)
     kernel = _start_kernel(event["limits"])

@@ -369,3 +369,16 @@ async def test_a_chart_uploaded_by_the_function_comes_back_as_the_chats_attachme
         image = (await s3.get(download["url"])).content
     assert image.startswith(b"\x89PNG\r\n\x1a\n") and len(image) == chart["size"]  # the chat's attachment
     assert _keys(run_files.run_prefix(tenant.org_id, run["run_id"])) == []  # the run ended: its sandbox files too
+
+
+async def test_a_file_the_function_cannot_fetch_fails_the_call_before_any_code_runs(
+    stack: object, environments: list[Environment], task_dir: Path, tmp_path: Path
+) -> None:
+    environment = _start(environments, task_dir, tmp_path)
+    prefix = run_files.run_prefix(uuid4(), uuid4())
+    session = _session(environment, prefix=prefix)
+    session.restore(["kept = 1"], (InFile("gone.bin", b"", run_files.input_key(prefix, "gone.bin")),))  # no object
+    failed = await session.call("open('ran', 'w').write('x')")
+    assert failed.error is not None and "could not fetch the session's files: the bucket answered 404" in failed.error
+    assert failed.files == () and session.cells == ["kept = 1"]  # nothing ran, the cell is not kept
+    assert list(environment.tmp.iterdir()) == []
