@@ -13,6 +13,10 @@ knowledge bases repeat themselves: that is what dedup is measured on. Follow-ups
 rewriting: the router model's rewrite needs a model (not run here: printed as a path), the offline stand-in prefixes
 the previous question.
 
+The rows up to the 512-token one are as before migration 0050 (the document's title not in the full-text index, every
+full-text match weighed alike); the next ones add the section path's weight, the title, and the weights chosen
+(`chunk_store.TEXT_WEIGHTS`), so the change shows before and after in one run.
+
 The direct questions are split in two halves: odd-numbered ids to choose ranking changes on, even-numbered ones
 held out; each variant prints recall@5 and MRR@10 on both, so a change that only fits the tuning half shows.
 
@@ -195,6 +199,7 @@ async def quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
     plain: dict[str, Any] = {"dedup": False, "reranker": "none", "text_weights": UNWEIGHTED}
     staged: dict[str, Any] = {"dedup": True, "reranker": "tokens"}
     unweighted: dict[str, Any] = {"text_weights": UNWEIGHTED}
+    pg_weights: dict[str, Any] = {"text_weights": (0.1, 0.2, 0.4, 1.0)}  # ts_rank's own weights of D, C, B, A
     variants = [
         ("baseline (as before: 256-token chunks, text", orgs["before"], Retrieval(every_word=True, **plain)),
         ("  only, every word in full text, fused)", None, None),
@@ -207,7 +212,9 @@ async def quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
         (f"+ chunks of {TARGET_TOKENS} tokens (before 0050)", orgs["c512"], Retrieval(**staged, **unweighted)),
         ("+ section weighted B in ts_rank (no title)", orgs["c512"], Retrieval(**staged, text_weights=TEXT_WEIGHTS)),
         ("+ title in full text, unweighted", orgs["default"], Retrieval(**staged, text_weights=UNWEIGHTED)),
-        ("+ title A, section B, text D in ts_rank", orgs["default"], Retrieval(**staged, text_weights=TEXT_WEIGHTS)),
+        ("+ title A, section B, text D, ts_rank's", orgs["default"], Retrieval(**staged, **pg_weights)),
+        ("  default weights (1, 0.4, -, 0.1)", None, None),
+        ("+ weights 0.4, 0.2, -, 0.1 (TEXT_WEIGHTS)", orgs["default"], Retrieval(**staged, text_weights=TEXT_WEIGHTS)),
     ]
     tuning = sum(1 for q in direct if half(q) == "tune")
     lines = [

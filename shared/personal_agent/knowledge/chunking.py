@@ -98,7 +98,8 @@ def document_title(filename: str) -> str:
 
 def embedding_text(title: str | None, section: str | None, text: str) -> str:
     """What is embedded for a chunk: its document's title and section path, then its text (bench/retrieval_eval.py
-    measured the context's gain). The stored and cited text stays the chunk's own; full text indexes the section."""
+    measured the context's gain). The stored and cited text stays the chunk's own; full text indexes the title and the
+    section path too, weighted above the text (migration 0050, `chunk_store.TEXT_WEIGHTS`)."""
     context = [part for part in (title, section) if part]
     if len(context) == 2 and section and title and section.lower().startswith(title.lower()):
         context = [section]
