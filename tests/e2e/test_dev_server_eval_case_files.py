@@ -98,17 +98,23 @@ def test_an_eval_over_cases_with_csv_files_answers_from_each_file(server: DevSer
         empty = http.patch(case_path, headers=admin, json={"input": "  "})
         assert (empty.status_code, empty.json()["code"]) == (422, "invalid_case")
         prefix = "/".join(upload["upload"]["fields"]["key"].split("/")[:2]) + "/"
-        assert len(bucket_keys(upload["upload"]["url"], prefix)) == 2
+        copies = prefix.replace("eval-files/", "attachments/", 1)  # attachments/{org}/: only the case runs' here
+        assert (
+            len(bucket_keys(upload["upload"]["url"], prefix)) == len(bucket_keys(upload["upload"]["url"], copies)) == 2
+        )
         assert http.delete(case_path, headers=admin).status_code == 204
         assert http.delete(case_path, headers=admin).json()["code"] == "case_not_found"
-        assert len(bucket_keys(upload["upload"]["url"], prefix)) == 1
+        assert (
+            len(bucket_keys(upload["upload"]["url"], prefix)) == len(bucket_keys(upload["upload"]["url"], copies)) == 1
+        )
         added = http.post(f"/api/v1/evals/datasets/{dataset}/cases", headers=admin, json={"input": "by hand"})
         assert added.status_code == 200 and added.json()["cases"] == 2, added.text
 
-        # Deleting the dataset deletes its cases' files from the bucket, and the dataset for good.
+        # Deleting the dataset deletes its cases' files from the bucket, and the copies its case runs were given.
         assert http.delete(f"/api/v1/evals/datasets/{dataset}", headers=elsewhere).status_code == 404
         assert http.delete(f"/api/v1/evals/datasets/{dataset}", headers=admin).status_code == 204
         assert bucket_keys(upload["upload"]["url"], prefix) == []
+        assert bucket_keys(upload["upload"]["url"], copies) == []
         assert http.get(f"/api/v1/evals/datasets/{dataset}", headers=admin).status_code == 404
         assert http.get(f"{file_path}/download", headers=admin).status_code == 404
 

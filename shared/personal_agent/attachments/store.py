@@ -123,6 +123,17 @@ async def delete_owned(conn: Conn, attachment_id: UUID, user_id: UUID) -> dict[s
     return await cur.fetchone()
 
 
+async def delete_sent_with(conn: Conn, run_ids: list[UUID], user_id: UUID) -> list[str]:
+    """Delete the user's files sent with these runs and not indexed (an evaluation case's copies, what its code
+    wrote); the object keys to delete once the transaction commits."""
+    await as_user(conn, user_id)
+    cur = await conn.execute(
+        "DELETE FROM attachments WHERE run_id = ANY(%s) AND user_id = %s AND document_id IS NULL RETURNING object_key",
+        [run_ids, user_id],
+    )
+    return [row["object_key"] for row in await cur.fetchall()]
+
+
 async def export_page(conn: Conn, user_id: UUID, after: tuple[Any, UUID] | None, limit: int) -> list[dict[str, Any]]:
     """The user's attachments for a data export, oldest first, the next `limit` after `after` (created_at, id)."""
     await as_user(conn, user_id)

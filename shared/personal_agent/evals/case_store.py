@@ -70,6 +70,21 @@ async def eval_of_run(conn: Conn, run_id: UUID) -> UUID | None:
     return row["eval_run_id"] if row else None
 
 
+async def case_runs_of(conn: Conn, dataset_id: UUID, case_id: UUID | None = None) -> dict[UUID, list[UUID]]:
+    """The case runs (not the judges) of every evaluation of the dataset (of one case of it, with `case_id`), by the
+    person each evaluation ran as."""
+    cur = await conn.execute(
+        "SELECT e.created_by, s.run_id FROM eval_case_runs s JOIN eval_runs e ON e.id = s.eval_run_id"
+        " WHERE e.dataset_id = %s AND (%s::uuid IS NULL OR s.case_id = %s) AND s.run_id IS NOT NULL"
+        " AND e.created_by IS NOT NULL",
+        [dataset_id, case_id, case_id],
+    )
+    found: dict[UUID, list[UUID]] = {}
+    for row in await cur.fetchall():
+        found.setdefault(row["created_by"], []).append(row["run_id"])
+    return found
+
+
 async def unended(conn: Conn, limit: int) -> list[tuple[UUID, UUID]]:
     """(org, evaluation) of every evaluation not ended, across orgs (a system transaction)."""
     cur = await conn.execute("SELECT org_id, eval_run_id FROM pa_unended_evals(%s)", [limit])

@@ -10,11 +10,12 @@ from dataclasses import asdict
 from typing import Any
 from uuid import UUID
 
+from personal_agent.attachments import store as attachment_store
 from personal_agent.chats import message_store
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput, NotFound
-from personal_agent.evals import case_file_store, case_files
+from personal_agent.evals import case_file_store, case_files, case_store
 from personal_agent.evals import dataset_store as store
 from personal_agent.evals.case_runs import answer_text
 from personal_agent.identity.principal import Principal
@@ -152,20 +153,29 @@ async def update_case(principal: Principal, dataset_id: UUID, case_id: UUID, cha
     return {**asdict(after), "files": [case_files.view(f) for f in files.get(case_id, [])]}
 
 
+async def _delete_copies(conn: Conn, dataset_id: UUID, case_id: UUID | None = None) -> list[str]:
+    """Delete the copies of the case files (of one case) the dataset's evaluations gave their case runs; their keys."""
+    keys = []
+    for user_id, run_ids in (await case_store.case_runs_of(conn, dataset_id, case_id)).items():
+        keys += await attachment_store.delete_sent_with(conn, run_ids, user_id)
+    return keys
+
+
 async def delete_case(principal: Principal, dataset_id: UUID, case_id: UUID) -> None:
-    """Delete the case with its files (and its results in past evaluations of the dataset)."""
+    """Delete the case with its files, its results in past evaluations and the copies of its files they used."""
     async with org_transaction(principal.org_id) as conn:
         if await store.get_case(conn, dataset_id, case_id) is None:
             raise NotFound("case not found", code="case_not_found")
-        keys = await case_file_store.keys_of_case(conn, case_id)
+        keys = await case_file_store.keys_of_case(conn, case_id) + await _delete_copies(conn, dataset_id, case_id)
         await store.delete_case(conn, case_id)
     await case_files.delete_objects(keys)
 
 
 async def delete_dataset(principal: Principal, dataset_id: UUID) -> None:
-    """Delete the dataset with its cases, their files (rows and objects) and its evaluations."""
+    """Delete the dataset with its cases, their files (rows and objects), its evaluations and the copies of the files
+    its evaluations' case runs were given (the runs and their chats stay)."""
     async with org_transaction(principal.org_id) as conn:
-        keys = await case_file_store.keys_of_dataset(conn, dataset_id)
+        keys = await case_file_store.keys_of_dataset(conn, dataset_id) + await _delete_copies(conn, dataset_id)
         if not await store.delete_dataset(conn, dataset_id):
             raise NotFound("dataset not found", code="dataset_not_found")
     await case_files.delete_objects(keys)
