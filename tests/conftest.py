@@ -41,6 +41,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         PA_PROVIDER_ALLOW_HOSTS="127.0.0.1",
         PA_PUSH_ALLOW_HOSTS="push.example.com",
         PA_MCP_ALLOW_HOSTS="127.0.0.1",
+        # OCR's page limit (20 s by default) at its most: a loaded 2-core test machine took 28-40 s a page; the
+        # tests of the limit set their own.
+        PA_OCR_PAGE_SECONDS="300",
     )
     running = LocalStack(Settings()).start()
     try:

@@ -51,10 +51,13 @@ UPLOADS = [
 ]
 
 
+UNHURRIED_OCR = {"PA_OCR_PAGE_SECONDS": "300"}  # what is read, not how fast: a loaded machine took 28-40 s a page
+
+
 @pytest.mark.timeout(420)
 def test_every_new_format_is_ingested_and_found_on_pa_dev(tmp_path_factory: pytest.TempPathFactory) -> None:
     with (
-        running_pa_dev(tmp_path_factory.mktemp("pa-dev-kb-formats"), org="kbf") as server,
+        running_pa_dev(tmp_path_factory.mktemp("pa-dev-kb-formats"), org="kbf", env_extra=UNHURRIED_OCR) as server,
         httpx.Client(base_url=server.url, headers=server.auth, timeout=30) as http,
         FeedListener(server.url, server.auth) as feed,
     ):
