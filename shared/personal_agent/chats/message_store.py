@@ -62,6 +62,8 @@ async def append_messages(
     first turn) and mark the chat updated; the id of the last one (`parent_id` when there were none)."""
     if not messages:
         await conn.execute(_TOUCH_CHAT, [chat_id])
+    if len(messages) > 2:
+        return await _append_chain(conn, org_id, chat_id, run_id, messages, parent_id)
     for i, message in enumerate(messages):
         insert = (
             "INSERT INTO messages (org_id, chat_id, run_id, kind, message, parent_id) VALUES (%s, %s, %s, %s, %s, %s)"
@@ -76,6 +78,34 @@ async def append_messages(
         assert row is not None
         parent_id = int(row["id"])
     return parent_id
+
+
+async def _append_chain(
+    conn: Conn, org_id: UUID, chat_id: UUID, run_id: UUID | None, messages: list[dict[str, Any]], parent_id: int | None
+) -> int:
+    """`append_messages` of three or more in two statements, whatever their number (a run's tool rounds end as
+    many messages): their ids drawn first, ascending in the chain's order as one by one, then one insert."""
+    cur = await conn.execute(
+        "SELECT nextval(pg_get_serial_sequence('messages', 'id')) AS id FROM generate_series(1, %s)", [len(messages)]
+    )
+    ids = sorted(int(row["id"]) for row in await cur.fetchall())
+    await conn.execute(
+        "WITH added AS (INSERT INTO messages (id, org_id, chat_id, run_id, kind, message, parent_id)"
+        " SELECT t.id, %s, %s, %s, t.kind, t.message, t.parent_id"
+        " FROM unnest(%s::bigint[], %s::text[], %s::jsonb[], %s::bigint[]) AS t(id, kind, message, parent_id)),"
+        f" touched AS ({_TOUCH_CHAT}) SELECT 1",
+        [
+            org_id,
+            chat_id,
+            run_id,
+            ids,
+            [m["kind"] for m in messages],
+            [jsonb(m) for m in messages],
+            [parent_id, *ids[:-1]],
+            chat_id,
+        ],
+    )
+    return ids[-1]
 
 
 # The path from a message up to its chat's first turn (a branch of the message tree, 0021), newest first.

@@ -74,6 +74,8 @@ class Drive:
     watch: CancelWatch
     translator: AgUiTranslator
     progressed: bool = False
+    answered: str | None = None
+    """The `answered_model` this advance last stored on the run (a repeat is not written again)."""
 
     @classmethod
     def from_checkpoint(
@@ -149,12 +151,16 @@ class Drive:
             if otel_export.enabled():
                 otel_export.event("pa.model_response", self._trace_figures(response, cost))
 
+        model_name = response.model_name
+
         async def save() -> None:
             async with org_transaction(self.spec.org_id) as conn:
-                await store.set_answered_model(conn, self.spec.run_id, response.model_name)
+                if model_name != self.answered or model_name is None:  # the same answer's model: stored already
+                    await store.set_answered_model(conn, self.spec.run_id, model_name)
                 await self._save(conn, "model_response")
 
         await retrying(save, what="a checkpoint")
+        self.answered = model_name
 
     def _trace_figures(self, response: ModelResponse, cost: Any) -> dict[str, Any]:
         """The response's ledger figures for its trace: ids, model, tokens, price (never content)."""
