@@ -215,8 +215,10 @@ async def _summaries(conn: Conn, chat_id: UUID | None, messages: list[Any]) -> d
         if isinstance(cut := (m.get("metadata") or {}).get(CONTEXT_CUT), dict) and cut.get("summary_id") is not None
     }
     out: dict[int, str] = {}
-    for summary_id in sorted(ids) if chat_id is not None else []:
-        node = await message_store.message_node(conn, chat_id, summary_id)  # type: ignore[arg-type]
+    if chat_id is None:
+        return out  # a run without a chat has no stored summaries
+    for summary_id in sorted(ids):
+        node = await message_store.message_node(conn, chat_id, summary_id)
         if node is not None and node.kind == "summary":
             out[summary_id] = _text(node.message["parts"][0]["content"])
     return out
