@@ -103,11 +103,13 @@ def _prepare_options() -> dict[str, Any]:
     return {} if get_settings().database_prepared_statements else {"prepare_threshold": None}
 
 
-def _begin(org: str | None) -> str:
-    """BEGIN with the transaction's settings in the same round trip: the org RLS sees (if any) and the statement
-    timeout, both transaction-local (no session state, so RDS Proxy never pins a connection for them). The org is
-    a UUID's own text, safe as a literal."""
+def _begin(org: str | None, user: str | None = None) -> str:
+    """BEGIN with the transaction's settings in the same round trip: the org RLS sees (if any), the user whose own
+    rows it sees (if any: `app.current_user`), and the statement timeout, all transaction-local (no session state,
+    so RDS Proxy never pins a connection for them). The org and user are UUIDs' own text, safe as literals."""
     values = [f"set_config('app.current_org', '{org}', true)"] if org else []
+    if user:
+        values.append(f"set_config('app.current_user', '{user}', true)")
     seconds = get_settings().database_statement_timeout_seconds
     if seconds:
         values.append(f"set_config('statement_timeout', '{int(seconds * 1000)}', true)")
@@ -122,15 +124,16 @@ async def close_pool() -> None:
 
 
 @asynccontextmanager
-async def org_transaction(org_id: UUID | str) -> AsyncIterator[Conn]:
-    """A transaction in which RLS sees exactly one org's rows.
+async def org_transaction(org_id: UUID | str, *, user_id: UUID | None = None) -> AsyncIterator[Conn]:
+    """A transaction in which RLS sees exactly one org's rows (and, with `user_id`, that user's own rows where a
+    policy reads `app.current_user`, set in the same round trip).
 
     BEGIN and the org go in one round trip (two statements in one simple-protocol query, `_begin`; psycopg's
     transaction block sends BEGIN alone first): one round trip less per transaction, and a run makes about ten.
     A `conn.transaction()` inside is a savepoint, as before."""
     org = str(org_id if isinstance(org_id, UUID) else UUID(org_id))
     with _caller_values(), _outages():
-        async with _begun(_begin(org)) as conn:
+        async with _begun(_begin(org, str(UUID(str(user_id))) if user_id is not None else None)) as conn:
             try:
                 yield conn
             except BaseException:

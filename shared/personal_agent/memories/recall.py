@@ -45,8 +45,7 @@ async def recall(org_id: UUID, user_id: UUID, query: str, max_tier: int, project
     """The memory texts for a run whose new message is `query`, most relevant first: only memories of at most
     `max_tier` (the content tier the run launched with, which counted them), of the run's scope (`project_id`: its
     project's; None: those saved outside projects)."""
-    async with org_transaction(org_id) as conn:
-        await store.as_user(conn, user_id)
+    async with org_transaction(org_id, user_id=user_id) as conn:  # as `store.as_user`, in the BEGIN's round trip
         rows = await store.with_embeddings(conn, user_id, saving.MAX_MEMORIES, max_tier, project_id)
     if len(rows) > MAX_RECALLED and query.strip():
         try:
