@@ -291,3 +291,22 @@ async def test_nothing_survives_the_session() -> None:
         assert _value(await fresh.call("import os\nos.listdir('.')")) == []
     finally:
         await fresh.close()
+
+
+async def test_the_code_is_not_root_has_no_capability_and_gains_none(kernel: KernelProcess) -> None:
+    code = """
+import os
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+[os.getuid(), os.geteuid(), os.getgid(), os.getgroups(),
+ [status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs")]]
+"""
+    uid, euid, gid, groups, (inh, prm, eff, bnd, amb, nnp) = _value(await kernel.call(code))  # type: ignore[misc]
+    assert uid != 0 and euid != 0 and gid != 0
+    assert groups == [] or os.geteuid() != 0  # as root: the one-off uid has no groups
+    assert int(eff, 16) == 0 and int(prm, 16) == 0 and int(amb, 16) == 0
+    # As root, bwrap keeps CAP_SETUID and CAP_SETGID (bits 6 and 7) for the kernel's setuid: they stay inheritable
+    # (and the bounding set is not emptied), which grants nothing with no permitted or ambient one and no_new_privs.
+    assert int(inh, 16) & ~0xC0 == 0 and bnd
+    assert nnp == "1"  # a setuid binary gains nothing
+    root_attempt = await kernel.call("import os; os.setuid(0)")
+    assert root_attempt.error is not None and "PermissionError" in root_attempt.error
