@@ -300,7 +300,10 @@ status = dict(line.split(":", 1) for line in open("/proc/self/status").read().sp
 [os.getuid(), os.geteuid(), os.getgid(), os.getgroups(),
  [status[k].strip() for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs")]]
 """
-    uid, euid, gid, groups, (inh, prm, eff, bnd, amb, nnp) = _value(await kernel.call(code))  # type: ignore[misc]
+    seen = _value(await kernel.call(code))
+    assert isinstance(seen, list)
+    uid, euid, gid, groups, caps = seen
+    inh, prm, eff, bnd, amb, nnp = (str(c) for c in caps)
     assert uid != 0 and euid != 0 and gid != 0
     assert groups == [] or os.geteuid() != 0  # as root: the one-off uid has no groups
     assert int(eff, 16) == 0 and int(prm, 16) == 0 and int(amb, 16) == 0
