@@ -3,7 +3,8 @@ loopback, a run that calls a tool, searches the knowledge and asks a person befo
 steps on its timeline in the order they happened, with times that only go forward, each gate saying what it
 decided and why; the demo MCP server's tool is offered with the schema its server gave; in a long chat over a small
 context window the trace shows the history as it was sent after the cut (the older turns dropped, exactly what the
-model received); and another org's member gets 404."""
+model received); a person's recalled memory and a passage from their document show as what a request was sent,
+with its cost; and another org's member gets 404."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.feed_listener import FeedListener
 from tests.e2e.pa_dev import DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider
 
@@ -23,12 +25,18 @@ ORG = "acme"  # `pa dev` registers its demo MCP server for this org
 TOOLS = ["calculate", "search_knowledge", "send_demo_message", "demo_weather"]
 LONG = "counting along with the otters " * 50
 PRICED = {"name": "m", "input_price": 2.0, "output_price": 4.0}
+MEMORY = "Keeps a pet otter called Wilbur"
+NOTE = b"Sea otters of the Pacific raft together in kelp beds and hold paws while they sleep."
 
 
 def script(messages: list[dict[str, Any]]) -> Reply:
     """`go`: calculate, then search the knowledge, then send a message (an acting call a person approves), then
     answer; any other turn: echoed (a long chat)."""
     asked = last_user_text(messages)
+    if asked == "where do otters sleep?":  # search the knowledge once, then answer
+        if any(m.get("role") == "tool" for m in messages):
+            return {"content": "In kelp beds."}
+        return {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "where sea otters sleep"}}]}
     if asked != "go":
         return {"content": f"You said: {asked}"}
     last_user = max(i for i, m in enumerate(messages) if m.get("role") == "user")
@@ -174,3 +182,53 @@ def test_the_trace_shows_the_history_as_sent_after_the_context_cut(world: tuple[
     assert kept and all(text.split(":")[0] in received for text in kept)
     if request["summary"] is not None:  # a routing model summarised the dropped turns: the model was sent that
         assert request["summary"][:40] in received
+
+
+def _upload_note(url: str, auth: dict[str, str]) -> str:
+    """A personal text document, indexed (its feed says `ready`)."""
+    body = {"filename": "otters.txt", "content_type": "text/plain", "size": len(NOTE), "collection": "personal"}
+    created = httpx.post(f"{url}/api/v1/knowledge/documents", headers=auth, json=body, timeout=30)
+    assert created.status_code == 201, created.text
+    upload, document = created.json()["upload"], created.json()["document"]
+    with FeedListener(url, auth) as feed:
+        sent = httpx.post(upload["url"], data=upload["fields"], files={"file": ("otters.txt", NOTE)}, timeout=30)
+        assert sent.status_code == 204, sent.text
+        assert feed.until_done(document["id"])["status"] == "ready"
+    return str(document["id"])
+
+
+def test_the_trace_shows_the_recalled_memory_the_retrieved_passage_and_the_cost(
+    world: tuple[DevServer, FakeProvider],
+) -> None:
+    server, fake = world
+    member = server.auth_for("rita", org="recalls")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        _model(http, server.auth_for("root", "org-admin", org="recalls"), fake, PRICED)
+        saved = http.post("/api/v1/me/memories", headers=member, json={"text": MEMORY})
+        assert saved.status_code == 201, saved.text
+        _upload_note(server.url, member)
+        chat = http.post("/api/v1/chats", json={}, headers=member).json()
+        body = {"message": "where do otters sleep?", "model": "fake:m", "tools": ["search_knowledge"]}
+        started = http.post(f"/api/v1/chats/{chat['id']}/runs", json=body, headers=member)
+        assert started.status_code == 202, started.text
+        assert _events(http, started.json()["events_url"], member)[-1]["type"] == "RUN_FINISHED"
+        trace = http.get(f"/api/v1/runs/{started.json()['run_id']}/trace", headers=member)
+        assert trace.status_code == 200, trace.text
+    first, second = trace.json()["requests"]
+    # The memory is in what both requests were told, apart from the spec's instructions; the model got it too.
+    for request in (first, second):
+        assert MEMORY in request["memories"] and MEMORY in request["instructions"], request
+        assert MEMORY not in trace.json()["instructions"]
+    received = json.dumps(fake.requests[-1]["messages"])
+    assert MEMORY in received
+    # The first request carried no passage; the second was sent the retrieved one, as the model received it.
+    assert first["passages"] == [] and first["response"][0]["tool"] == "search_knowledge"
+    (passage,) = second["passages"]
+    assert "hold paws while they sleep" in passage and "otters.txt" in passage, passage
+    assert "hold paws while they sleep" in received
+    assert second["response"][0]["content"] == "In kelp beds."
+    # Each request's cost: the model's prices (2 and 4 USD a million tokens) times its tokens.
+    for request in (first, second):
+        usage = request["usage"]
+        expected = (2.0 * usage["input_tokens"] + 4.0 * usage["output_tokens"]) / 1_000_000
+        assert usage["input_tokens"] > 0 and usage["cost_usd"] == pytest.approx(expected), usage
