@@ -95,3 +95,44 @@ def test_the_ingest_function_reads_scans_with_textract() -> None:
     assert Settings(PA_OCR_BACKEND=env["PA_OCR_BACKEND"]).ocr_backend == "textract"
     (ocr,) = [s for s in _statements("IngestFunction") if s.get("Sid") == "TextractOcr"]
     assert (ocr["Effect"], ocr["Action"], ocr["Resource"]) == ("Allow", "textract:DetectDocumentText", "*")
+
+
+SEARCHING_FUNCTIONS = (
+    "ApiFunction",
+    "StreamFunction",
+    "RunWorkerFunction",
+    "StepsFunction",
+    "ActivityPollerFunction",
+    "PlatformMcpFunction",
+)
+"""Every function that runs `knowledge.search` (the search endpoint, search_knowledge in a run, the MCP server)."""
+
+
+def test_the_reranker_is_a_parameter_every_search_reads_and_bedrock_rerank_is_granted_only_when_on() -> None:
+    """AWS runs no `auto` (that is none where WordLlama is missing): the stack names the variant it runs."""
+    from personal_agent.knowledge.rerank import BEDROCK_MODELS, reranker
+
+    parameter = TEMPLATE["Parameters"]["KnowledgeReranker"]
+    assert set(parameter["AllowedValues"]) == {"none", *BEDROCK_MODELS}
+    assert parameter["Default"] == "none"
+    for value in parameter["AllowedValues"]:  # each one a choice the code accepts
+        assert (reranker(value) is None) == (value == "none")
+    env = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["PA_KNOWLEDGE_RERANKER"] == {"Ref": "KnowledgeReranker"}
+    assert TEMPLATE["Conditions"]["UsesBedrockReranker"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "KnowledgeReranker"}, "none"]}]
+    }
+    policy = RESOURCES["BedrockRerankPolicy"]
+    assert policy["Condition"] == "UsesBedrockReranker"
+    rerank, invoke = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert (rerank["Action"], rerank["Resource"]) == ("bedrock:Rerank", "*")
+    assert invoke["Action"] == "bedrock:InvokeModel"
+    assert invoke["Resource"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${KnowledgeReranker}"
+    }
+    attached = {"Fn::If": ["UsesBedrockReranker", {"Ref": "BedrockRerankPolicy"}, {"Ref": "AWS::NoValue"}]}
+    for name in SEARCHING_FUNCTIONS:
+        assert attached in _props(name)["Policies"], name
+    for name, resource in RESOURCES.items():  # nowhere else
+        if name not in SEARCHING_FUNCTIONS and resource["Type"] == "AWS::Serverless::Function":
+            assert attached not in resource["Properties"].get("Policies", []), name
