@@ -1,7 +1,8 @@
 """Evaluations, feedback and traces on `pa dev` as a user runs it (issue 37), with a scripted OpenAI-compatible
 model on loopback: two versions of an agent over a small JSONL dataset (contains + an LLM judge), compared side by
 side; a dataset case from a real conversation; an evaluation whose budget runs out stops with the cases done so
-far; thumbs on an answer round-trip and show in the admin's satisfaction; a run's trace is its owner's and the
+far; thumbs on an answer round-trip and show in the admin's satisfaction, filtered by agent and time, each with
+the agent version that answered; a run's trace is its owner's and the
 org admins' (404 for another member and another org) and carries no key."""
 
 from __future__ import annotations
@@ -68,8 +69,10 @@ def _wait_eval(http: httpx.Client, eval_id: str, auth: dict[str, str]) -> dict[s
         time.sleep(0.2)
 
 
-def _setup(http: httpx.Client, server: DevServer, fake: FakeProvider, price: float | None = None) -> dict[str, str]:
-    admin = server.auth_for("ada", "org-admin")
+def _setup(
+    http: httpx.Client, server: DevServer, fake: FakeProvider, price: float | None = None, org: str = "e2e"
+) -> dict[str, str]:
+    admin = server.auth_for("ada", "org-admin", org=org)
     key = http.post("/api/v1/keys", headers=admin, json={"provider": "fake", "key": KEY})
     assert key.status_code == 201, key.text
     fields = {"name": "fake", "kind": "openai-compatible", "base_url": fake.base_url, "trust_tier": 2}
@@ -245,3 +248,69 @@ def test_feedback_trace_a_case_from_a_conversation_and_an_eval_out_of_budget(
         assert (no_target.status_code, no_target.json()["code"]) == (422, "eval_target_missing")
         bad_scorer = http.post("/api/v1/evals/runs", headers=admin, json={**body, "scorers": [{"kind": "vibes"}]})
         assert (bad_scorer.status_code, bad_scorer.json()["code"]) == (422, "invalid_scorer")
+
+
+def test_the_org_feedback_filters_by_agent_and_time_and_keeps_the_agent_version(
+    world: tuple[DevServer, FakeProvider],
+) -> None:
+    server, fake = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        admin = _setup(http, server, fake, org="ratings")
+        member = server.auth_for("rob", "user", org="ratings")
+        alpha = http.post(
+            "/api/v1/agents",
+            headers=admin,
+            json={"name": "Alpha", "slug": "alpha", "model": "fake:m", "visibility": "org", "instructions": V1},
+        )
+        assert alpha.status_code == 201, alpha.text
+        rated: list[dict[str, Any]] = []
+
+        def rate(agent: str, rating: int) -> None:
+            run_id = _run_and_wait(http, member, "What is the capital of France?", agent=agent)
+            got = http.post(f"/api/v1/runs/{run_id}/feedback", headers=member, json={"rating": rating})
+            assert got.status_code == 200, got.text
+            rated.append(got.json())
+
+        rate("alpha", 1)  # version 1
+        patched = http.patch(f"/api/v1/agents/{alpha.json()['id']}", json={"instructions": V2}, headers=admin)
+        assert patched.json()["published_version"] == 2
+        rate("alpha", -1)  # version 2
+        beta = http.post(
+            "/api/v1/agents",
+            headers=admin,
+            json={"name": "Beta", "slug": "beta", "model": "fake:m", "visibility": "org", "instructions": V2},
+        )
+        assert beta.status_code == 201, beta.text
+        rate("beta", 1)
+        assert [(r["agent_slug"], r["agent_version"]) for r in rated] == [("alpha", 1), ("alpha", 2), ("beta", 1)]
+        times = [r["updated_at"] for r in rated]
+        assert times == sorted(times) and len(set(times)) == 3
+
+        def listed(**params: Any) -> dict[str, Any]:
+            got = http.get("/api/v1/feedback", headers=admin, params=params)
+            assert got.status_code == 200, got.text
+            return dict(got.json())
+
+        def runs(body: dict[str, Any]) -> list[str]:
+            return [i["run_id"] for i in body["items"]]
+
+        ids = [r["run_id"] for r in rated]
+        assert runs(listed()) == ids[::-1]  # newest first
+        by_alpha = listed(agent="alpha")
+        assert [(i["agent_version"], i["rating"]) for i in by_alpha["items"]] == [(2, -1), (1, 1)]
+        assert sorted((s["agent_version"], s["up"], s["down"]) for s in by_alpha["satisfaction"]) == [
+            (1, 1, 0),
+            (2, 0, 1),
+        ]
+        assert runs(listed(agent="beta")) == [ids[2]] and listed(agent="gamma")["items"] == []
+        # [from, to): from is inclusive, to exclusive, on when the rating was last given.
+        assert runs(listed(**{"from": times[1], "to": times[2]})) == [ids[1]]
+        assert runs(listed(**{"from": times[0], "to": times[1]})) == [ids[0]]
+        assert runs(listed(**{"from": times[1]})) == [ids[2], ids[1]]
+        assert runs(listed(to=times[1])) == [ids[0]]
+        window = listed(agent="alpha", **{"from": times[1]})
+        assert runs(window) == [ids[1]] and [(s["agent_version"], s["down"]) for s in window["satisfaction"]] == [
+            (2, 1)
+        ]
+        bad = http.get("/api/v1/feedback", headers=admin, params={"from": "yesterday-ish"})
+        assert bad.status_code == 422, bad.text
