@@ -5107,6 +5107,13 @@ export interface components {
             input: string;
             /** Latency Ms */
             latency_ms: number;
+            /**
+             * Notes
+             * @description why a scorer gave what it gave, by scorer: `judge_refused: <code>: <why>` when the launch refused the judge (its model below the tier the case's data needs, the org's floor, the budget)
+             */
+            notes?: {
+                [key: string]: string;
+            };
             /** Position */
             position: number;
             /** Run Id */

@@ -125,6 +125,11 @@ class EvalCase(BaseModel):
     score: float
     cost_usd: float
     latency_ms: int
+    notes: dict[str, str] = Field(
+        default_factory=dict,
+        description="why a scorer gave what it gave, by scorer: `judge_refused: <code>: <why>` when the launch"
+        " refused the judge (its model below the tier the case's data needs, the org's floor, the budget)",
+    )
 
 
 class EvalRunHead(BaseModel):

@@ -141,8 +141,9 @@ async def _case_ended(
     prompt = judge_prompt(case.input, case.criteria or judge.get("rubric"), case.expected, outcome.answer)
     try:
         spec = await launch_prompt(org_id, user_id, "Eval · judge", prompt, target, temporary=True, entered=entered)
-    except AppError:  # the judge could not run: it gives nothing
-        await _record(conn, org_id, row, case, outcome, {"judge": 0.0}, Decimal(0))
+    except AppError as exc:  # the judge could not run (its tier, the org's floor, the budget): 0, and why
+        refused = {"judge": f"judge_refused: {exc.code}: {exc.message}"}
+        await _record(conn, org_id, row, case, outcome, {"judge": 0.0}, Decimal(0), refused)
         return
     await case_store.set_state(conn, row.id, case.id, "judging", judge=spec.run_id)
 
@@ -155,6 +156,7 @@ async def _record(
     outcome: Outcome,
     judged: dict[str, float],
     judge_cost: Decimal,
+    notes: dict[str, str] | None = None,
 ) -> None:
     scores = {**pure_scores(row.scorers, case, outcome), **judged}
     values = list(scores.values())
@@ -167,6 +169,7 @@ async def _record(
         score=sum(values) / len(values) if values and outcome.status == "succeeded" else 0.0,
         cost_usd=outcome.cost_usd + judge_cost,
         latency_ms=outcome.latency_ms,
+        notes=notes or {},
     )
     await run_store.add_result(conn, org_id, row.id, result)
     await case_store.set_state(conn, row.id, case.id, "done")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -11,6 +11,8 @@ from uuid import UUID
 from personal_agent.db.pool import Conn, jsonb
 
 RUN_COLUMNS = "id, dataset_id, agent, version, model, budget_usd, scorers, status, error, created_at, finished_at"
+NOTES = "_notes"
+"""The key in a result's stored `scores` holding why a scorer gave what it gave (e.g. `judge_refused: ...`)."""
 RESULT_COLUMNS = (
     "r.case_id, c.position, c.input, r.run_id, r.status, r.answer, r.scores, r.score, r.cost_usd, r.latency_ms"
 )
@@ -43,6 +45,8 @@ class ResultRow:
     score: float
     cost_usd: Decimal
     latency_ms: int
+    notes: dict[str, str] = field(default_factory=dict)
+    """Why a scorer gave what it gave, by scorer (e.g. `{"judge": "judge_refused: ..."}`); empty when nothing."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class NewResult:
     score: float
     cost_usd: Decimal
     latency_ms: int
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,7 @@ async def add_result(conn: Conn, org_id: UUID, eval_run_id: UUID, result: NewRes
             result.run_id,
             result.status,
             result.answer,
-            jsonb(result.scores),
+            jsonb({**result.scores, NOTES: result.notes} if result.notes else result.scores),
             result.score,
             result.cost_usd,
             result.latency_ms,
@@ -145,4 +150,11 @@ async def results(conn: Conn, eval_run_id: UUID) -> list[ResultRow]:
         " WHERE r.eval_run_id = %s ORDER BY c.position",
         [eval_run_id],
     )
-    return [ResultRow(**row) for row in await cur.fetchall()]
+    return [_result(row) for row in await cur.fetchall()]
+
+
+def _result(row: dict[str, Any]) -> ResultRow:
+    """A stored result, its scorers' notes taken out of its scores."""
+    scores = dict(row["scores"])
+    notes = scores.pop(NOTES, None) or {}
+    return ResultRow(**{**row, "scores": scores, "notes": notes})

@@ -1,0 +1,93 @@
+"""An evaluation's LLM judge on `pa dev` (issue 37): a judge whose model is below the tier the org's floor asks for
+is refused by the launch and the case's result says so (`notes.judge`: `judge_refused: ...`); an allowed judge is a
+metered run of the evaluation's (trigger `eval`) on the ledger, its cost counted in the case's and the
+evaluation's cost. The answering model is a scripted OpenAI-compatible fake on loopback that echoes every user
+turn it was sent, so a case given as a list of messages answers from its earlier turns."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.fake_provider import FakeProvider, Reply, running_fake_provider
+
+
+def script(messages: list[dict[str, Any]]) -> Reply:
+    """The judge gives 8; any other run answers with every user turn it was sent, joined by ` | `."""
+    if any("You grade" in str(m.get("content")) for m in messages if m.get("role") == "system"):
+        return {"content": "SCORE: 8 fine"}
+    users = [str(m.get("content")) for m in messages if m.get("role") == "user"]
+    return {"content": "Heard: " + " | ".join(users)}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[DevServer, FakeProvider]]:
+    with running_fake_provider(script) as fake, running_pa_dev(tmp_path_factory.mktemp("pa-dev-judge")) as server:
+        yield server, fake
+
+
+def _provider(http: httpx.Client, admin: dict[str, str], fake: FakeProvider, name: str, tier: int) -> None:
+    key = http.post("/api/v1/keys", headers=admin, json={"provider": name, "key": f"sk-{name}-key"})
+    assert key.status_code == 201, key.text
+    fields = {"name": name, "kind": "openai-compatible", "base_url": fake.base_url, "trust_tier": tier}
+    provider = http.post("/api/v1/admin/providers", headers=admin, json={**fields, "key_id": key.json()["id"]})
+    assert provider.status_code == 201, provider.text
+    body = {"name": "m", "input_price": 1.0, "output_price": 1.0}
+    model = http.post(f"/api/v1/admin/providers/{provider.json()['id']}/models", headers=admin, json=body)
+    assert model.status_code == 201, model.text
+
+
+def _eval(http: httpx.Client, admin: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+    accepted = http.post("/api/v1/evals/runs", headers=admin, json=body)
+    assert accepted.status_code == 202, accepted.text
+    deadline = time.monotonic() + 240
+    while True:
+        got = http.get(f"/api/v1/evals/runs/{accepted.json()['id']}", headers=admin)
+        assert got.status_code == 200, got.text
+        if got.json()["status"] not in ("queued", "running"):
+            return dict(got.json())
+        assert time.monotonic() < deadline, got.text
+        time.sleep(0.2)
+
+
+@pytest.mark.timeout(600)
+def test_a_judge_below_the_tier_is_refused_visibly_and_an_allowed_one_is_metered(
+    world: tuple[DevServer, FakeProvider],
+) -> None:
+    server, fake = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        admin = server.auth_for("ada", "org-admin", org="judged")
+        _provider(http, admin, fake, "high", 2)
+        _provider(http, admin, fake, "low", 0)
+        floor = http.put("/api/v1/admin/settings", headers=admin, json={"tier_floor": 1})
+        assert floor.status_code == 200 and floor.json()["tier_floor"] == 1, floor.text
+        cases = [{"input": "Name a colour.", "criteria": "names a colour"}]
+        dataset = http.post("/api/v1/evals/datasets", headers=admin, json={"name": "judged", "cases": cases}).json()
+        body = {"dataset": dataset["id"], "model": "high:m", "budget_usd": 5}
+
+        # A judge on a tier-0 model, under the org's floor of 1: refused, and the case's result says why.
+        refused = _eval(http, admin, {**body, "scorers": [{"kind": "judge", "model": "low:m"}]})
+        print("refused:", refused["cases"])
+        [case] = refused["cases"]
+        assert refused["status"] == "succeeded" and case["status"] == "succeeded"
+        assert case["scores"] == {"judge": 0.0} and case["score"] == 0.0
+        assert case["notes"]["judge"].startswith("judge_refused: "), case["notes"]
+        assert "tier" in case["notes"]["judge"]
+
+        # An allowed judge: a run of the evaluation's on the ledger, its cost in the case's and the evaluation's.
+        allowed = _eval(http, admin, {**body, "scorers": [{"kind": "judge", "model": "high:m"}]})
+        [case] = allowed["cases"]
+        assert case["scores"] == {"judge": 0.8} and case["notes"] == {}
+        runs = http.get("/api/v1/runs", headers=admin, params={"trigger_source": "eval", "limit": 50}).json()["items"]
+        cost = {run["id"]: run["cost_usd"] for run in runs}
+        judges = [run for run in runs if run["id"] not in (case["run_id"], refused["cases"][0]["run_id"])]
+        print("eval runs:", [(r["id"], r["model"], r["cost_usd"]) for r in runs])
+        assert len(judges) == 1 and judges[0]["model"] == "high:m" and judges[0]["cost_usd"] > 0
+        assert case["cost_usd"] == pytest.approx(cost[case["run_id"]] + judges[0]["cost_usd"])
+        assert allowed["summary"]["cost_usd"] == pytest.approx(case["cost_usd"])
+        assert refused["cases"][0]["cost_usd"] == pytest.approx(cost[refused["cases"][0]["run_id"]])
