@@ -31,7 +31,8 @@ class Reranker(Protocol):
 
 
 class BedrockReranker:
-    """Bedrock's Rerank API (not run by the tests: no Bedrock here; docs/knowledge.md has its setup)."""
+    """Bedrock's Rerank API (tests/unit/test_knowledge_bedrock_rerank.py: a real client behind botocore's Stubber; no
+    Bedrock here; docs/knowledge.md has its setup, template.yaml's `KnowledgeReranker` turns it on)."""
 
     def __init__(self, model_id: str, region: str) -> None:
         self.name = f"bedrock:{model_id}"
