@@ -22,8 +22,10 @@ held out; each variant prints recall@5 and MRR@10 on both, so a change that only
 
 Prints recall@1/@5/@10 and MRR@10 per variant, then search latency p50/p95 at 10k and 100k chunks (synthetic
 padding, bench/knowledge.py's loader) with the default stages. Usage: `.venv/bin/python bench/retrieval_eval.py
-[--no-latency]`. With Bedrock Titan (AWS credentials, not run here): `PA_BENCH_EMBEDDER=bedrock:amazon.titan-embed-
-text-v2:0 PA_ENV=aws .venv/bin/python bench/retrieval_eval.py --no-latency`.
+[--no-latency | --aws-row]` (`--aws-row`: only the default org, its default row and the same without the
+reranker, which is what AWS runs at template.yaml's default; no latency). With Bedrock Titan (AWS credentials, not
+run here): `PA_BENCH_EMBEDDER=bedrock:amazon.titan-embed-text-v2:0 PA_ENV=aws .venv/bin/python
+bench/retrieval_eval.py --no-latency`.
 """
 
 from __future__ import annotations
@@ -187,6 +189,27 @@ def row(name: str, scores: Scores) -> str:
     return line
 
 
+def AWS_ROW(org: uuid.UUID) -> tuple[str, uuid.UUID, Any]:  # noqa: N802 (a row, named as the constant it is)
+    """What AWS runs at template.yaml's default `KnowledgeReranker: none`: the defaults without the reranker."""
+    from personal_agent.knowledge.ranking import Retrieval
+
+    return ("  same, no reranker (AWS default)", org, Retrieval(reranker="none"))
+
+
+async def aws_quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
+    """`--aws-row`: only the default org, the default stages and the same without the reranker."""
+    from personal_agent.knowledge.ranking import Retrieval
+
+    direct = [dict(q, query=q["question"]) for q in questions() if not q.get("history")]
+    header = (
+        f"  {'variant':<44}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR@10':>8}{'p50 ms':>9}   R@5 tune/held   MRR tune/held"
+    )
+    await evaluate(orgs["default"], user_id, direct[:2], Retrieval())  # warm
+    lines = [header, row("default stages (Retrieval())", await evaluate(orgs["default"], user_id, direct, Retrieval()))]
+    name, org, retrieval = AWS_ROW(orgs["default"])
+    return [*lines, row(name, await evaluate(org, user_id, direct, retrieval))]
+
+
 async def quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
     from personal_agent.knowledge.chunk_store import TEXT_WEIGHTS, UNWEIGHTED
     from personal_agent.knowledge.chunking import TARGET_TOKENS
@@ -215,6 +238,7 @@ async def quality(orgs: dict[str, uuid.UUID], user_id: uuid.UUID) -> list[str]:
         ("+ title A, section B, text D, ts_rank's", orgs["default"], Retrieval(**staged, **pg_weights)),
         ("  default weights (1, 0.4, -, 0.1)", None, None),
         ("+ weights 0.4, 0.2, -, 0.1 (TEXT_WEIGHTS)", orgs["default"], Retrieval(**staged, text_weights=TEXT_WEIGHTS)),
+        AWS_ROW(orgs["default"]),
     ]
     tuning = sum(1 for q in direct if half(q) == "tune")
     lines = [
@@ -287,7 +311,7 @@ async def latency(admin_url: str, user_id: uuid.UUID) -> list[str]:
     return lines
 
 
-async def run(with_latency: bool) -> None:
+async def run(with_latency: bool, aws_only: bool = False) -> None:
     import psycopg
 
     from personal_agent.knowledge.chunking import TARGET_TOKENS
@@ -309,6 +333,8 @@ async def run(with_latency: bool) -> None:
                 "c512": (True, TARGET_TOKENS, False),
                 "default": (True, TARGET_TOKENS, True),
             }
+            if aws_only:
+                setups = {"default": setups["default"]}
             with psycopg.connect(admin_url, autocommit=True) as conn:
                 user = conn.execute("INSERT INTO users (issuer, subject) VALUES ('b', 'b') RETURNING id").fetchone()
                 assert user
@@ -333,7 +359,7 @@ async def run(with_latency: bool) -> None:
                 + ", ".join(f"{n} {c}" for n, c in counts.items())
                 + f" (indexed in {time.perf_counter() - t:.1f} s); embedder {model.id}",
                 *answerable(docs),
-                *await quality(orgs, user_id),
+                *await (aws_quality if aws_only else quality)(orgs, user_id),
             ]
             if with_latency:
                 lines += await latency(admin_url, user_id)
@@ -352,7 +378,8 @@ async def run(with_latency: bool) -> None:
 
 
 def main() -> None:
-    asyncio.run(run(with_latency="--no-latency" not in sys.argv))
+    aws_only = "--aws-row" in sys.argv
+    asyncio.run(run(with_latency="--no-latency" not in sys.argv and not aws_only, aws_only=aws_only))
 
 
 if __name__ == "__main__":
