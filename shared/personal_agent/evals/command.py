@@ -2,7 +2,9 @@
 a model over a dataset and print its report, compare two evaluation runs as Markdown or JSON.
 
 The API is `--url` (default `PA_API_URL`, else `http://127.0.0.1:$PA_PORT`), called with `--token` (default
-`PA_TOKEN`, e.g. from `pa token --org acme --user ada --role org-admin`)."""
+`PA_TOKEN`, e.g. from `pa token --org acme --user ada --role org-admin`). `pa eval run --scorer` takes a kind or
+`kind:JSON`, the JSON the API's scorer fields (`regex:{"pattern": "^4\\d$"}`); a scorer the API would refuse is a
+usage error (exit 2) before any call."""
 
 from __future__ import annotations
 
@@ -36,12 +38,51 @@ def add_eval_parser(sub: Any) -> None:
     run.add_argument("--agent", help="SLUG or SLUG@VERSION")
     run.add_argument("--model")
     run.add_argument("--budget", type=float, default=1.0, help="USD the evaluation may spend (default 1)")
-    run.add_argument("--scorer", action="append", help="exact, contains, regex, judge (repeatable; default contains)")
+    run.add_argument(
+        "--scorer",
+        action="append",
+        type=scorer_arg,
+        help='KIND or KIND:JSON, e.g. \'tool_called:{"tool": "calculate", "args": {"expression": "6*7"}}\''
+        " (repeatable; default contains; docs/evals.md)",
+    )
     run.set_defaults(func=_run)
     compare = actions.add_parser("compare", parents=[api], help="two evaluation runs side by side")
     compare.add_argument("a")
     compare.add_argument("b")
     compare.set_defaults(func=_compare)
+
+
+SCORER_FIELDS = ("tool", "args", "max_ms", "max_usd", "pattern", "document", "text", "schema", "rubric", "model")
+
+
+def scorer_arg(text: str) -> dict[str, Any]:
+    """`--scorer KIND` or `KIND:JSON` as the API's scorer object (`arguments` is taken for `args`), checked as the
+    API checks it (`evals.scorers.validate`); argparse reports an ArgumentTypeError as a usage error, exit 2."""
+    kind, colon, given = text.partition(":")
+    try:
+        fields = json.loads(given) if colon else {}
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{kind}: the scorer's JSON does not parse: {exc}") from exc
+    if not isinstance(fields, dict):
+        raise argparse.ArgumentTypeError(f"{kind}: the scorer's JSON must be an object")
+    if "arguments" in fields:
+        fields["args"] = fields.pop("arguments")
+    unknown = sorted(set(fields) - set(SCORER_FIELDS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"{kind}: unknown field(s) {', '.join(unknown)}; one of {', '.join(SCORER_FIELDS)}"
+        )
+    scorer = {"kind": kind.strip(), **fields}
+    from personal_agent.errors import InvalidInput
+    from personal_agent.evals.scorers import validate
+
+    try:
+        validate([scorer])
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
+    except ImportError:  # a client without jsonschema: the API checks the schema
+        pass
+    return scorer
 
 
 def _say(text: str) -> None:
@@ -79,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
             "version": int(version) if version else None,
             "model": args.model,
             "budget_usd": args.budget,
-            "scorers": [{"kind": kind} for kind in args.scorer or ["contains"]],
+            "scorers": args.scorer or [{"kind": "contains"}],
         }
         accepted = _ok(http.post("/api/v1/evals/runs", json=body))
         report = _ok(http.get(accepted["status_url"]))
