@@ -11,11 +11,13 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
+from statistics import median
 from typing import Any
 
 import httpx
 import pytest
 
+from personal_agent.evals.reports import compare_markdown
 from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider
 
@@ -154,6 +156,33 @@ def test_two_agent_versions_over_a_jsonl_dataset_compared_side_by_side(world: tu
         assert report["changed"] == 2
         assert [c["changed"] for c in report["cases"]] == [False, True, True]
         assert report["b"]["summary"]["score"] > report["a"]["summary"]["score"]
+        # Per case each side's cost and latency are its evaluation's own; the totals their sum and median.
+        for side, run in (("a", one), ("b", two)):
+            own = {c["case_id"]: (c["cost_usd"], c["latency_ms"]) for c in run["cases"]}
+            sides = [c[side] for c in report["cases"]]
+            assert [(s["cost_usd"], s["latency_ms"]) for s in sides] == [own[c["case_id"]] for c in report["cases"]]
+            assert all(s["cost_usd"] > 0 and s["latency_ms"] > 0 for s in sides), sides
+            total = report[side]["summary"]
+            assert total["cost_usd"] == pytest.approx(sum(s["cost_usd"] for s in sides))
+            assert (
+                total["latency_ms_p50"]
+                == int(median(s["latency_ms"] for s in sides))
+                == run["summary"]["latency_ms_p50"]
+            )
+        markdown = compare_markdown(report)
+        print(markdown)
+        for case in report["cases"]:
+            a, b = case["a"], case["b"]
+            assert (
+                f"| {case['position'] + 1} | {case['input']} | {a['score']:.2f} | {b['score']:.2f}"
+                f" | {'yes' if case['changed'] else ''} | ${a['cost_usd']:.6f} | ${b['cost_usd']:.6f}"
+                f" | {a['latency_ms']} | {b['latency_ms']} |"
+            ) in markdown
+        a_sum, b_sum = report["a"]["summary"], report["b"]["summary"]
+        assert (
+            f"| | total (2 changed) | {a_sum['score']} | {b_sum['score']} | | ${a_sum['cost_usd']:.6f}"
+            f" | ${b_sum['cost_usd']:.6f} | {a_sum['latency_ms_p50']} | {b_sum['latency_ms_p50']} |"
+        ) in markdown
         elsewhere = server.auth_for("ada", "org-admin", org="elsewhere")
         assert http.get(f"/api/v1/evals/runs/{ids[1]}", headers=elsewhere).status_code == 404
         assert (
