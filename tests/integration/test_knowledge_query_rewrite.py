@@ -95,3 +95,42 @@ async def test_a_follow_up_is_searched_as_the_router_rewrote_it(
     assert prompts and "- Tell me about project Falcon. When does it launch?" in prompts[0]
     assert prompts[0].endswith("Last message: and when does it launch?")
     assert seen[0][0]["document_id"] == falcon["id"] and "ninth of June" in seen[0][0]["text"]
+
+
+@pytest.mark.parametrize(("classification", "router_tier"), [("confidential", 0), ("restricted", 1)])
+async def test_a_router_below_the_conversations_tier_is_never_asked_and_the_follow_up_is_searched_as_asked(
+    http: httpx.AsyncClient, make_tenant: Any, rewriting: None, classification: str, router_tier: int
+) -> None:
+    """The org's floor at 0, so the conversation's classification alone sets the tier: a cheap router below it
+    may not read the conversation, neither to route nor to rewrite; the search runs the model's own query."""
+    tenant = make_tenant(roles=("org-admin",))
+    headers = auth_headers(tenant, roles=("org-admin",))
+    floor = await http.put("/api/v1/admin/settings", headers=headers, json={"tier_floor": 0})
+    assert floor.status_code == 200, floor.text
+    await upload_and_wait(http, headers, tenant, "falcon.pdf", "application/pdf", make_pdf([FALCON]))
+    atlas = await upload_and_wait(http, headers, tenant, "atlas.pdf", "application/pdf", make_pdf([DISTRACTOR]))
+    chat = await http.post("/api/v1/chats", json={"classification": classification}, headers=headers)
+    assert chat.status_code == 201, chat.text
+
+    prompts: list[str] = []
+    seen: list[Any] = []
+    router_built: list[str] = []
+
+    def router() -> FunctionModel:
+        router_built.append("router")
+        return _router(prompts)
+
+    main, cheap = f"test:{uuid.uuid4().hex[:8]}", f"test:{uuid.uuid4().hex[:8]}"
+    register_model(main, lambda: _searcher(seen), tier=2, quality=50)
+    register_model(cheap, router, tier=router_tier, tags=("cheap",), quality=1)
+    try:
+        started = await start_run(
+            http, headers, main, message="Tell me about project Falcon. When does it launch?", chat_id=chat.json()["id"]
+        )
+        frames = await read_events(http, f"/api/v1/runs/{started['run_id']}/events", headers)
+    finally:
+        unregister_model(main)
+        unregister_model(cheap)
+    assert router_built == [] and prompts == []  # not built: neither the routing classification nor the rewrite
+    assert seen, frames  # the search ran, with the follow-up as the model wrote it: the distractor it finds alone
+    assert seen[0][0]["document_id"] == atlas["id"]
