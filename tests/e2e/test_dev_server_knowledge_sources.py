@@ -4,9 +4,9 @@
   ObjectRemoved notifications (sent to the queue the source names) add, update and remove documents as objects
   come, change and go; a sync with nothing changed re-embeds nothing;
 - a sitemap served on loopback (allow-listed for the address checks, as an operator would an internal site): the
-  pages it lists on the source's hosts are crawled, a page on another host is never fetched; a re-crawl asks with
-  If-None-Match, an unchanged page answers 304, a changed one is updated and a page gone from the sitemap is
-  removed; its passages are untrusted content even for the person who added the source.
+  pages it lists on the source's hosts are crawled, a page on another host is never fetched (counted failed, with
+  the reason); a re-crawl asks with If-None-Match, an unchanged page answers 304, a changed one is updated and a
+  page gone from the sitemap is removed; its passages are untrusted content even for the person who added it.
 """
 
 from __future__ import annotations
@@ -136,7 +136,9 @@ def test_a_sitemap_is_crawled_recrawled_with_etags_and_its_pages_are_untrusted(s
         source = created.json()
         assert source["allow_hosts"] == [f"127.0.0.1:{site.port}"] and source["next_sync_at"] is not None
         first = eventually(lambda: synced(http, source["id"], None), "the first crawl")
-        assert (first["added"], first["failed"]) == (3, 0)
+        assert (first["added"], first["failed"]) == (3, 1)  # the page off the allow-list: failed, and why
+        assert [e["item"] for e in first["errors"]] == [f"http://localhost:{site.port}/elsewhere.html"]
+        assert "not on the source's allowed hosts" in first["errors"][0]["message"]
         docs = eventually(
             lambda: ready(http, docs_id, {"install.html", "upgrade.html", "old.html"}), "three pages ready"
         )

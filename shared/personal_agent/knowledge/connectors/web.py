@@ -1,7 +1,8 @@
 """Web pages: one page (`url`) or every page of a sitemap (`sitemap`, a sitemap index one level deep). Every
 request goes through the address checks of `web_fetch` (`net/public_address.py`: public addresses only unless
 `PA_WEB_FETCH_ALLOW_HOSTS` lets an internal host through, metadata never, the connection pinned to the checked
-address, each redirect checked again) and, besides, only to the source's allowed hosts. A re-crawl asks with
+address, each redirect checked again) and, besides, only to the source's allowed hosts; a listed page refused
+by either is counted failed in the sync's report with the reason, and the rest syncs. A re-crawl asks with
 `If-None-Match`/`If-Modified-Since`, so an unchanged page costs a 304. The text is untrusted for every reader."""
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ async def _get(url: str, source: Source, headers: dict[str, str], limit: int) ->
     """GET `url` with the address checks and the source's allow-list on every hop; the body read (at most
     `limit` bytes) unless the answer is a 304."""
     internal = parse_allow_hosts(get_settings().web_fetch_allow_hosts)
+    if not allowed(url, source.allow_hosts):
+        raise ItemFailed(f"{url[:300]} is not on the source's allowed hosts")
     target = httpx.URL(url)
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=TIMEOUT_SECONDS) as client:
         for _ in range(MAX_REDIRECTS + 1):
@@ -115,10 +118,9 @@ class WebConnector:
         for child in nested[:20]:
             if allowed(child, source.allow_hosts):
                 pages.extend((await self._sitemap(child, source))[0])
-        seen: list[str] = []
-        for page in pages:
-            if allowed(page, source.allow_hosts) and page not in seen:
-                seen.append(page)
+        # A page off the allowed hosts is listed too: its fetch is refused before any connection, and the sync
+        # counts it failed with the reason (a page silently missing from the collection helps nobody).
+        seen = list(dict.fromkeys(page for page in pages if page))
         return [RemoteItem(page) for page in seen[:MAX_ITEMS]]
 
     async def fetch(self, source: Source, item: RemoteItem, known: Item | None) -> Fetched | None:
