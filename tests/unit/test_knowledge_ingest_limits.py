@@ -32,6 +32,7 @@ from tests.knowledge_bombs import (
     xlsx_many_sheets,
     xlsx_spread_grid,
 )
+from tests.knowledge_formats import make_csv, make_eml, make_pptx, make_xlsx
 
 
 def _words(texts: Sequence[str]) -> list[int]:
@@ -70,15 +71,20 @@ def test_pypdf_decompression_limit_ends_too_large() -> None:
     assert refused.value.code == "too_large" and "LimitReachedError" in refused.value.message
 
 
-@pytest.mark.parametrize("fmt", ["pdf", "docx", "text", "markdown", "html"])
+@pytest.mark.parametrize("fmt", ["pdf", "docx", "text", "markdown", "html", "csv", "xlsx", "pptx", "eml"])
 def test_text_past_the_character_cap_ends_too_large(fmt: Format) -> None:
     pages = [f"Page {i}. " + SENTENCE * 20 for i in range(5)]
+    rows = [("Part", "Text"), *((f"Part {i}", p.replace(",", " ")) for i, p in enumerate(pages))]
     data = {
         "pdf": lambda: make_pdf(pages),
         "docx": lambda: make_docx([(f"Part {i}", p) for i, p in enumerate(pages)]),
         "text": lambda: "\n\n".join(pages).encode(),
         "markdown": lambda: "\n".join(f"# Part {i}\n{p}" for i, p in enumerate(pages)).encode(),
         "html": lambda: "".join(f"<h1>Part {i}</h1><p>{p}</p>" for i, p in enumerate(pages)).encode(),
+        "csv": lambda: make_csv(rows),
+        "xlsx": lambda: make_xlsx(rows),
+        "pptx": lambda: make_pptx([(f"Part {i}", p, f"Notes {i}. {SENTENCE}") for i, p in enumerate(pages)]),
+        "eml": lambda: make_eml("Every part", "\n\n".join(pages)),
     }[fmt]()
     whole = sum(len(s.text) for s in parse(fmt, data))
     with pytest.raises(UnreadableDocument) as refused:
