@@ -74,7 +74,7 @@ def test_pypdf_decompression_limit_ends_too_large() -> None:
 @pytest.mark.parametrize("fmt", ["pdf", "docx", "text", "markdown", "html", "csv", "xlsx", "pptx", "eml"])
 def test_text_past_the_character_cap_ends_too_large(fmt: Format) -> None:
     pages = [f"Page {i}. " + SENTENCE * 20 for i in range(5)]
-    rows = [("Part", "Text"), *((f"Part {i}", p.replace(",", " ")) for i, p in enumerate(pages))]
+    rows: list[tuple[str, ...]] = [("Part", "Text"), *((f"Part {i}", p.replace(",", " ")) for i, p in enumerate(pages))]
     data = {
         "pdf": lambda: make_pdf(pages),
         "docx": lambda: make_docx([(f"Part {i}", p) for i, p in enumerate(pages)]),
