@@ -1,19 +1,26 @@
 """Channel answers cite what they used (issue 36, item 6) on `pa dev`, against the fake Slack Web API and Bot API on
-loopback: a document uploaded to the org's knowledge, then a linked member's message that has the offline demo
-model search it (`/tool search_knowledge {...}`); the answer posted in the Slack thread and in the Telegram chat
-ends with the footnotes a `/v1` answer ends with, naming the document and its page, numbered as the web chat numbers
-them. An answer that searched nothing has none."""
+loopback: a document uploaded to the org's knowledge, then a linked member's message that has the offline demo model
+search it (`/tool search_knowledge {...}`); the answer posted in the Slack thread, in the Telegram chat and in the
+e-mail reply (sent with `smtplib` to `pa dev`'s SMTP server, read back from the SES emulator) ends with the
+footnotes a `/v1` answer ends with, naming the document and its page, numbered as the web chat numbers them. An
+answer that searched nothing has none."""
 
 from __future__ import annotations
 
 import json
 import re
+import smtplib
+import time
 from collections.abc import Iterator
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
 from typing import Any
 
 import httpx
 import pytest
 
+from personal_agent.local.ports import free_port
 from tests.channel_fakes import (
     FakeSlack,
     FakeTelegram,
@@ -28,6 +35,7 @@ from tests.knowledge import make_pdf, upload_ready
 TEAM, SLACK_SECRET, SLACK_TOKEN = "T0CITE", "slack-signing-secret-cite", "xoxb-cite-token"
 TG_TOKEN, TG_SECRET, TG_USER = "765432:CITE-token", "tg-secret-cite", 8001
 PAGES = ["Offsite handbook, part one: the agenda is sent a week before.", "The ferry to the island leaves from pier 9."]
+MAIL_TO, MAIL_FROM = "agent@e2e.example.com", "alice@example.com"
 SEARCH = "/tool search_knowledge " + json.dumps({"query": "which pier does the ferry leave from"})
 
 World = tuple[DevServer, FakeSlack, FakeTelegram]
@@ -37,6 +45,7 @@ World = tuple[DevServer, FakeSlack, FakeTelegram]
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with running_fake_slack() as slack, running_fake_telegram() as telegram:
         env = {"PA_SLACK_API_URL": slack.base_url, "PA_TELEGRAM_API_URL": telegram.base_url}
+        env["PA_SMTP_PORT"] = str(free_port())
         with running_pa_dev(tmp_path_factory.mktemp("pa-dev-channel-cite"), env_extra=env) as server:
             admin = server.auth_for("boss", "org-admin")
             with httpx.Client(base_url=server.url, timeout=60) as http:
@@ -44,6 +53,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                 assert http.put("/api/v1/admin/channels/slack", json=slack_body, headers=admin).status_code == 200
                 tg_body = {"bot_token": TG_TOKEN, "secret_token": TG_SECRET}
                 assert http.put("/api/v1/admin/channels/telegram", json=tg_body, headers=admin).status_code == 200
+                mail_body = {"address": MAIL_TO}
+                assert http.put("/api/v1/admin/channels/email", json=mail_body, headers=admin).status_code == 200
                 upload_ready(http, server.auth, "handbook.pdf", make_pdf(PAGES))
                 _link(http, server, slack, telegram)
             yield server, slack, telegram
@@ -137,5 +148,45 @@ def test_a_telegram_answer_that_searched_ends_with_its_sources(world: World) -> 
         _telegram(http, 2, SEARCH)
         telegram.wait_for(lambda calls: any("Sources:" in t for t in _telegram_chat(telegram)), timeout=120)
         (answer,) = [t for t in _telegram_chat(telegram) if "Sources:" in t]
+        assert FOOTNOTE.search(answer), answer
+        assert answer.index("pier 9") < answer.index("Sources:")
+
+
+def _mail(server: DevServer, message_id: str, text: str) -> None:
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = f"Alice <{MAIL_FROM}>", MAIL_TO, "Ferry"
+    message["Message-ID"] = message_id
+    message.set_content(text)
+    with smtplib.SMTP("127.0.0.1", int(server.env["PA_SMTP_PORT"]), timeout=30) as smtp:
+        smtp.send_message(message)
+
+
+def _mail_reply(server: DevServer, message_id: str, containing: str, timeout: float = 120) -> str:
+    """The body of `pa dev`'s reply to `message_id` that contains `containing` (read from the SES emulator)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        data = httpx.get(f"{server.aws_url}/moto-api/data.json", timeout=30).json()
+        raws = [m["raw_data"] for m in data.get("ses", {}).get("RawMessage", [])]
+        for raw in raws:
+            mail = BytesParser(policy=policy.default).parsebytes(raw.encode())
+            part = mail.get_body(preferencelist=("plain",)) if isinstance(mail, EmailMessage) else None
+            body = str(part.get_content()) if part is not None else ""
+            if mail["In-Reply-To"] == message_id and containing in body:
+                return body
+        assert time.monotonic() < deadline, f"no reply to {message_id} containing {containing!r}"
+        time.sleep(0.5)  # polling the emulator's outbox: it has no way to wait on
+
+
+@pytest.mark.timeout(300)
+def test_an_email_answer_that_searched_ends_with_its_sources(world: World) -> None:
+    server, _, _ = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        _mail(server, "<cite-hello@example.com>", "hello")
+        code = re.search(r"\b([A-Z2-9]{8})\b", _mail_reply(server, "<cite-hello@example.com>", "Connect your account"))
+        assert code is not None
+        linked = http.post("/api/v1/me/channel-links", json={"code": code.group(1)}, headers=server.auth)
+        assert linked.status_code == 201, linked.text
+        _mail(server, "<cite-ask@example.com>", SEARCH)
+        answer = _mail_reply(server, "<cite-ask@example.com>", "Sources:").rstrip()
         assert FOOTNOTE.search(answer), answer
         assert answer.index("pier 9") < answer.index("Sources:")
