@@ -91,3 +91,63 @@ def test_a_judge_below_the_tier_is_refused_visibly_and_an_allowed_one_is_metered
         assert case["cost_usd"] == pytest.approx(cost[case["run_id"]] + judges[0]["cost_usd"])
         assert allowed["summary"]["cost_usd"] == pytest.approx(case["cost_usd"])
         assert refused["cases"][0]["cost_usd"] == pytest.approx(cost[refused["cases"][0]["run_id"]])
+
+
+@pytest.mark.timeout(600)
+def test_a_two_turn_case_answers_from_its_first_turn_and_a_case_from_a_chat_keeps_its_turns(
+    world: tuple[DevServer, FakeProvider],
+) -> None:
+    server, fake = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        admin = server.auth_for("bo", "org-admin", org="turns")
+        _provider(http, admin, fake, "high", 2)
+        turns = [
+            {"role": "user", "content": "My name is Zed."},
+            {"role": "assistant", "content": "Hello Zed."},
+            {"role": "user", "content": "What is my name?"},
+        ]
+        cases = [
+            {"input": turns, "expected": "My name is Zed."},
+            {"input": "What is my name?", "expected": "My name is Zed."},  # an old, one-string case still works
+        ]
+        made = http.post("/api/v1/evals/datasets", headers=admin, json={"name": "turns", "cases": cases})
+        assert made.status_code == 201, made.text
+        bad = {
+            "name": "bad",
+            "cases": [{"input": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}],
+        }
+        refused = http.post("/api/v1/evals/datasets", headers=admin, json=bad)
+        assert (refused.status_code, refused.json()["code"]) == (422, "invalid_case"), refused.text
+        detail = http.get(f"/api/v1/evals/datasets/{made.json()['id']}", headers=admin).json()
+        assert [c["input"] for c in detail["items"]] == [turns, "What is my name?"]
+
+        body = {"dataset": made.json()["id"], "model": "high:m", "budget_usd": 5, "scorers": [{"kind": "contains"}]}
+        report = _eval(http, admin, body)
+        print("two turns:", [(c["input"], c["answer"]) for c in report["cases"]])
+        two, one = report["cases"]
+        assert two["answer"] == "Heard: My name is Zed. | What is my name?" and two["scores"]["contains"] == 1.0
+        assert one["answer"] == "Heard: What is my name?" and one["scores"]["contains"] == 0.0
+        assert two["input"] == "What is my name?"  # the report names the prompt
+
+        # A case from a real two-turn conversation keeps the earlier turns, the run's question last.
+        chat = http.post("/api/v1/chats", json={}, headers=admin).json()
+        for message in ("I live in Oslo.", "Where do I live?"):
+            started = http.post(
+                f"/api/v1/chats/{chat['id']}/runs", json={"message": message, "model": "high:m"}, headers=admin
+            )
+            assert started.status_code == 202, started.text
+            with http.stream("GET", started.json()["events_url"], headers=admin) as stream:
+                assert any('"RUN_FINISHED"' in line for line in stream.iter_lines())
+        added = http.post(
+            f"/api/v1/evals/datasets/{made.json()['id']}/cases",
+            headers=admin,
+            json={"run_id": started.json()["run_id"]},
+        )
+        assert added.status_code == 200, added.text
+        case = http.get(f"/api/v1/evals/datasets/{made.json()['id']}", headers=admin).json()["items"][-1]
+        assert case["input"] == [
+            {"role": "user", "content": "I live in Oslo."},
+            {"role": "assistant", "content": "Heard: I live in Oslo."},
+            {"role": "user", "content": "Where do I live?"},
+        ]
+        assert case["expected"] == "Heard: I live in Oslo. | Where do I live?"

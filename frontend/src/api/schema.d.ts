@@ -4016,8 +4016,11 @@ export interface components {
             criteria?: string | null;
             /** Expected */
             expected?: string | null;
-            /** Input */
-            input?: string | null;
+            /**
+             * Input
+             * @description the prompt, or a conversation `[{role, content}]` ending with a user's message
+             */
+            input?: string | components["schemas"]["CaseMessage"][] | null;
             /**
              * Run Id
              * @description take the run's question, answer (the reference) and files
@@ -4072,10 +4075,23 @@ export interface components {
             criteria?: string | null;
             /** Expected */
             expected?: string | null;
-            /** Input */
-            input: string;
+            /**
+             * Input
+             * @description a prompt, or `[{role, content}]`, a user's last
+             */
+            input: string | components["schemas"]["CaseMessage"][];
             /** Tags */
             tags?: string[];
+        };
+        /** CaseMessage */
+        CaseMessage: {
+            /** Content */
+            content: string;
+            /**
+             * Role
+             * @enum {string}
+             */
+            role: "user" | "assistant";
         };
         /** CaseOut */
         CaseOut: {
@@ -4093,8 +4109,11 @@ export interface components {
              * Format: uuid
              */
             id: string;
-            /** Input */
-            input: string;
+            /**
+             * Input
+             * @description a prompt, or `[{role, content}]`, a user's last
+             */
+            input: string | components["schemas"]["CaseMessage"][];
             /** Position */
             position: number;
             /** Source Run Id */
@@ -4111,8 +4130,11 @@ export interface components {
             criteria?: string | null;
             /** Expected */
             expected?: string | null;
-            /** Input */
-            input?: string | null;
+            /**
+             * Input
+             * @description the prompt, or a conversation `[{role, content}]` ending with a user's message
+             */
+            input?: string | components["schemas"]["CaseMessage"][] | null;
             /** Tags */
             tags?: string[] | null;
         };

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from personal_agent.api.attachments import AttachmentDownload, AttachmentIn, AttachmentUpload
 from personal_agent.api.deps import OrgAdmin
-from personal_agent.api.evals import CaseFileOut, CaseOut, DatasetOut
+from personal_agent.api.evals import CaseFileOut, CaseMessage, CaseOut, DatasetOut
 from personal_agent.evals import case_files, datasets
 
 router = APIRouter(prefix="/api/v1/evals", tags=["evals"])
@@ -23,7 +23,9 @@ class CaseAdd(BaseModel):
     """Either `run_id` (a real conversation's turn) or the case itself (`input` and the rest)."""
 
     run_id: UUID | None = Field(None, description="take the run's question, answer (the reference) and files")
-    input: str | None = Field(None, max_length=100_000)
+    input: str | list[CaseMessage] | None = Field(
+        None, description="the prompt, or a conversation `[{role, content}]` ending with a user's message"
+    )
     expected: str | None = Field(None, max_length=100_000)
     criteria: str | None = Field(None, max_length=4000)
     tags: list[str] = Field(default_factory=list, max_length=20)
@@ -38,7 +40,9 @@ class CaseAdd(BaseModel):
 class CasePatch(BaseModel):
     """The fields to change; a field left out stays, `null` clears `expected` or `criteria`."""
 
-    input: str | None = Field(None, max_length=100_000)
+    input: str | list[CaseMessage] | None = Field(
+        None, description="the prompt, or a conversation `[{role, content}]` ending with a user's message"
+    )
     expected: str | None = Field(None, max_length=100_000)
     criteria: str | None = Field(None, max_length=4000)
     tags: list[str] | None = Field(None, max_length=20)

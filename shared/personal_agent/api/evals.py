@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from fastapi import APIRouter, Path, Query
@@ -20,8 +20,17 @@ from personal_agent.evals.run_store import NewEvalRun
 router = APIRouter(prefix="/api/v1/evals", tags=["evals"])
 
 
+class CaseMessage(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=100_000)
+
+
+# a prompt, or a conversation ending with a user's message (the earlier turns the case run's history)
+CaseInput = Annotated[str | list[CaseMessage], Field(description="a prompt, or `[{role, content}]`, a user's last")]
+
+
 class CaseIn(BaseModel):
-    input: str = Field(min_length=1, max_length=100_000)
+    input: CaseInput
     expected: str | None = Field(None, max_length=100_000)
     criteria: str | None = Field(None, max_length=4000)
     tags: list[str] = Field(default_factory=list, max_length=20)
@@ -44,7 +53,7 @@ class CaseFileOut(BaseModel):
 class CaseOut(BaseModel):
     id: UUID
     position: int
-    input: str
+    input: CaseInput
     expected: str | None
     criteria: str | None
     tags: list[str]

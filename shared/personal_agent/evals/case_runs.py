@@ -56,14 +56,18 @@ async def launch_prompt(
     temporary: bool = False,
     entered: Labels = CLEAN,
     case_id: UUID | None = None,
+    history: tuple[dict[str, str], ...] = (),
 ) -> RunSpec:
     """Launch `prompt` in a new chat of `user_id`'s (a temporary one, never listed, for a judge) through the one
-    chokepoint, as a normal metered run, with the files of the case `case_id` as its attachments; its end moves the
-    evaluation on (`evals.progress`). Raises the launch's refusal (over budget, no model for the data)."""
+        chokepoint, as a normal metered run, with the files of the case `case_id` as its attachments; its end moves the
+        evaluation on (`evals.progress`); `history` (a case's earlier turns, `{role, content}`) is the chat's
+    conversation before it. Raises the launch's refusal (over budget, no model for the data)."""
     async with org_transaction(org_id) as conn:
         chat = await chat_store.insert_chat(conn, org_id, user_id, title[:200])
         if temporary:
             await policy_store.mark_temporary(conn, org_id, chat.id)
+        if history:
+            await message_store.append_messages(conn, org_id, chat.id, None, [_turn(m) for m in history])
     files = await case_files.attach_to_chat(org_id, user_id, chat.id, case_id) if case_id else ()
     request = LaunchRequest(
         org_id=org_id,
@@ -81,6 +85,18 @@ async def launch_prompt(
         entered=entered,  # what a judge reads carries the labels of the run it judges
     )
     return await launch_run(request)
+
+
+def _turn(message: dict[str, str]) -> dict[str, Any]:
+    """A case's earlier turn as a stored message (pydantic-ai JSON)."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    built = (
+        ModelRequest(parts=[UserPromptPart(content=message["content"])])
+        if message["role"] == "user"
+        else ModelResponse(parts=[TextPart(content=message["content"])], model_name="eval-case")
+    )
+    return dict(ModelMessagesTypeAdapter.dump_python([built], mode="json")[0])
 
 
 async def drive_launched() -> None:

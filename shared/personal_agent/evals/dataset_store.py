@@ -1,12 +1,42 @@
-"""The SQL of `eval_datasets` and `eval_cases`. Runs inside an org transaction (RLS)."""
+"""The SQL of `eval_datasets` and `eval_cases`. Runs inside an org transaction (RLS). A case's input is a string or
+a list of messages (`[{role, content}]`); `eval_cases.input` is text, so a list is stored as `MESSAGES` followed by
+its JSON (a string input never starts with it: `evals.datasets` refuses one)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn
+
+MESSAGES = "pa-messages:"
+Input = str | list[dict[str, str]]
+
+
+def encode_input(value: Input) -> str:
+    return value if isinstance(value, str) else MESSAGES + json.dumps(value, ensure_ascii=False)
+
+
+def decode_input(stored: str) -> Input:
+    if stored.startswith(MESSAGES):
+        value = json.loads(stored.removeprefix(MESSAGES))
+        if isinstance(value, list):
+            return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
+    return stored
+
+
+def prompt_of(value: Input) -> str:
+    """The text a case's run is sent: the input, or its last user message."""
+    if isinstance(value, str):
+        return value
+    return next((m["content"] for m in reversed(value) if m["role"] == "user"), "")
+
+
+def _case(row: dict[str, Any]) -> CaseRow:
+    return CaseRow(**{**row, "input": decode_input(row["input"])})
 
 
 @dataclass(frozen=True)
@@ -21,7 +51,7 @@ class DatasetRow:
 class CaseRow:
     id: UUID
     position: int
-    input: str
+    input: Input
     expected: str | None
     criteria: str | None
     tags: list[str]
@@ -30,7 +60,7 @@ class CaseRow:
 
 @dataclass(frozen=True)
 class NewCase:
-    input: str
+    input: Input
     expected: str | None = None
     criteria: str | None = None
     tags: tuple[str, ...] = ()
@@ -64,7 +94,7 @@ async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewC
                 org_id,
                 dataset_id,
                 start + offset,
-                case.input,
+                encode_input(case.input),
                 case.expected,
                 case.criteria,
                 list(case.tags),
@@ -101,7 +131,7 @@ async def cases(conn: Conn, dataset_id: UUID) -> list[CaseRow]:
         " WHERE dataset_id = %s ORDER BY position",
         [dataset_id],
     )
-    return [CaseRow(**row) for row in await cur.fetchall()]
+    return [_case(row) for row in await cur.fetchall()]
 
 
 async def get_case(conn: Conn, dataset_id: UUID, case_id: UUID) -> CaseRow | None:
@@ -111,14 +141,14 @@ async def get_case(conn: Conn, dataset_id: UUID, case_id: UUID) -> CaseRow | Non
         [case_id, dataset_id],
     )
     row = await cur.fetchone()
-    return CaseRow(**row) if row else None
+    return _case(row) if row else None
 
 
 async def update_case(conn: Conn, case_id: UUID, case: NewCase) -> None:
     """Replace the case's input, expected answer, criteria and tags (its position and source stay)."""
     await conn.execute(
         "UPDATE eval_cases SET input = %s, expected = %s, criteria = %s, tags = %s WHERE id = %s",
-        [case.input, case.expected, case.criteria, list(case.tags), case_id],
+        [encode_input(case.input), case.expected, case.criteria, list(case.tags), case_id],
     )
 
 

@@ -22,6 +22,10 @@ from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.run_views import visible_run
 
 MAX_CASES = 1000
+MAX_TURNS = 50
+MAX_INPUT = 100_000
+HISTORY = 20
+"""A case from a real run keeps at most this many of the conversation's messages before the run's question."""
 
 
 def parse_jsonl(text: str) -> list[dict[str, Any]]:
@@ -40,10 +44,29 @@ def parse_jsonl(text: str) -> list[dict[str, Any]]:
     return cases
 
 
+def _input(value: Any, index: int) -> store.Input:
+    """A case's input: a non-empty string, or 1 to MAX_TURNS messages `{role: user|assistant, content}` ending with
+    a user's (the earlier ones the case run's history, the last its prompt); 422 `invalid_case` otherwise."""
+    if isinstance(value, str) and value.strip() and not value.startswith(store.MESSAGES) and len(value) <= MAX_INPUT:
+        return value
+    if isinstance(value, list) and 0 < len(value) <= MAX_TURNS and len(store.encode_input(value)) <= MAX_INPUT:
+        turns = [m for m in value if isinstance(m, dict)]
+        if len(turns) == len(value) and all(
+            m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str) and m["content"].strip()
+            for m in turns
+        ):
+            if turns[-1]["role"] == "user":
+                return [{"role": m["role"], "content": m["content"]} for m in turns]
+    raise InvalidInput(
+        f"case {index + 1} needs a non-empty `input`: a string, or up to {MAX_TURNS} messages"
+        " `{role: user|assistant, content}` ending with a user's",
+        code="invalid_case",
+        case=index + 1,
+    )
+
+
 def _case(raw: dict[str, Any], index: int) -> store.NewCase:
-    text = raw.get("input")
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput(f"case {index + 1} needs a non-empty `input`", code="invalid_case", case=index + 1)
+    text = _input(raw.get("input"), index)
     tags = raw.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise InvalidInput(f"case {index + 1}: `tags` is a list of strings", code="invalid_case", case=index + 1)
@@ -95,12 +118,30 @@ async def add_from_run(principal: Principal, dataset_id: UUID, run_id: UUID) -> 
         question = question_of(messages)
         if not question:
             raise InvalidInput("the run has no question of a person to take", code="run_without_question")
-        case = store.NewCase(question, answer_text(messages) or None, source_run_id=run_id)
+        earlier = await _earlier_turns(conn, run_id, run.chat_id)
+        text: store.Input = [*earlier, {"role": "user", "content": question}] if earlier else question
+        case = store.NewCase(text, answer_text(messages) or None, source_run_id=run_id)
         [case_id] = await store.add_cases(conn, principal.org_id, dataset_id, [case])
         await case_files.copy_from_run(conn, principal.org_id, case_id, run.user_id, _question_content(messages))
         row = await store.get_dataset(conn, dataset_id)
     assert row is not None
     return asdict(row)
+
+
+async def _earlier_turns(conn: Conn, run_id: UUID, chat_id: UUID | None) -> list[dict[str, str]]:
+    """The conversation's text turns before the run (its branch), the last HISTORY of them."""
+    parent = await message_store.run_parent(conn, run_id)
+    if chat_id is None or parent is None:
+        return []
+    turns = []
+    for message in await message_store.branch_messages(conn, chat_id, parent):
+        if not isinstance(message, dict):
+            continue
+        if message.get("kind") == "request" and (text := question_of([message])):
+            turns.append({"role": "user", "content": text})
+        elif message.get("kind") == "response" and (text := answer_text([message])):
+            turns.append({"role": "assistant", "content": text})
+    return turns[-HISTORY:]
 
 
 def _question_content(messages: list[Any]) -> Any:

@@ -99,7 +99,9 @@ async def _launch_next(
     states: list[case_store.CaseState],
 ) -> None:
     """Launch pending cases while fewer than PARALLEL are out and the budget lasts; once it is spent, the pending
-    cases are left out (done without a result: the evaluation ends `budget_exhausted`)."""
+    cases are left out (done without a result: the evaluation ends `budget_exhausted`). The budget is soft: only the
+    done cases count, so the cases out (at most PARALLEL) and their judges may pass it (docs/evals.md gives the
+    bound)."""
     out = sum(1 for s in states if s.state in ("running", "judging"))
     for state in (s for s in states if s.state == "pending"):
         if user_id is None or await run_store.spent(conn, row.id) >= row.budget_usd:
@@ -111,7 +113,8 @@ async def _launch_next(
         target = Target(agent=_agent_name(row), model=row.model)
         try:
             title = f"Eval · #{case.position + 1}"
-            spec = await launch_prompt(org_id, user_id, title, case.input, target, case_id=case.id)
+            prompt, history = _split(case.input)
+            spec = await launch_prompt(org_id, user_id, title, prompt, target, case_id=case.id, history=history)
         except AppError as exc:  # refused (over budget, no model for the data): the case is scored 0
             refused = Outcome(None, f"skipped:{exc.code}", "", Decimal(0), 0, error=exc.code)
             await _record(conn, org_id, row, case, refused, {}, Decimal(0))
@@ -138,7 +141,9 @@ async def _case_ended(
     locked = await chat_store.lock_chat(conn, run.chat_id) if run and run.chat_id else None
     entered = locked.labels if locked else Labels()  # the judge reads what the case's chat holds
     target = Target(model=judge.get("model") or outcome.router_model, instructions=JUDGE_INSTRUCTIONS, tools=())
-    prompt = judge_prompt(case.input, case.criteria or judge.get("rubric"), case.expected, outcome.answer)
+    prompt = judge_prompt(
+        dataset_store.prompt_of(case.input), case.criteria or judge.get("rubric"), case.expected, outcome.answer
+    )
     try:
         spec = await launch_prompt(org_id, user_id, "Eval · judge", prompt, target, temporary=True, entered=entered)
     except AppError as exc:  # the judge could not run (its tier, the org's floor, the budget): 0, and why
@@ -173,6 +178,13 @@ async def _record(
     )
     await run_store.add_result(conn, org_id, row.id, result)
     await case_store.set_state(conn, row.id, case.id, "done")
+
+
+def _split(value: dataset_store.Input) -> tuple[str, tuple[dict[str, str], ...]]:
+    """A case's prompt (its input, or its last user message) and the turns before it."""
+    if isinstance(value, str):
+        return value, ()
+    return dataset_store.prompt_of(value), tuple(value[:-1])
 
 
 def _agent_name(row: run_store.EvalRunRow) -> str | None:

@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.db.pool import Conn, jsonb
+from personal_agent.evals.dataset_store import decode_input, prompt_of
 
 RUN_COLUMNS = "id, dataset_id, agent, version, model, budget_usd, scorers, status, error, created_at, finished_at"
 NOTES = "_notes"
@@ -154,7 +155,7 @@ async def results(conn: Conn, eval_run_id: UUID) -> list[ResultRow]:
 
 
 def _result(row: dict[str, Any]) -> ResultRow:
-    """A stored result, its scorers' notes taken out of its scores."""
+    """A stored result, its scorers' notes taken out of its scores, its case's input as the prompt its run was sent."""
     scores = dict(row["scores"])
     notes = scores.pop(NOTES, None) or {}
-    return ResultRow(**{**row, "scores": scores, "notes": notes})
+    return ResultRow(**{**row, "input": prompt_of(decode_input(row["input"])), "scores": scores, "notes": notes})
