@@ -71,11 +71,22 @@ def _environment_argv(*command: str) -> list[str]:
 class Environment:
     """One execution environment of the function: the built handler, called once per invocation."""
 
-    def __init__(self, task: Path, tmp: Path) -> None:
+    def __init__(self, task: Path, tmp: Path, extra_env: dict[str, str] | None = None) -> None:
         self.tmp = tmp
         argv = _environment_argv(sys.executable, str(HOST), str(task), str(tmp), scientific_site_packages())
         env = {"PATH": "/usr/bin:/bin", "AWS_LAMBDA_FUNCTION_NAME": "test-sandbox", "LANG": "C.UTF-8"}
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        # `extra_env` reaches the handler only: bwrap reads it from a descriptor (`--args`), so the stand-in's own
+        # init (bwrap, pid 1 of the namespace) holds it in neither its environment nor its command line.
+        read, write = os.pipe()
+        os.write(
+            write, b"".join(b"--setenv\0%s\0%s\0" % (k.encode(), v.encode()) for k, v in (extra_env or {}).items())
+        )
+        os.close(write)
+        argv[1:1] = ["--args", str(read)]
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, pass_fds=(read,)
+        )
+        os.close(read)
         self.invocations: list[dict[str, Any]] = []
         self.replies: list[dict[str, Any]] = []
 
@@ -103,10 +114,10 @@ def environments(task_dir: Path, tmp_path: Path) -> Iterator[list[Environment]]:
         environment.close()
 
 
-def _start(made: list[Environment], task: Path, tmp: Path) -> Environment:
+def _start(made: list[Environment], task: Path, tmp: Path, extra_env: dict[str, str] | None = None) -> Environment:
     scratch = tmp / f"env-{len(made)}"
     scratch.mkdir()
-    environment = Environment(task, scratch)
+    environment = Environment(task, scratch, extra_env)
     made.append(environment)
     return environment
 
@@ -382,3 +393,39 @@ async def test_a_file_the_function_cannot_fetch_fails_the_call_before_any_code_r
     assert failed.error is not None and "could not fetch the session's files: the bucket answered 404" in failed.error
     assert failed.files == () and session.cells == ["kept = 1"]  # nothing ran, the cell is not kept
     assert list(environment.tmp.iterdir()) == []
+
+
+async def test_the_handlers_aws_secrets_are_out_of_the_codes_reach(
+    environments: list[Environment], task_dir: Path, tmp_path: Path
+) -> None:
+    secret = "pa-sandbox-fn-secret-7d2e"  # as Lambda gives the handler its role's credentials
+    role = {"AWS_ACCESS_KEY_ID": "ASIATESTKEY", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": secret}
+    session = _session(_start(environments, task_dir, tmp_path, role))
+    code = f"""
+import os
+readable, refused = [], 0
+for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+    try:
+        readable.append((pid, open(f"/proc/{{pid}}/environ", "rb").read().decode(errors="replace")))
+    except OSError:
+        refused += 1
+[sorted(os.environ), [pid for pid, env in readable if "{secret}" in env or "AWS_SECRET" in env], refused]
+"""
+    names, leaking, refused = _value(await session.call(code))
+    assert not [n for n in names if n.startswith("AWS_")], names
+    assert leaking == [], leaking  # no process the code can read holds the secret
+    assert refused >= 1  # the handler's own (non-dumpable) environ is there, and refused
+    assert any(secret in env for env in _handler_environs())  # seen from the host: the handler did hold it
+
+
+def _handler_environs() -> list[str]:
+    """The environments of the stand-in handlers running now (not bwrap's), read from the host (the test may)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+            if str(HOST).encode() in argv and not argv[0].endswith(b"bwrap"):
+                found.append((entry / "environ").read_bytes().decode(errors="replace"))
+        except OSError:
+            continue
+    return found
