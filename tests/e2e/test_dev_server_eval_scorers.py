@@ -1,8 +1,8 @@
 """The pure scorers over `pa dev` (issue 37), with a scripted OpenAI-compatible model on loopback that calls the
 `calculate` tool and answers with JSON: one evaluation scored by `regex`, `json_schema`, `tool_called` (with an
 arguments match), `latency` and `cost`, each passing on one case and failing on another; and `pa eval` as a user
-runs it: `pa eval dataset` imports a JSONL file, `pa eval run --scorer 'kind:JSON'` sends the scorer's fields, and a
-scorer the API would refuse is a usage error (exit 2) before any call."""
+runs it: `pa eval dataset` imports a JSONL file, `pa eval run --scorer 'kind:JSON'` sends the scorer's fields (a
+judge its rubric), and a scorer the API would refuse is a usage error (exit 2) before any call."""
 
 from __future__ import annotations
 
@@ -30,12 +30,19 @@ CASES: list[dict[str, Any]] = [
 ]
 REGEX = {"kind": "regex", "pattern": r'"answer": 4\d\b'}
 SCHEMA = {"type": "object", "required": ["answer"], "properties": {"answer": {"type": "integer"}}}
+RUBRIC = "answers in JSON"
 TOOL = {"kind": "tool_called", "tool": "calculate", "args": {"expression": "6*7"}}
 
 
 def script(messages: list[dict[str, Any]]) -> Reply:
-    """6*7: calculate, then `{"answer": 42}`; 2+3: calculate, then prose; hello: no tool, a JSON string answer."""
+    """6*7: calculate, then `{"answer": 42}`; 2+3: calculate, then prose; hello: no tool, a JSON string answer. As the
+    judge: 8 for a JSON answer, 1 for prose, with the CLI's rubric as the criteria (0 without it)."""
     asked, results = last_user_text(messages), tool_results(messages)
+    if any("You grade" in str(m.get("content")) for m in messages if m.get("role") == "system"):
+        rubric, answer = asked.partition("Criteria:\n")[2], asked.rsplit("Answer:\n", 1)[-1]
+        if not rubric.startswith(RUBRIC):
+            return {"content": "SCORE: 0 no rubric"}
+        return {"content": "SCORE: 8 JSON" if answer.startswith("{") else "SCORE: 1 prose"}
     for expression in ("6*7", "2+3"):
         if expression in asked and not results:
             return {"tool_calls": [{"name": "calculate", "arguments": {"expression": expression}}]}
@@ -201,6 +208,7 @@ def test_pa_eval_imports_jsonl_and_runs_with_scorer_parameters(
         'regex:{"pattern": "^\\\\{\\"answer\\": 4\\\\d\\\\}$"}',
         'tool_called:{"tool": "calculate", "arguments": {"expression": "6*7"}}',
         "exact",
+        'judge:{"rubric": "answers in JSON", "model": "fake:m"}',
     ]
     ran = _pa(
         server,
@@ -222,8 +230,9 @@ def test_pa_eval_imports_jsonl_and_runs_with_scorer_parameters(
         {"kind": "regex", "pattern": '^\\{"answer": 4\\d\\}$'},
         {"kind": "tool_called", "tool": "calculate", "args": {"expression": "6*7"}},
         {"kind": "exact"},
+        {"kind": "judge", "rubric": RUBRIC, "model": "fake:m"},
     ]
     assert [c["scores"] for c in report["cases"]] == [
-        {"regex": 1.0, "tool_called": 1.0, "exact": 0.0},
-        {"regex": 0.0, "tool_called": 0.0, "exact": 0.0},
+        {"regex": 1.0, "tool_called": 1.0, "exact": 0.0, "judge": 0.8},
+        {"regex": 0.0, "tool_called": 0.0, "exact": 0.0, "judge": 0.1},
     ]
