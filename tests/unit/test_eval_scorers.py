@@ -3,11 +3,14 @@ code, the judge's verdict parsed, the report's Markdown."""
 
 from __future__ import annotations
 
+import argparse
+import re
+
 import pytest
 
 from personal_agent.errors import InvalidInput
 from personal_agent.evals import scorers
-from personal_agent.evals.command import compare_markdown
+from personal_agent.evals.command import compare_markdown, scorer_arg
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
@@ -101,3 +104,37 @@ def test_the_comparison_prints_as_markdown() -> None:
     }
     table = compare_markdown(report)
     assert "| 1 | q | 0.50 | 1.00 | yes |" in table and "total (1 changed) | 0.5 | 1.0" in table
+
+
+@pytest.mark.parametrize(
+    ("given", "scorer"),
+    [
+        ("contains", {"kind": "contains"}),
+        ('regex:{"pattern": "^4\\\\d$"}', {"kind": "regex", "pattern": "^4\\d$"}),
+        (
+            'tool_called:{"tool": "calculate", "arguments": {"expression": "6*7"}}',
+            {"kind": "tool_called", "tool": "calculate", "args": {"expression": "6*7"}},
+        ),
+        ('cost:{"max_usd": 0.01}', {"kind": "cost", "max_usd": 0.01}),
+        ('judge:{"rubric": "polite"}', {"kind": "judge", "rubric": "polite"}),
+    ],
+)
+def test_cli_scorer_is_the_apis_scorer_object(given: str, scorer: dict[str, object]) -> None:
+    assert scorer_arg(given) == scorer
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("vibes", "unknown scorer 'vibes'"),
+        ("latency", "positive `max_ms`"),
+        ('regex:{"pattern": "("}', "does not compile"),
+        ("regex:{nope", "does not parse"),
+        ('regex:["x"]', "must be an object"),
+        ('regex:{"patern": "x"}', "unknown field(s) patern"),
+        ('json_schema:{"schema": {"type": "nope"}}', "schema is invalid"),
+    ],
+)
+def test_cli_refuses_a_bad_scorer(given: str, said: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
+        scorer_arg(given)
