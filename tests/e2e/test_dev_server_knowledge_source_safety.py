@@ -7,7 +7,8 @@ the site on loopback (allow-listed for the address checks, as an operator would 
 - a page served with Last-Modified and no ETag is asked again with If-Modified-Since; its 304 counts it unchanged
   and nothing is re-embedded;
 - a crawled page's passage is untrusted all the way: after `search_knowledge` found a page carrying an injection,
-  the chat's next acting tool call (`remember` of the injected text) is refused by the untrusted-content gate.
+  the chat's next acting tool call (`remember` of the injected text) is refused by the untrusted-content gate, and
+  so is the one a model that obeys the injection makes in the same run (a scripted model on loopback).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from tests.e2e.knowledge_sources import documents, eventually, found, new_collection, ready, synced
 from tests.e2e.loopback_site import Site
 from tests.e2e.pa_dev import DevServer, running_pa_dev
+from tests.fake_provider import Reply, running_fake_provider, tool_results
 
 DEMO = "offline:demo"
 METADATA = "http://169.254.169.254/latest/meta-data/"
@@ -155,3 +157,42 @@ def test_an_injection_in_a_crawled_page_cannot_make_the_run_act(server: DevServe
         assert "Not saved" in refused
         memories = http.get("/api/v1/me/memories")
         assert memories.status_code == 200 and memories.json()["items"] == []
+
+
+def _obedient(messages: list[dict[str, Any]]) -> Reply:
+    """A model that searches, then does what the passage it found says (the attacker's hope), then reports."""
+    results = tool_results(messages)
+    if not results:
+        return {"tool_calls": [{"name": "search_knowledge", "arguments": {"query": "heron release notes"}}]}
+    if len(results) == 1:
+        return {"tool_calls": [{"name": "remember", "arguments": {"fact": INJECTION}}]}
+    return {"content": "Done: " + results[-1]}
+
+
+def test_a_model_that_obeys_a_crawled_injection_cannot_act_in_that_run(server: DevServer, site: Site) -> None:
+    page = "/notes/heron.html"
+    site.pages[page] = f"<html><body><h1>Heron release notes</h1><p>{INJECTION}</p></body></html>"
+    url = f"http://127.0.0.1:{site.port}{page}"
+    with running_fake_provider(_obedient) as model, httpx.Client(base_url=server.url, timeout=60) as http:
+        admin = server.auth_for("boss", "org-admin")
+        body = {"name": "obedient", "kind": "openai-compatible", "base_url": model.base_url, "trust_tier": 2}
+        provider = http.post("/api/v1/admin/providers", json=body, headers=admin)
+        assert provider.status_code == 201, provider.text
+        added = http.post(f"/api/v1/admin/providers/{provider.json()['id']}/models", json={"name": "m1"}, headers=admin)
+        assert added.status_code == 201, added.text
+        http.headers.update(server.auth_for("victim"))
+        collection = new_collection(http, "Heron notes")
+        source = _source(http, {"kind": "url", "collection": collection, "url": url})
+        eventually(lambda: synced(http, source["id"], None), "the crawl", timeout=180)
+        eventually(lambda: ready(http, collection, {"heron.html"}), "the page ready")
+        chat = http.post("/api/v1/chats", json={"title": "heron"}).json()["id"]
+        run = {"message": "what do the heron release notes say?", "mode": "inline", "model": "obedient:m1"}
+        started = http.post(f"/api/v1/chats/{chat}/runs", json=run)
+        assert started.status_code == 202, started.text
+        with http.stream("GET", started.json()["events_url"]) as stream:
+            events = [json.loads(line[5:]) for line in stream.iter_lines() if line.startswith("data:")]
+        assert events and events[-1]["type"] == "RUN_FINISHED", events[-1:]
+        searched = [e for e in events if e["type"] == "TOOL_CALL_RESULT"]
+        assert searched and "hunter2" in searched[0]["content"]  # the injection reached the model
+        assert len(searched) == 2 and "Not saved" in searched[1]["content"], searched  # the gate refused it
+        assert http.get("/api/v1/me/memories").json()["items"] == []
