@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from personal_agent.evals.reports import compare_markdown
+from personal_agent.evals.compare_table import compare_markdown
 from tests.e2e.pa_dev import PA, ROOT, DevServer, running_pa_dev
 from tests.fake_provider import FakeProvider, Reply, last_user_text, running_fake_provider
 

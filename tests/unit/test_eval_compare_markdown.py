@@ -1,11 +1,11 @@
-"""The comparison's Markdown (`evals.reports.compare_markdown`): per case both scores, whether it changed, each
+"""The comparison's Markdown (`evals.compare_table.compare_markdown`): per case both scores, whether it changed, each
 side's cost and latency (dashes for a case the other run lacks), then the totals."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from personal_agent.evals.reports import compare_markdown
+from personal_agent.evals.compare_table import compare_markdown
 
 
 def test_the_comparison_shows_cost_and_latency_per_case_and_in_total() -> None:

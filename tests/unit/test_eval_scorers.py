@@ -10,7 +10,7 @@ import pytest
 
 from personal_agent.errors import InvalidInput
 from personal_agent.evals import scorers
-from personal_agent.evals.command import compare_markdown, scorer_arg
+from personal_agent.evals.command import scorer_arg
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
@@ -92,18 +92,6 @@ def test_the_judge_verdict_is_its_first_score_out_of_ten() -> None:
     assert scorers.verdict("SCORE: 7 because") == 0.7
     assert scorers.verdict("score:10") == 1.0 and scorers.verdict("SCORE: 42") == 1.0
     assert scorers.verdict("no verdict") == 0.0
-
-
-def test_the_comparison_prints_as_markdown() -> None:
-    side = {"score": 0.5, "cost_usd": 0.001, "latency_ms_p50": 10}
-    report = {
-        "a": {"summary": side},
-        "b": {"summary": {**side, "score": 1.0}},
-        "changed": 1,
-        "cases": [{"position": 0, "input": "q", "a": {"score": 0.5}, "b": {"score": 1.0}, "changed": True}],
-    }
-    table = compare_markdown(report)
-    assert "| 1 | q | 0.50 | 1.00 | yes |" in table and "total (1 changed) | 0.5 | 1.0" in table
 
 
 @pytest.mark.parametrize(

@@ -139,6 +139,8 @@ def _dataset_id(http: Any, name_or_id: str) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from personal_agent.evals.compare_table import compare_markdown
+
     with _client(args) as http:
         report = _ok(http.get("/api/v1/evals/compare", params={"a": args.a, "b": args.b}))
     _say(json.dumps(report) if args.json else compare_markdown(report))
@@ -160,19 +162,4 @@ def run_markdown(report: dict[str, Any]) -> str:
             f"| {case['position'] + 1} | {case['input'][:60]} | {case['score']:.2f} | {json.dumps(case['scores'])}"
             f" | ${case['cost_usd']:.6f} | {case['latency_ms']} |"
         )
-    return "\n".join(lines)
-
-
-def compare_markdown(report: dict[str, Any]) -> str:
-    a, b = report["a"]["summary"], report["b"]["summary"]
-    lines = ["| # | input | A | B | changed |", "|---|---|---|---|---|"]
-    for case in report["cases"]:
-        other = f"{case['b']['score']:.2f}" if case["b"] else "—"
-        lines.append(
-            f"| {case['position'] + 1} | {case['input'][:60]} | {case['a']['score']:.2f} | {other}"
-            f" | {'yes' if case['changed'] else ''} |"
-        )
-    lines.append(f"| | total ({report['changed']} changed) | {a['score']} | {b['score']} | |")
-    lines.append(f"| | cost | ${a['cost_usd']:.6f} | ${b['cost_usd']:.6f} | |")
-    lines.append(f"| | p50 ms | {a['latency_ms_p50']} | {b['latency_ms_p50']} | |")
     return "\n".join(lines)
