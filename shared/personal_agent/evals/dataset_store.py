@@ -1,6 +1,5 @@
 """The SQL of `eval_datasets` and `eval_cases`. Runs inside an org transaction (RLS). A case's input is a string or
-a list of messages (`[{role, content}]`); `eval_cases.input` is text, so a list is stored as `MESSAGES` followed by
-its JSON (a string input never starts with it: `evals.datasets` refuses one)."""
+a list of messages (`[{role, content}]`), stored as such in `eval_cases.input` (jsonb)."""
 
 from __future__ import annotations
 
@@ -10,22 +9,20 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from personal_agent.db.pool import Conn
+from personal_agent.db.pool import Conn, jsonb
 
-MESSAGES = "pa-messages:"
 Input = str | list[dict[str, str]]
 
 
-def encode_input(value: Input) -> str:
-    return value if isinstance(value, str) else MESSAGES + json.dumps(value, ensure_ascii=False)
+def encoded_size(value: Input) -> int:
+    """How long the input is as stored (its JSON)."""
+    return len(json.dumps(value, ensure_ascii=False))
 
 
-def decode_input(stored: str) -> Input:
-    if stored.startswith(MESSAGES):
-        value = json.loads(stored.removeprefix(MESSAGES))
-        if isinstance(value, list):
-            return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
-    return stored
+def decode_input(stored: Any) -> Input:
+    if isinstance(stored, list):
+        return [{"role": str(m["role"]), "content": str(m["content"])} for m in stored]
+    return str(stored)
 
 
 def prompt_of(value: Input) -> str:
@@ -94,7 +91,7 @@ async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewC
                 org_id,
                 dataset_id,
                 start + offset,
-                encode_input(case.input),
+                jsonb(case.input),
                 case.expected,
                 case.criteria,
                 list(case.tags),
@@ -148,7 +145,7 @@ async def update_case(conn: Conn, case_id: UUID, case: NewCase) -> None:
     """Replace the case's input, expected answer, criteria and tags (its position and source stay)."""
     await conn.execute(
         "UPDATE eval_cases SET input = %s, expected = %s, criteria = %s, tags = %s WHERE id = %s",
-        [encode_input(case.input), case.expected, case.criteria, list(case.tags), case_id],
+        [jsonb(case.input), case.expected, case.criteria, list(case.tags), case_id],
     )
 
 

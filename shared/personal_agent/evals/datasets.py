@@ -47,9 +47,9 @@ def parse_jsonl(text: str) -> list[dict[str, Any]]:
 def _input(value: Any, index: int) -> store.Input:
     """A case's input: a non-empty string, or 1 to MAX_TURNS messages `{role: user|assistant, content}` ending with
     a user's (the earlier ones the case run's history, the last its prompt); 422 `invalid_case` otherwise."""
-    if isinstance(value, str) and value.strip() and not value.startswith(store.MESSAGES) and len(value) <= MAX_INPUT:
+    if isinstance(value, str) and value.strip() and len(value) <= MAX_INPUT:
         return value
-    if isinstance(value, list) and 0 < len(value) <= MAX_TURNS and len(store.encode_input(value)) <= MAX_INPUT:
+    if isinstance(value, list) and 0 < len(value) <= MAX_TURNS and store.encoded_size(value) <= MAX_INPUT:
         turns = [m for m in value if isinstance(m, dict)]
         if len(turns) == len(value) and all(
             m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str) and m["content"].strip()

@@ -12,10 +12,8 @@ from personal_agent.db.pool import Conn, jsonb
 from personal_agent.evals.dataset_store import decode_input, prompt_of
 
 RUN_COLUMNS = "id, dataset_id, agent, version, model, budget_usd, scorers, status, error, created_at, finished_at"
-NOTES = "_notes"
-"""The key in a result's stored `scores` holding why a scorer gave what it gave (e.g. `judge_refused: ...`)."""
 RESULT_COLUMNS = (
-    "r.case_id, c.position, c.input, r.run_id, r.status, r.answer, r.scores, r.score, r.cost_usd, r.latency_ms"
+    "r.case_id, c.position, c.input, r.run_id, r.status, r.answer, r.scores, r.notes, r.score, r.cost_usd, r.latency_ms"
 )
 
 
@@ -128,8 +126,9 @@ async def set_status(conn: Conn, eval_run_id: UUID, status: str, error: dict[str
 
 async def add_result(conn: Conn, org_id: UUID, eval_run_id: UUID, result: NewResult) -> None:
     await conn.execute(
-        "INSERT INTO eval_results (eval_run_id, case_id, org_id, run_id, status, answer, scores, score, cost_usd,"
-        " latency_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (eval_run_id, case_id) DO NOTHING",
+        "INSERT INTO eval_results (eval_run_id, case_id, org_id, run_id, status, answer, scores, notes, score,"
+        " cost_usd, latency_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (eval_run_id, case_id) DO NOTHING",
         [
             eval_run_id,
             result.case_id,
@@ -137,7 +136,8 @@ async def add_result(conn: Conn, org_id: UUID, eval_run_id: UUID, result: NewRes
             result.run_id,
             result.status,
             result.answer,
-            jsonb({**result.scores, NOTES: result.notes} if result.notes else result.scores),
+            jsonb(result.scores),
+            jsonb(result.notes),
             result.score,
             result.cost_usd,
             result.latency_ms,
@@ -155,7 +155,5 @@ async def results(conn: Conn, eval_run_id: UUID) -> list[ResultRow]:
 
 
 def _result(row: dict[str, Any]) -> ResultRow:
-    """A stored result, its scorers' notes taken out of its scores, its case's input as the prompt its run was sent."""
-    scores = dict(row["scores"])
-    notes = scores.pop(NOTES, None) or {}
-    return ResultRow(**{**row, "input": prompt_of(decode_input(row["input"])), "scores": scores, "notes": notes})
+    """A stored result, its case's input as the prompt its run was sent."""
+    return ResultRow(**{**row, "input": prompt_of(decode_input(row["input"]))})
