@@ -65,6 +65,8 @@ EXAMPLE_BODIES: dict[str, Any] = {
     "stream_run": {"message": "hi", "mode": "inline"},
     "create_attachment": {"filename": "m.png", "content_type": "image/png", "size": 10},
     "add_project_member": {"email": "nobody@example.test", "role": "viewer"},
+    "add_eval_case_from_run": {"input": "email bob", "expected": "sent"},
+    "create_eval_case_file": {"filename": "m.csv", "content_type": "text/csv", "size": 8},
 }
 REQUEST_TIMEOUT = 30.0
 
@@ -368,10 +370,18 @@ async def _budget(world: World) -> str:
 
 
 async def _document(world: World) -> str:
-    body = {"filename": "matrix.md", "content_type": "text/markdown", "size": 10, "collection": "org"}
+    """A document of org A's, uploaded through its presigned POST and ingested (its file can be downloaded)."""
+    from tests.knowledge import post_file, wait_for_status
+
+    data = b"# Matrix\n\nThe matrix document.\n"
+    body = {"filename": "matrix.md", "content_type": "text/markdown", "size": len(data), "collection": "org"}
     response = await world.http.post("/api/v1/knowledge/documents", json=body, headers=world.a.headers)
     assert response.status_code == 201, f"factory POST documents: {response.status_code} {response.text}"
-    return str(response.json()["document"]["id"])
+    sent = await asyncio.to_thread(post_file, response.json()["upload"], data)
+    assert sent.status_code in (200, 204), sent.text
+    document_id = str(response.json()["document"]["id"])
+    await asyncio.to_thread(wait_for_status, world.a.ids["org_id"], world.a.ids["user_id"], document_id)
+    return document_id
 
 
 async def _collection(world: World) -> str:
@@ -495,6 +505,29 @@ async def _dataset(world: World) -> str:
     return await _post(world, "/api/v1/evals/datasets", body, "id")
 
 
+async def _case(world: World) -> str:
+    """The dataset's case (the dataset is made with one)."""
+    dataset = await resource(world, "dataset_id")
+    detail = await world.http.get(f"/api/v1/evals/datasets/{dataset}", headers=world.a.headers)
+    assert detail.status_code == 200, detail.text
+    return str(detail.json()["items"][0]["id"])
+
+
+async def _case_file(world: World) -> str:
+    """A CSV of the case, uploaded through its presigned POST like a chat attachment."""
+    dataset, case = await resource(world, "dataset_id"), await resource(world, "case_id")
+    body = {"filename": "matrix.csv", "content_type": "text/csv", "size": 8}
+    created = await world.http.post(
+        f"/api/v1/evals/datasets/{dataset}/cases/{case}/files", json=body, headers=world.a.headers
+    )
+    assert created.status_code == 201, created.text
+    form = created.json()["upload"]
+    async with httpx.AsyncClient() as s3:
+        posted = await s3.post(form["url"], data=form["fields"], files={"file": ("m.csv", b"a,b\n1,2\n", "text/csv")})
+    assert posted.status_code in (200, 201, 204), posted.text
+    return str(created.json()["id"])
+
+
 async def _eval_run(world: World) -> str:
     dataset = await resource(world, "dataset_id")
     body = {"dataset": dataset, "model": world.approval_model, "budget_usd": 1, "scorers": [{"kind": "contains"}]}
@@ -566,6 +599,8 @@ FACTORIES: dict[str, Factory] = {
     "export_id": _export,
     "org_export_id": _org_export,
     "dataset_id": _dataset,
+    "case_id": _case,
+    "file_id": _case_file,
     "eval_run_id": _eval_run,
     "followup_id": _followup,
     "question_id": _question,
