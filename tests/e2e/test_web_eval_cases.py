@@ -73,3 +73,49 @@ def test_an_admin_edits_one_case_deletes_another_and_the_list_keeps_it(page: Any
     assert [f["filename"] for f in stored[1]["files"]] == ["sales.csv"]
     violations = serious_violations(page)
     assert not violations, describe_violations(violations)
+
+
+def test_an_admin_creates_a_dataset_from_a_jsonl_file_and_an_empty_one_by_hand(page: Any, web: DevStack) -> None:
+    """Built on the console: a dataset from a JSONL file (its cases listed, as stored), and an empty one to which a
+    case is added by hand; a bad line is refused with the API's message and nothing is created."""
+    from playwright.sync_api import expect
+
+    sign_in(page)
+    page.goto("/admin/evals")
+    creating = page.get_by_test_id("new-dataset")
+    lines = b'{"input": "What is 6*7?", "expected": "42", "tags": ["math"]}\n{"input": "Capital of Peru?"}\n'
+    creating.get_by_label("Dataset name").fill("from a file")
+    creating.get_by_label("Cases from a JSONL file (optional)").set_input_files(
+        files=[{"name": "cases.jsonl", "mimeType": "application/jsonl", "buffer": lines}]
+    )
+    creating.get_by_role("button", name="Create dataset").click()
+    expect(creating.get_by_role("status")).to_have_text("Dataset from a file created with 2 cases.")
+
+    creating.get_by_label("Dataset name").fill("broken")
+    creating.get_by_label("Cases from a JSONL file (optional)").set_input_files(
+        files=[{"name": "bad.jsonl", "mimeType": "application/jsonl", "buffer": b"not json\n"}]
+    )
+    creating.get_by_role("button", name="Create dataset").click()
+    expect(creating.get_by_role("alert")).to_be_visible()
+
+    creating.get_by_label("Dataset name").fill("by hand")
+    creating.get_by_label("Cases from a JSONL file (optional)").set_input_files(files=[])
+    creating.get_by_role("button", name="Create dataset").click()
+    expect(creating.get_by_role("status")).to_have_text("Dataset by hand created with 0 cases.")
+
+    with web.api(web.token()) as api:
+        listed = {d["name"]: d for d in api.get("/api/v1/evals/datasets").json()["items"]}
+        assert "broken" not in listed
+        stored = api.get(f"/api/v1/evals/datasets/{listed['from a file']['id']}").json()["items"]
+    assert [(c["input"], c["expected"], c["tags"]) for c in stored] == [
+        ("What is 6*7?", "42", ["math"]),
+        ("Capital of Peru?", None, []),
+    ]
+    section = page.get_by_test_id("dataset-cases")
+    section.get_by_label("Dataset to edit").select_option(listed["by hand"]["id"])
+    adding = section.get_by_test_id("add-case")
+    adding.get_by_label("New case input").fill("Name a prime above 10")
+    adding.get_by_role("button", name="Add case").click()
+    expect(section.get_by_test_id("dataset-case")).to_have_count(1)
+    violations = serious_violations(page)
+    assert not violations, describe_violations(violations)
