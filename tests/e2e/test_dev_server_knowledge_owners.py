@@ -8,6 +8,7 @@ with full confidence, so the confidence gate lets acting tools through and only 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -87,6 +88,11 @@ def _turn(http: httpx.Client, chat_id: str, message: str) -> list[dict[str, Any]
                 events.append(json.loads(line[5:]))
                 if events[-1].get("type") in ("RUN_FINISHED", "RUN_ERROR"):  # a paused run's stream stays open
                     break
+    # The stream's last event comes before the run lets its chat go: the next turn would be queued behind it.
+    deadline = time.monotonic() + 30
+    while http.get(f"/api/v1/runs/{started.json()['run_id']}").json()["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, "the run still holds its chat 30 s after its last event"
+        time.sleep(0.05)
     return events
 
 
