@@ -235,6 +235,25 @@ def test_pa_run_in_a_pipe_with_json(server: DevServer, tmp_path: Path) -> None:
     assert pa(env, "run", stdin="").returncode == 2  # no prompt at all
 
 
+def _as_a_foreground_job() -> None:
+    # A shell gives its foreground job Ctrl-C; `make test` runs this shard in the background, whose SIGINT is ignored
+    # (and inherited so: Python then raises no KeyboardInterrupt).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _following(env: dict[str, str]) -> subprocess.Popen[str]:
+    """`pa run` of an acting request (it waits on an approval), as typed in a terminal."""
+    return subprocess.Popen(
+        [str(PA), "run", "send hello to bob"],
+        cwd=ROOT / "docs",
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_as_a_foreground_job,
+    )
+
+
 def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
     with httpx.Client(base_url=server.url, timeout=30) as http:
         # CI's way in: a personal access token in PA_TOKEN.
@@ -243,48 +262,30 @@ def test_pa_run_exit_codes(server: DevServer, tmp_path: Path) -> None:
         env = client_env(server, tmp_path / "config", PA_TOKEN=pat)
         seen: set[str] = set()
         # A denied approval: exit 4.
-        proc = subprocess.Popen(
-            [str(PA), "run", "send hello to bob"],
-            cwd=ROOT / "docs",
-            env=env,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        proc = _following(env)
         approval = pending_approval(http, user, seen)
         http.post(f"/api/v1/approvals/{approval['id']}", json={"decision": "deny"}, headers=user).raise_for_status()
         proc.communicate(timeout=120)
         assert proc.returncode == 4
 
         # Cancelled while waiting on an approval: exit 1.
-        proc = subprocess.Popen(
-            [str(PA), "run", "send hello to bob"],
-            cwd=ROOT / "docs",
-            env=env,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        proc = _following(env)
         approval = pending_approval(http, user, seen)
         assert pa(env, "runs", "cancel", approval["run_id"]).returncode == 0
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 1, err
 
-        # Ctrl-C (SIGINT) while it follows: the run is cancelled on the server, exit 1.
-        proc = subprocess.Popen(
-            [str(PA), "run", "send hello to bob"],
-            cwd=ROOT / "docs",
-            env=env,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        approval = pending_approval(http, user, seen)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 1 and "cancelled" in err, err
-        run_url = f"/api/v1/runs/{approval['run_id']}"
-        wait_for(lambda: http.get(run_url, headers=user).json()["status"] == "cancelled", "the run cancelled")
+        # Ctrl-C (SIGINT) while it follows, and a CI job stopped (SIGTERM): the run is cancelled on the server, exit 1.
+        for stop in (signal.SIGINT, signal.SIGTERM):
+            proc = _following(env)
+            approval = pending_approval(http, user, seen)
+            proc.send_signal(stop)
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 1 and "cancelled" in err, (stop, err)
+            run_url = f"/api/v1/runs/{approval['run_id']}"
+            wait_for(
+                lambda url=run_url: http.get(url, headers=user).json()["status"] == "cancelled", "the run cancelled"
+            )
 
         # Over budget: erin's monthly cap is 0, so the launch is refused: exit 3.
         admin = server.auth_for("root", "org-admin")

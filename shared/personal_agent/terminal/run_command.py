@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Any
 
@@ -72,6 +73,10 @@ def _follow(api: Api, started: dict[str, Any], quiet: bool) -> str:
     return "".join(answer)
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def run_command(args: argparse.Namespace) -> int:
     message = _message(args)
     api = Api.connect(args.url, args.token)
@@ -81,6 +86,9 @@ def run_command(args: argparse.Namespace) -> int:
             json.dumps({"run_id": started["run_id"], "chat_id": started["chat_id"]}) if args.json else started["run_id"]
         )
         return EXIT_OK
+    # A stopped CI job (SIGTERM) ends its run as Ctrl-C does. SIGINT keeps what the shell gave: a background job's
+    # is ignored, and so is its Ctrl-C.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         answer = _follow(api, started, quiet=args.json)
     except KeyboardInterrupt:
