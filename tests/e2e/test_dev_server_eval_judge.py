@@ -6,6 +6,7 @@ turn it was sent, so a case given as a list of messages answers from its earlier
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -151,3 +152,53 @@ def test_a_two_turn_case_answers_from_its_first_turn_and_a_case_from_a_chat_keep
             {"role": "user", "content": "Where do I live?"},
         ]
         assert case["expected"] == "Heard: I live in Oslo. | Where do I live?"
+
+
+@pytest.mark.timeout(600)
+def test_a_case_from_a_restricted_chat_keeps_its_tier_and_never_reaches_a_lower_model(
+    world: tuple[DevServer, FakeProvider],
+) -> None:
+    """As an attacker (or a careless admin) would try it: a restricted chat's turn made into a case, then evaluated
+    on a tier-0 model. The case keeps the chat's tier through an edit; the low model's key never carries its text."""
+    server, fake = world
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        admin = server.auth_for("cy", "org-admin", org="labelled")
+        _provider(http, admin, fake, "high", 2)
+        _provider(http, admin, fake, "low", 0)
+        chat = http.post("/api/v1/chats", json={"classification": "restricted"}, headers=admin)
+        assert chat.status_code == 201 and chat.json()["classification"] == "restricted", chat.text
+        for message in ("The vault code is 4471-ORCHID.", "Repeat the vault code."):
+            started = http.post(
+                f"/api/v1/chats/{chat.json()['id']}/runs", json={"message": message, "model": "high:m"}, headers=admin
+            )
+            assert started.status_code == 202, started.text
+            with http.stream("GET", started.json()["events_url"], headers=admin) as stream:
+                assert any('"RUN_FINISHED"' in line for line in stream.iter_lines())
+        dataset = http.post("/api/v1/evals/datasets", headers=admin, json={"name": "from chats", "cases": []}).json()
+        cases_url = f"/api/v1/evals/datasets/{dataset['id']}/cases"
+        added = http.post(cases_url, headers=admin, json={"run_id": started.json()["run_id"]})
+        assert added.status_code == 200, added.text
+        [case] = http.get(f"/api/v1/evals/datasets/{dataset['id']}", headers=admin).json()["items"]
+        assert (case["content_tier"], case["untrusted"]) == (2, False), case
+        assert "4471-ORCHID" in json.dumps(case["input"])
+        # An edit of the text does not make it less restricted.
+        edited = http.patch(f"{cases_url}/{case['id']}", headers=admin, json={"tags": ["vault"]})
+        assert edited.status_code == 200 and edited.json()["content_tier"] == 2, edited.text
+        typed = http.post(cases_url, headers=admin, json={"input": "Name a colour."})
+        assert typed.status_code == 200, typed.text
+
+        low_keys_before = fake.keys.count("sk-low-key")
+        body = {"dataset": dataset["id"], "budget_usd": 5, "scorers": [{"kind": "contains"}]}
+        low = _eval(http, admin, {**body, "model": "low:m"})
+        restricted, clean = low["cases"]
+        print("on the low model:", [(c["status"], c["answer"], c.get("notes")) for c in low["cases"]])
+        assert restricted["run_id"] is None and restricted["answer"] == "" and restricted["score"] == 0.0
+        assert clean["answer"] == "Heard: Name a colour."  # the typed case runs there: the gate is per case
+        with fake._lock:
+            sent_low = [
+                json.dumps(body) for body, key in zip(fake.requests, fake.keys, strict=True) if key == "sk-low-key"
+            ]
+        assert len(sent_low) == low_keys_before + 1 and not any("4471" in text for text in sent_low)
+
+        high = _eval(http, admin, {**body, "model": "high:m"})
+        assert "4471-ORCHID" in high["cases"][0]["answer"]

@@ -4095,6 +4095,12 @@ export interface components {
         };
         /** CaseOut */
         CaseOut: {
+            /**
+             * Content Tier
+             * @description the tier of what its source run's chat held (0 when typed or imported): its run needs a model of at least this tier
+             * @default 0
+             */
+            content_tier?: number;
             /** Criteria */
             criteria: string | null;
             /** Expected */
@@ -4120,6 +4126,12 @@ export interface components {
             source_run_id: string | null;
             /** Tags */
             tags: string[];
+            /**
+             * Untrusted
+             * @description its text came from a run where untrusted content had entered
+             * @default false
+             */
+            untrusted?: boolean;
         };
         /**
          * CasePatch

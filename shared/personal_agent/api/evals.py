@@ -58,6 +58,12 @@ class CaseOut(BaseModel):
     criteria: str | None
     tags: list[str]
     source_run_id: UUID | None
+    content_tier: int = Field(
+        0,
+        description="the tier of what its source run's chat held (0 when typed or imported): its run needs a model"
+        " of at least this tier",
+    )
+    untrusted: bool = Field(False, description="its text came from a run where untrusted content had entered")
     files: list[CaseFileOut] = Field(description="files the case's run gets as its attachments")
 
 

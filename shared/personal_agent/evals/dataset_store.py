@@ -53,6 +53,8 @@ class CaseRow:
     criteria: str | None
     tags: list[str]
     source_run_id: UUID | None
+    content_tier: int = 0
+    untrusted: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,9 @@ class NewCase:
     criteria: str | None = None
     tags: tuple[str, ...] = ()
     source_run_id: UUID | None = None
+    content_tier: int = 0
+    """The labels of the run it was made from (`spec/labels.py`); a case typed or imported is clean."""
+    untrusted: bool = False
 
 
 async def insert_dataset(conn: Conn, org_id: UUID, name: str, user_id: UUID) -> UUID | None:
@@ -85,8 +90,8 @@ async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewC
     ids = []
     for offset, case in enumerate(cases):
         added = await conn.execute(
-            "INSERT INTO eval_cases (org_id, dataset_id, position, input, expected, criteria, tags, source_run_id)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            "INSERT INTO eval_cases (org_id, dataset_id, position, input, expected, criteria, tags, source_run_id,"
+            " content_tier, untrusted) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
             [
                 org_id,
                 dataset_id,
@@ -96,6 +101,8 @@ async def add_cases(conn: Conn, org_id: UUID, dataset_id: UUID, cases: list[NewC
                 case.criteria,
                 list(case.tags),
                 case.source_run_id,
+                case.content_tier,
+                case.untrusted,
             ],
         )
         inserted = await added.fetchone()
@@ -124,7 +131,7 @@ async def list_datasets(conn: Conn) -> list[DatasetRow]:
 
 async def cases(conn: Conn, dataset_id: UUID) -> list[CaseRow]:
     cur = await conn.execute(
-        "SELECT id, position, input, expected, criteria, tags, source_run_id FROM eval_cases"
+        "SELECT id, position, input, expected, criteria, tags, source_run_id, content_tier, untrusted FROM eval_cases"
         " WHERE dataset_id = %s ORDER BY position",
         [dataset_id],
     )
@@ -133,7 +140,7 @@ async def cases(conn: Conn, dataset_id: UUID) -> list[CaseRow]:
 
 async def get_case(conn: Conn, dataset_id: UUID, case_id: UUID) -> CaseRow | None:
     cur = await conn.execute(
-        "SELECT id, position, input, expected, criteria, tags, source_run_id FROM eval_cases"
+        "SELECT id, position, input, expected, criteria, tags, source_run_id, content_tier, untrusted FROM eval_cases"
         " WHERE id = %s AND dataset_id = %s",
         [case_id, dataset_id],
     )
@@ -142,7 +149,8 @@ async def get_case(conn: Conn, dataset_id: UUID, case_id: UUID) -> CaseRow | Non
 
 
 async def update_case(conn: Conn, case_id: UUID, case: NewCase) -> None:
-    """Replace the case's input, expected answer, criteria and tags (its position and source stay)."""
+    """Replace the case's input, expected answer, criteria and tags (its position, source and labels stay: an edit
+    of text that came from a restricted chat does not make it less so)."""
     await conn.execute(
         "UPDATE eval_cases SET input = %s, expected = %s, criteria = %s, tags = %s WHERE id = %s",
         [jsonb(case.input), case.expected, case.criteria, list(case.tags), case_id],

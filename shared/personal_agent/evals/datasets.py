@@ -10,16 +10,23 @@ from dataclasses import asdict
 from typing import Any
 from uuid import UUID
 
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
 from personal_agent.attachments import store as attachment_store
 from personal_agent.chats import message_store
+from personal_agent.chats import store as chat_store
 from personal_agent.db import org_transaction
 from personal_agent.db.pool import Conn
 from personal_agent.errors import Conflict, InvalidInput, NotFound
 from personal_agent.evals import case_file_store, case_files, case_store
 from personal_agent.evals import dataset_store as store
 from personal_agent.evals.case_runs import answer_text
+from personal_agent.governance.tiers import classification_tier
 from personal_agent.identity.principal import Principal
 from personal_agent.lifecycle.run_views import visible_run
+from personal_agent.runs.store import RunRow
+from personal_agent.spec.labels import Labels, run_labels
+from personal_agent.spec.run_spec import RunSpec
 
 MAX_CASES = 1000
 MAX_TURNS = 50
@@ -120,12 +127,29 @@ async def add_from_run(principal: Principal, dataset_id: UUID, run_id: UUID) -> 
             raise InvalidInput("the run has no question of a person to take", code="run_without_question")
         earlier = await _earlier_turns(conn, run_id, run.chat_id)
         text: store.Input = [*earlier, {"role": "user", "content": question}] if earlier else question
-        case = store.NewCase(text, answer_text(messages) or None, source_run_id=run_id)
+        labels = await _source_labels(conn, run, messages)
+        case = store.NewCase(
+            text,
+            answer_text(messages) or None,
+            source_run_id=run_id,
+            content_tier=labels.content_tier,
+            untrusted=labels.untrusted,
+        )
         [case_id] = await store.add_cases(conn, principal.org_id, dataset_id, [case])
         await case_files.copy_from_run(conn, principal.org_id, case_id, run.user_id, _question_content(messages))
         row = await store.get_dataset(conn, dataset_id)
     assert row is not None
     return asdict(row)
+
+
+async def _source_labels(conn: Conn, run: RunRow, messages: list[Any]) -> Labels:
+    """What the case's text carries from its source: the run's labels now, raised to its chat's (the earlier turns
+    it copies, and the chat's classification)."""
+    labels = run_labels(RunSpec.model_validate(run.spec), ModelMessagesTypeAdapter.validate_python(messages))
+    chat = await chat_store.lock_chat(conn, run.chat_id) if run.chat_id else None
+    if chat is not None:
+        labels = labels.join(chat.labels, Labels(content_tier=classification_tier(chat.classification)))
+    return labels
 
 
 async def _earlier_turns(conn: Conn, run_id: UUID, chat_id: UUID | None) -> list[dict[str, str]]:

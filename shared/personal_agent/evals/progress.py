@@ -114,7 +114,10 @@ async def _launch_next(
         try:
             title = f"Eval · #{case.position + 1}"
             prompt, history = _split(case.input)
-            spec = await launch_prompt(org_id, user_id, title, prompt, target, case_id=case.id, history=history)
+            labels = Labels(content_tier=case.content_tier, untrusted=case.untrusted)  # a real run's, if from one
+            spec = await launch_prompt(
+                org_id, user_id, title, prompt, target, case_id=case.id, history=history, entered=labels
+            )
         except AppError as exc:  # refused (over budget, no model for the data): the case is scored 0
             refused = Outcome(None, f"skipped:{exc.code}", "", Decimal(0), 0, error=exc.code)
             await _record(conn, org_id, row, case, refused, {}, Decimal(0))
