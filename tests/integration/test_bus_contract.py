@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from personal_agent.bus import BusEntry, EventBus, entry_ids, get_bus, reset_bus
 from personal_agent.bus.key_names import run_stream
 from personal_agent.bus.redis_streams import RedisStreamsBus
+from personal_agent.bus.stream_writer import StreamWriter
 from personal_agent.bus.upstash import UpstashBus, UpstashBusError
 from personal_agent.settings import get_settings
 from tests.upstash_bridge import running_bridge
@@ -203,6 +204,35 @@ async def test_publish_sets_and_refreshes_the_retention_expire(bus: EventBus, st
     assert 0 < await raw.ttl(stream) <= 300
     await bus.publish(stream, "b", retention_seconds=3600, maxlen=MAXLEN)
     assert 300 < await raw.ttl(stream) <= 3600
+
+
+async def test_a_writer_answers_what_came_before_and_leaves_the_expiry_when_asked(
+    bus: EventBus, stream: str, raw: Redis
+) -> None:
+    first = await bus.publish_items(stream, ["a", "b"], retention_seconds=300, maxlen=MAXLEN, writer="w1", seq=0)
+    assert first.previous == "0-0" and len(first.ids) == 2  # a new stream: nothing before
+    assert 0 < await raw.ttl(stream) <= 300
+    await raw.expire(stream, 50)
+    other = await bus.publish_items(stream, ["c"], retention_seconds=0, maxlen=MAXLEN, writer="w2", seq=0)
+    assert other.previous == first.ids[-1]  # the stream's newest entry, whoever wrote it
+    assert 0 < await raw.ttl(stream) <= 50  # 0: the expiry is left as it was
+    again = await bus.publish_items(stream, ["c"], retention_seconds=0, maxlen=MAXLEN, writer="w2", seq=0)
+    assert again.ids == other.ids and again.previous is None  # sent again: nothing new, and no claim of adjacency
+    third = await bus.publish_items(stream, ["d"], retention_seconds=600, maxlen=MAXLEN, writer="w1", seq=2)
+    assert third.previous == other.ids[-1] and 300 < await raw.ttl(stream) <= 600
+
+
+async def test_a_stream_writer_sets_the_expiry_on_its_first_and_final_batches_not_every_one(
+    bus: EventBus, stream: str, raw: Redis
+) -> None:
+    writer = StreamWriter(bus, stream, retention_seconds=300, maxlen=MAXLEN, what="test")
+    await writer.send(["a"])
+    assert 0 < await raw.ttl(stream) <= 300
+    await raw.expire(stream, 50)
+    await writer.send(["b"])
+    assert await raw.ttl(stream) <= 50  # within a minute of the last refresh: left alone
+    await writer.send(["c"], final=True)
+    assert 50 < await raw.ttl(stream) <= 300
 
 
 async def test_expired_or_missing_stream_has_no_ids_and_no_entries(bus: EventBus, stream: str, raw: Redis) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from personal_agent.bus import get_bus
+from personal_agent.bus import get_bus, local_writes
+from personal_agent.bus.stream_writer import StreamWriter
 from personal_agent.stream import fanout
 from personal_agent.stream.relay import relay
 
@@ -124,3 +125,28 @@ async def test_twelve_clients_of_one_stream_share_its_xreads(stack: object, monk
     monkeypatch.setattr(get_settings(), "sse_fanout", False)
     own = await _xreads_of_twelve_clients()
     assert shared * 3 <= own, (shared, own)
+
+
+async def test_a_stream_written_here_reaches_its_clients_without_reading_it_back(stack: object) -> None:
+    """One Lambda per streamed turn: the process that writes a run's stream also relays it. Its batches go to its
+    clients as they land (`bus.local_writes`), not by an XREAD each; a batch written by someone else between two
+    of them (a writer in another process) is still read, in order, once the next local batch shows the gap; and once
+    the local writer is gone the clients read the bus again. Every client gets every entry once, in order."""
+    stream = f"test:fanout:{uuid.uuid4().hex}"
+    writer = StreamWriter(get_bus(), stream, retention_seconds=600, maxlen=10_000, what="test")
+    every = await writer.send([json.dumps(EVENT)])
+    following = Following()
+    with local_writes.writing(stream):
+        clients = [following.client(stream, every[0]) for _ in range(3)]
+        before = await _xreads()
+        for _ in range(20):
+            every += await writer.send([json.dumps(EVENT)] * 4)
+            await following.caught_up(every[-1])
+        local_only = await _xreads() - before
+        every += await _publish(stream, [EVENT] * 2)  # another process's batch: this one hears nothing of it
+        every += await writer.send([json.dumps(EVENT)] * 3)  # follows a batch the tail missed: read from the bus
+        await following.caught_up(every[-1])
+    every += await _publish(stream, [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
+    got = await asyncio.wait_for(asyncio.gather(*clients), 30)
+    assert all(ids == every[1:] for ids in got), got
+    assert local_only <= 1, local_only  # (one XREAD may be in flight when the first batch lands)

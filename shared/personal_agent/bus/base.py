@@ -16,6 +16,20 @@ class BusEntry:
     data: str
 
 
+@dataclass(frozen=True)
+class Published:
+    """A batch's item ids, and the id of the stream's newest entry before it (`0-0`: none; None: not known)."""
+
+    ids: list[str]
+    previous: str | None
+
+
+def published_reply(reply: list[object]) -> Published:
+    """The publish script's reply (`bus.publish_scripts`): the newest entry before the batch, then the ids."""
+    previous, *ids = (str(value) for value in reply)
+    return Published(ids, previous or None)
+
+
 class BusUnavailable(DependencyUnavailable):
     """The bus did not answer this once (refused, reset, timed out, restarting, a 5xx): worth another try.
     Callers that can wait retry it within `PA_DEPENDENCY_RETRY_SECONDS` (`bus.outage`); a request answers 503."""
@@ -60,6 +74,13 @@ class EventBus(Protocol):
         With `writer`, `data` are that writer's items `seq`, `seq + 1`, ...: publishing them again (a retry whose
         first attempt landed though its answer was lost) appends nothing and answers the ids they got then; a stream
         whose newest item of that writer is older than `seq - 1` (the bus lost it) refuses with `WriterBehind`."""
+        ...
+
+    async def publish_items(
+        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str, seq: int
+    ) -> Published:
+        """`publish_batch` as a writer, answering also the stream's newest entry before the batch when it is known
+        (a first attempt: nothing of the batch had landed); `retention_seconds` 0 leaves the stream's expiry."""
         ...
 
     async def read(

@@ -71,3 +71,8 @@ def items_after(entries: list[tuple[str, str]], after: str, count: int) -> list[
                 if len(out) >= count:
                     return out
     return out
+
+
+def entries(ids: list[str], items: list[str]) -> list[BusEntry]:
+    """Items as a reader gets them: each under its id."""
+    return [BusEntry(item_id, item) for item_id, item in zip(ids, items, strict=True)]

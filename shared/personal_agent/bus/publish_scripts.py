@@ -14,12 +14,19 @@ server runs after its retry, a timed-out command still in flight, finds the mark
 the item before the batch means the stream lost that writer's newest items (a bus back from an older copy): the
 script refuses with `PA_BEHIND <the newest number it has>` and the writer sends the lost items first
 (`bus.stream_writer`).
+
+The reply is the id of the stream's newest entry before the batch (`0-0` for a new stream; `''` when not known: no
+writer, or a batch sent again), then the items' ids: with it, a reader in the writer's own process takes the batch
+from the writer without reading it back (`bus.local_writes`), knowing nothing came between. The retention EXPIRE
+runs only when asked (ARGV[2] > 0): a writer refreshes it on its first batch, after a failure, on a run's last
+events and at most every minute (`bus.stream_writer`), not with every batch.
 """
 
 from __future__ import annotations
 
-# KEYS[1] the stream; ARGV[1] maxlen (approximate trim), ARGV[2] retention seconds, ARGV[3] the writer ('' for
-# none: no check, no mark), ARGV[4] the sequence number of the first payload, ARGV[5..] the payloads (one line each).
+# KEYS[1] the stream; ARGV[1] maxlen (approximate trim), ARGV[2] retention seconds (0: leave the expiry as it is),
+# ARGV[3] the writer ('' for none: no check, no mark), ARGV[4] the sequence number of the first payload, ARGV[5..]
+# the payloads (one line each). Replies {previous, ids...}.
 PUBLISH_BATCH = """
 local n = #ARGV - 4
 local first = tonumber(ARGV[4])
@@ -30,8 +37,10 @@ local function fields(entry)
   return out
 end
 local skip = 0
+local previous = ''
 if writer ~= '' then
   local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+  previous = newest and newest[1] or '0-0'
   if newest then
     local f = fields(newest)
     local seq = tonumber(f['n'])
@@ -43,7 +52,8 @@ if writer ~= '' then
     end
   end
 end
-local ids = {}
+if skip > 0 then previous = '' end
+local ids = {previous}
 if skip > 0 then
   local found = {}
   local landed = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', skip)
@@ -74,6 +84,6 @@ if skip < n then
   for j = 0, #rest - 2 do ids[#ids + 1] = id .. '.' .. j end
   ids[#ids + 1] = id
 end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
+if tonumber(ARGV[2]) > 0 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return ids
 """

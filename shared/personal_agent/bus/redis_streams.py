@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from personal_agent.bus import entry_ids
-from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
+from personal_agent.bus.base import BusEntry, BusUnavailable, Published, published_reply, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
@@ -83,14 +83,22 @@ class RedisStreamsBus:
     async def publish_batch(
         self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
     ) -> list[str]:
+        published = await self.publish_items(
+            stream, data, retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
+        )
+        return published.ids
+
+    async def publish_items(
+        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str, seq: int
+    ) -> Published:
         if not data:
-            return []
+            return Published([], None)
         entry_ids.check(data)
         # One EVALSHA (`publish_scripts`): one command, one XADD (the batch is one entry) and one reply per batch;
         # atomic, so a relay blocked in XREAD wakes once for the whole batch.
         async with _answering("publish"):
-            ids = await self._publish(keys=[stream], args=[maxlen, retention_seconds, writer, seq, *data])
-        return [str(entry_id) for entry_id in ids]
+            reply = await self._publish(keys=[stream], args=[maxlen, retention_seconds, writer, seq, *data])
+        return published_reply(reply)
 
     async def read(
         self, stream: str, after: str, *, block_ms: int, count: int = 100, patience_ms: int = 0

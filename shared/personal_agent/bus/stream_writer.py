@@ -8,6 +8,10 @@
   writes, a replica promoted in a failover) lost this writer's newest items: the script says how far the stream
   still goes, and the writer sends the lost ones again from what it keeps of its last RECENT_SECONDS (at most
   RECENT_MAX items) before the batch. Readers that had them meet their last id gone and reload (`stream.relay`).
+- The stream's expiry (its retention) is set on the writer's first batch, on a batch after a failure, on a `final`
+  one and at most every REFRESH_SECONDS between: not an EXPIRE per batch. A stream outlives its last event by the
+  retention less at most REFRESH_SECONDS.
+- Every batch that landed is told to this process's readers of the stream (`bus.local_writes`).
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ import time
 import uuid
 from collections import deque
 
-from personal_agent.bus.base import EventBus, WriterBehind
+from personal_agent.bus import entry_ids, local_writes
+from personal_agent.bus.base import EventBus, Published, WriterBehind
 from personal_agent.bus.outage import ride_out
 
+REFRESH_SECONDS = 60.0
 RECENT_SECONDS = 5.0  # more than an append-only file fsynced every second loses, or a failover's replication lag
 RECENT_MAX = 2_000
 
@@ -39,33 +45,38 @@ class StreamWriter:
         self.writer = uuid.uuid4().hex[:16]
         self.seq = 0  # the number of the next item
         self._recent: deque[tuple[int, str, float]] = deque()  # (number, item, sent at) of the last items sent
+        self._expiry_set_at: float | None = None  # when this writer last (re)set the stream's expiry
 
-    async def send(self, batch: list[str]) -> list[str]:
-        """Publish `batch` after everything sent before; the entry ids of its items."""
+    async def send(self, batch: list[str], *, final: bool = False) -> list[str]:
+        """Publish `batch` after everything sent before; the entry ids of its items. `final`: the stream's last
+        batch for now (its retention counts from it)."""
         payload, first = batch, self.seq
         while True:
             try:
-                ids = await ride_out(functools.partial(self._publish, payload, first), self.what)
+                published = await ride_out(functools.partial(self._publish, payload, first, final), self.what)
             except WriterBehind as behind:
                 payload, first = self._with_lost(behind.seq, batch), behind.seq + 1
                 continue
             self._sent(payload, first)
+            ids = published.ids
+            if len(ids) == len(payload):
+                local_writes.wrote(self.stream, published.previous, entry_ids.entries(ids, payload))
             return ids[len(ids) - len(batch) :]
 
-    async def _publish(self, items: list[str], first: int) -> list[str]:
-        if len(items) == 1:
-            entry_id = await self.bus.publish(
-                self.stream,
-                items[0],
-                retention_seconds=self.retention,
-                maxlen=self.maxlen,
-                writer=self.writer,
-                seq=first,
-            )
-            return [entry_id]
-        return await self.bus.publish_batch(
-            self.stream, items, retention_seconds=self.retention, maxlen=self.maxlen, writer=self.writer, seq=first
+    async def _publish(self, items: list[str], first: int, final: bool) -> Published:
+        now, set_at = time.monotonic(), self._expiry_set_at
+        refresh = final or set_at is None or now - set_at >= REFRESH_SECONDS
+        self._expiry_set_at = None  # set again once this lands: after a failure the next try refreshes it
+        published = await self.bus.publish_items(
+            self.stream,
+            items,
+            retention_seconds=self.retention if refresh else 0,
+            maxlen=self.maxlen,
+            writer=self.writer,
+            seq=first,
         )
+        self._expiry_set_at = now if refresh else set_at
+        return published
 
     def _with_lost(self, kept: int, batch: list[str]) -> list[str]:
         """The items after number `kept` this writer still has, then `batch` (numbered on from `kept + 1`)."""

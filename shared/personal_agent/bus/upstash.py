@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import httpx
 
 from personal_agent.bus import entry_ids
-from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
+from personal_agent.bus.base import BusEntry, BusUnavailable, Published, published_reply, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
@@ -100,14 +100,22 @@ class UpstashBus:
     async def publish_batch(
         self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
     ) -> list[str]:
+        published = await self.publish_items(
+            stream, data, retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
+        )
+        return published.ids
+
+    async def publish_items(
+        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str, seq: int
+    ) -> Published:
         # XADDs with approximate trimming and the retention EXPIRE in one script: atomic, one REST request, and
         # (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
         if not data:
-            return []
+            return Published([], None)
         entry_ids.check(data)
         args = [str(maxlen), str(retention_seconds), writer, str(seq), *data]
-        ids = await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=args))
-        return [str(entry_id) for entry_id in ids]
+        reply = await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=args))
+        return published_reply(reply)
 
     async def _xread(self, stream: str, after: str, count: int) -> list[BusEntry]:
         result = await self._call("read", self._client.xread({stream: after}, count=count))

@@ -143,7 +143,7 @@ class RunEmitter:
                 return
             batch_window.sent(self)
             try:
-                ids = await self._writer.send(batch)
+                ids = await self._writer.send(batch, final=batch[-1].startswith('{"type":"RUN_'))
             except BaseException:
                 self._pending[:0] = batch  # not sent: they stay first, in order
                 raise

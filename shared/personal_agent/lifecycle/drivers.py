@@ -17,12 +17,14 @@ import importlib.util
 import json
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
 from personal_agent.aws_clients import aws_client
+from personal_agent.bus import local_writes
+from personal_agent.bus.key_names import run_stream
 from personal_agent.db import org_transaction
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict, dependency_outage
@@ -231,11 +233,20 @@ async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
         await executions.start_execution(spec)
     elif leased is not None or inline_in_process():
         run = drive(spec.run_id, spec.org_id, leased=leased)
+        if _streamed_here.get():
+            run = _relayed_here(spec, run)
         context = contextvars.copy_context()
         context.run(_streamed_here.set, False)  # what this drive launches (a follow-up) is not the response's
         local_drives.track(asyncio.get_running_loop().create_task(run, name=task_name(spec.run_id), context=context))
     else:
         await asyncio.to_thread(_invoke_worker, spec)
+
+
+async def _relayed_here(spec: RunSpec, run: Coroutine[Any, Any, str]) -> str:
+    """A drive whose events this process also answers the request with: its relay here takes each batch from the
+    writer as it lands instead of reading it back (`bus.local_writes`: no XREAD per batch)."""
+    with local_writes.writing(run_stream(spec.org_id, spec.run_id)):
+        return await run
 
 
 def _invoke_worker(spec: RunSpec) -> None:

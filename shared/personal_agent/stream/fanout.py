@@ -9,6 +9,11 @@ dropped what it still needs) reads those entries itself, without blocking, until
 last client leaves, the tail stops after its current read. A read that fails ends the tail: its clients raise the
 error, and each one's relay waits the outage out and follows again (`stream.relay`), through a new tail whose
 first client starts it from the stream's newest entry then.
+
+While this process writes the stream itself (a run driven here: `bus.local_writes`), the tail takes each batch from
+the writer instead of reading it back: a batch whose previous entry is the tail's last goes straight to its clients.
+Anything else (a batch after one the tail missed, or none for LOCAL_WAIT_SECONDS, or the writer gone) is read from
+the bus as before, so a writer elsewhere is noticed within that wait.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ import bisect
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from personal_agent.bus import BusEntry, EventBus, entry_ids, get_bus
+from personal_agent.bus import BusEntry, EventBus, entry_ids, get_bus, local_writes
 
 KEEP = 5_000
+LOCAL_WAIT_SECONDS = 5.0
 READ_BLOCK_MS = 20_000
 READ_COUNT = 500
 
@@ -40,23 +46,31 @@ class Tail:
         self.error: BaseException | None = None
         self.arrived = asyncio.Event()
         self.wanted = asyncio.Event()  # a client waits for entries the tail does not hold yet
+        self.local = asyncio.Event()  # a local writer's batch came (taken or not), or that writer ended
         self.loop = asyncio.get_running_loop()
         self.task: asyncio.Task[None] | None = None
 
     async def _follow(self) -> None:
         try:
-            while True:
-                await self.wanted.wait()
-                if self.clients <= 0:
-                    break
-                self.wanted.clear()
-                got = await self.bus.read(
-                    self.stream, self.cursor, block_ms=READ_BLOCK_MS, count=READ_COUNT, patience_ms=self.patience_ms
-                )
-                if got:
-                    self._hold(got)
-                else:
-                    self.wanted.set()  # the block ran out: the clients still wait
+            with local_writes.listening(self.stream, self._from_writer):
+                while True:
+                    await self.wanted.wait()
+                    if self.clients <= 0:
+                        break
+                    self.wanted.clear()
+                    if local_writes.active(self.stream) and await self._written_here():
+                        continue
+                    got = await self.bus.read(
+                        self.stream,
+                        self.cursor,
+                        block_ms=READ_BLOCK_MS,
+                        count=READ_COUNT,
+                        patience_ms=self.patience_ms,
+                    )
+                    if got:
+                        self._hold(got)
+                    else:
+                        self.wanted.set()  # the block ran out: the clients still wait
         except Exception as exc:  # the clients raise it, as their own XREAD would have
             self.error = exc
         finally:
@@ -64,7 +78,28 @@ class Tail:
                 del _TAILS[self.stream]
             self._wake()
 
+    def _from_writer(self, previous: str | None, items: list[BusEntry]) -> None:
+        """A batch this process wrote (`bus.local_writes`): held when it follows what the tail holds."""
+        if items and previous is not None and entry_ids.key(previous) == entry_ids.key(self.cursor):
+            self._hold(items)
+        self.local.set()
+
+    async def _written_here(self) -> bool:
+        """Wait for the local writer's next batch: True when it was held (no read needed), else False."""
+        cursor = self.cursor
+        self.local.clear()
+        try:
+            async with asyncio.timeout(LOCAL_WAIT_SECONDS):
+                await self.local.wait()
+        except TimeoutError:
+            return False
+        return self.cursor != cursor
+
     def _hold(self, got: list[BusEntry]) -> None:
+        last = entry_ids.key(self.cursor)
+        got = [e for e in got if entry_ids.key(e.id) > last]  # a read that raced a local batch: none twice
+        if not got:
+            return
         self.entries.extend(got)
         self.keys.extend(entry_ids.key(e.id) for e in got)
         self.cursor = got[-1].id
