@@ -25,7 +25,7 @@ from tests.sse import read_events
 async def test_a_stop_set_in_redis_by_another_process_stops_the_engine_at_its_next_check(
     stack: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cancellation, "POLL_SECONDS", 0.0)  # every chunk checks (the default is every 0.25 s)
+    monkeypatch.setattr(cancellation, "POLL_SECONDS", 0.0)  # every chunk checks (the default is every second)
     run_id, org_id = uuid.uuid4(), uuid.uuid4()
     watch = CancelWatch(run_id, org_id)
     await watch.check(force=True)  # Postgres: not cancelled; the next Postgres read is DB_POLL_SECONDS away

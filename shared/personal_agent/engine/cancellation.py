@@ -23,7 +23,7 @@ from personal_agent.settings import get_settings
 
 log = logging.getLogger(__name__)
 _local: set[str] = set()
-POLL_SECONDS = 0.25
+POLL_SECONDS = 1.0  # a Stop from another process lands within a second: a GET per second of streaming, not four
 DB_POLL_SECONDS = 2.0
 
 

@@ -10,8 +10,6 @@ from dataclasses import asdict
 from typing import Any
 from uuid import UUID
 
-from pydantic_ai.messages import ModelMessagesTypeAdapter
-
 from personal_agent.attachments import store as attachment_store
 from personal_agent.chats import message_store
 from personal_agent.chats import store as chat_store
@@ -145,6 +143,8 @@ async def add_from_run(principal: Principal, dataset_id: UUID, run_id: UUID) -> 
 async def _source_labels(conn: Conn, run: RunRow, messages: list[Any]) -> Labels:
     """What the case's text carries from its source: the run's labels now, raised to its chat's (the earlier turns
     it copies, and the chat's classification)."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter  # not in the API layer: the API function reads no case
+
     labels = run_labels(RunSpec.model_validate(run.spec), ModelMessagesTypeAdapter.validate_python(messages))
     chat = await chat_store.lock_chat(conn, run.chat_id) if run.chat_id else None
     if chat is not None:

@@ -2,12 +2,11 @@
 Functions), drive an inline run under its lease, resume a run whose wait for a person ended, and stop one.
 How a run is started, resumed or stopped depends on its mode here, and nowhere else.
 
-Where an inline run is driven: a task of this process in local mode (`PA_INLINE_DRIVER=auto`); the run worker
-Lambda on AWS; and a task of the stream function that answers the request starting it when that request streams
-its events (`streamed_here`, `PA_STREAM_DRIVES_RUNS`): one Lambda per streamed turn instead of a run worker plus a
-stream function waiting on it. Such a drive is not the request's: a client that goes away does not stop it, the
-response waits for it to end (on Lambda the invocation is what keeps its process running), and a drive whose
-process froze or died loses its lease and is resumed by recovery like a run worker's."""
+Where an inline run is driven: a task here in local mode (`PA_INLINE_DRIVER=auto`); the run worker Lambda on AWS;
+a task of the stream function answering a request that streams its events (`streamed_here`,
+`PA_STREAM_DRIVES_RUNS`): one Lambda per streamed turn. Such a drive is not the request's: a client that goes away
+does not stop it, the response waits for its end (on Lambda, the invocation keeps its process running), and a
+drive whose process froze or died loses its lease and is resumed by recovery like a run worker's."""
 
 from __future__ import annotations
 
@@ -23,8 +22,7 @@ from typing import Any
 from uuid import UUID
 
 from personal_agent.aws_clients import aws_client
-from personal_agent.bus import local_writes
-from personal_agent.bus.key_names import run_stream
+from personal_agent.bus import key_names, local_writes
 from personal_agent.db import org_transaction
 from personal_agent.engine.cancellation import signal_cancel
 from personal_agent.errors import Conflict, dependency_outage
@@ -38,8 +36,8 @@ from personal_agent.spec.run_spec import RunMode, RunSpec
 
 log = logging.getLogger("personal_agent.runs")
 PAUSED = "paused"
-"""What `drive` returns for a run it stopped because the bus or the database stayed unavailable: still `running`,
-unleased, resumed by recovery (`lifecycle/recovery.py`) like a run whose worker died, from its last checkpoint."""
+"""What `drive` returns for a run it stopped while the bus or database stayed out: `running`, unleased, resumed by
+recovery (`lifecycle/recovery.py`) from its last checkpoint."""
 _streamed_here: contextvars.ContextVar[bool] = contextvars.ContextVar("pa_streamed_here", default=False)
 
 
@@ -159,8 +157,7 @@ async def _drive_leased(
 
 
 async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
-    """Tell the run's stream that it goes on after a lost worker (what streamed since its last checkpoint
-    streams again)."""
+    """Tell the run's stream that it goes on after a lost worker (what came since its checkpoint comes again)."""
     from ag_ui.core import CustomEvent  # ag-ui is not in the API's cold start (the API imports this module)
 
     from personal_agent.engine.emitter import RunEmitter  # ag-ui, as above
@@ -173,8 +170,7 @@ async def _announce_resumed(run_id: UUID, org_id: UUID, attempt: int) -> None:
 
 
 def invocation_owner(request_id: str) -> str:
-    """The lease owner of one run worker invocation: the on-failure destination recognises its own dead attempts
-    by it."""
+    """The lease owner of one run worker invocation (the on-failure destination knows its dead attempts by it)."""
     return f"lambda:{request_id}:{uuid.uuid4().hex[:8]}"
 
 
@@ -211,8 +207,7 @@ def streamed_here() -> Iterator[bool]:
 
 
 def stream_owner() -> str:
-    """The lease owner of a drive by the stream function answering the run's request (not host-bound: recovery
-    takes it over only once its lease expired)."""
+    """The lease owner of a drive by the stream function answering its request (recovery waits for its lease)."""
     return f"stream:{uuid.uuid4().hex[:12]}"
 
 
@@ -243,9 +238,8 @@ async def start_run(spec: RunSpec, leased: Leased | None = None) -> None:
 
 
 async def _relayed_here(spec: RunSpec, run: Coroutine[Any, Any, str]) -> str:
-    """A drive whose events this process also answers the request with: its relay here takes each batch from the
-    writer as it lands instead of reading it back (`bus.local_writes`: no XREAD per batch)."""
-    with local_writes.writing(run_stream(spec.org_id, spec.run_id)):
+    """A drive whose relay is here: it takes each batch as written, not by an XREAD (`bus.local_writes`)."""
+    with local_writes.writing(key_names.run_stream(spec.org_id, spec.run_id)):
         return await run
 
 

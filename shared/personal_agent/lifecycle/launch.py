@@ -204,10 +204,8 @@ async def _launch(request: LaunchRequest) -> RunSpec:
         await check_launch_budget(conn, request.user_id)
         tools = await sandbox_policy.offered_tools(conn, request.org_id, tools, local, agent.config.tools)
         org = await read_org_settings(conn, request.org_id)
-        # What enters with the message (a judged run's text, a case from a restricted chat) chooses the models too.
-        entered_tier = request.entered.content_tier
-        tiers = [chat.labels.content_tier, entered_tier, agent_launch.floor(agent), *(t.required_tier for t in tools)]
-        tier = routing_tier(chat.classification, org["tier_floor"], tiers)
+        tiers = [chat.labels.content_tier, agent_launch.floor(agent), *(t.required_tier for t in tools)]
+        tier = routing_tier(chat.classification, org["tier_floor"], [*tiers, request.entered.content_tier])
         plan, attached = await _plan(conn, request, tier, org)
         labels = await _labels(conn, request, chat, plan)
         tier = max(tier, labels.content_tier)  # recallable memories pass every model of the plan
