@@ -150,3 +150,22 @@ async def test_a_stream_written_here_reaches_its_clients_without_reading_it_back
     got = await asyncio.wait_for(asyncio.gather(*clients), 30)
     assert all(ids == every[1:] for ids in got), got
     assert local_only <= 1, local_only  # (one XREAD may be in flight when the first batch lands)
+
+
+async def test_a_batch_written_here_before_the_tail_listened_is_read_at_once(stack: object) -> None:
+    """The race of a streamed turn's first event: the tail read the stream's newest id, then the drive wrote its
+    first batch before the tail listened. The tail does not wait for the writer's next batch (which may be the
+    model's first token, seconds away): it reads the bus."""
+    stream = f"test:fanout:{uuid.uuid4().hex}"
+    writer = StreamWriter(get_bus(), stream, retention_seconds=600, maxlen=10_000, what="test")
+    with local_writes.writing(stream):
+        tail = fanout.Tail(get_bus(), stream, "0-0")  # its base, read before the batch landed
+        written = await writer.send([json.dumps(EVENT)] * 2)  # nobody listens yet
+        tail.clients = 1
+        tail.task = asyncio.create_task(tail._follow())
+        got = await tail.read("0-0", block_ms=int(fanout.LOCAL_WAIT_SECONDS * 1000 / 2))
+        tail.clients = 0
+        tail.wanted.set()
+        tail.local.set()
+        await asyncio.wait_for(tail.task, 30)
+    assert [entry.id for entry in got] == written

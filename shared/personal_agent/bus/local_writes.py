@@ -22,6 +22,7 @@ Listener = Callable[[str | None, list[BusEntry]], None]
 
 _WRITERS: dict[tuple[int, str], int] = {}
 _LISTENERS: dict[tuple[int, str], list[Listener]] = {}
+_NEWEST: dict[tuple[int, str], str] = {}  # the id of the last item a writer here wrote to the stream
 
 
 def _key(stream: str) -> tuple[int, str]:
@@ -39,6 +40,7 @@ def writing(stream: str) -> Iterator[None]:
         _WRITERS[key] -= 1
         if _WRITERS[key] <= 0:
             del _WRITERS[key]
+            _NEWEST.pop(key, None)
             for listener in list(_LISTENERS.get(key, ())):
                 listener(None, [])  # the writer is gone: readers go back to reading the bus
 
@@ -48,12 +50,20 @@ def active(stream: str) -> bool:
     return _key(stream) in _WRITERS
 
 
+def newest(stream: str) -> str | None:
+    """The id of the last item a writer of this event loop wrote to `stream` while it is `active`: a reader that
+    holds less missed a batch (one written before it listened) and reads the bus."""
+    return _NEWEST.get(_key(stream))
+
+
 def wrote(stream: str, previous: str | None, items: list[BusEntry]) -> None:
     """A batch landed on `stream` (after `previous`): tell this event loop's readers of it."""
     try:
         key = _key(stream)
     except RuntimeError:  # no running loop: nobody here to tell
         return
+    if key in _WRITERS and items:
+        _NEWEST[key] = items[-1].id
     for listener in list(_LISTENERS.get(key, ())):
         listener(previous, items)
 

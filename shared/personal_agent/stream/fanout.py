@@ -85,8 +85,12 @@ class Tail:
         self.local.set()
 
     async def _written_here(self) -> bool:
-        """Wait for the local writer's next batch: True when it was held (no read needed), else False."""
+        """Wait for the local writer's next batch: True when it was held (no read needed), else False (at once when
+        the writer wrote more than the tail holds: a batch before the tail listened)."""
         cursor = self.cursor
+        newest = local_writes.newest(self.stream)
+        if newest is not None and entry_ids.key(newest) > entry_ids.key(cursor):
+            return False
         self.local.clear()
         try:
             async with asyncio.timeout(LOCAL_WAIT_SECONDS):
@@ -96,12 +100,15 @@ class Tail:
         return self.cursor != cursor
 
     def _hold(self, got: list[BusEntry]) -> None:
-        last = entry_ids.key(self.cursor)
-        got = [e for e in got if entry_ids.key(e.id) > last]  # a read that raced a local batch: none twice
+        keys = [entry_ids.key(e.id) for e in got]
+        last = self.keys[-1] if self.keys else self.base
+        if keys and keys[0] <= last:  # a read that raced a local batch: none twice
+            start = bisect.bisect_right(keys, last)
+            got, keys = got[start:], keys[start:]
         if not got:
             return
         self.entries.extend(got)
-        self.keys.extend(entry_ids.key(e.id) for e in got)
+        self.keys.extend(keys)
         self.cursor = got[-1].id
         if len(self.entries) > KEEP:
             drop = len(self.entries) - KEEP
