@@ -149,7 +149,9 @@ async def test_a_stream_written_here_reaches_its_clients_without_reading_it_back
     every += await _publish(stream, [{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}])
     got = await asyncio.wait_for(asyncio.gather(*clients), 30)
     assert all(ids == every[1:] for ids in got), got
-    assert local_only <= 1, local_only  # (one XREAD may be in flight when the first batch lands)
+    # Read back, it would be one XREAD a batch (20). The count is the server's, so a stray read of another test's
+    # leftover tail may land in it: a few are allowed, not one a batch.
+    assert local_only <= 3, local_only
 
 
 async def test_a_batch_written_here_before_the_tail_listened_is_read_at_once(stack: object) -> None:
