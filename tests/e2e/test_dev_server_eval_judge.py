@@ -43,6 +43,15 @@ def _provider(http: httpx.Client, admin: dict[str, str], fake: FakeProvider, nam
     assert model.status_code == 201, model.text
 
 
+def _turn(http: httpx.Client, admin: dict[str, str], chat_id: str, message: str) -> str:
+    """One turn of the chat on `high:m`, read to its end; its run's id."""
+    started = http.post(f"/api/v1/chats/{chat_id}/runs", json={"message": message, "model": "high:m"}, headers=admin)
+    assert started.status_code == 202, started.text
+    with http.stream("GET", started.json()["events_url"], headers=admin) as stream:
+        assert any('"RUN_FINISHED"' in line for line in stream.iter_lines())
+    return str(started.json()["run_id"])
+
+
 def _eval(http: httpx.Client, admin: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
     accepted = http.post("/api/v1/evals/runs", headers=admin, json=body)
     assert accepted.status_code == 202, accepted.text
@@ -133,17 +142,8 @@ def test_a_two_turn_case_answers_from_its_first_turn_and_a_case_from_a_chat_keep
         # A case from a real two-turn conversation keeps the earlier turns, the run's question last.
         chat = http.post("/api/v1/chats", json={}, headers=admin).json()
         for message in ("I live in Oslo.", "Where do I live?"):
-            started = http.post(
-                f"/api/v1/chats/{chat['id']}/runs", json={"message": message, "model": "high:m"}, headers=admin
-            )
-            assert started.status_code == 202, started.text
-            with http.stream("GET", started.json()["events_url"], headers=admin) as stream:
-                assert any('"RUN_FINISHED"' in line for line in stream.iter_lines())
-        added = http.post(
-            f"/api/v1/evals/datasets/{made.json()['id']}/cases",
-            headers=admin,
-            json={"run_id": started.json()["run_id"]},
-        )
+            run_id = _turn(http, admin, chat["id"], message)
+        added = http.post(f"/api/v1/evals/datasets/{made.json()['id']}/cases", headers=admin, json={"run_id": run_id})
         assert added.status_code == 200, added.text
         case = http.get(f"/api/v1/evals/datasets/{made.json()['id']}", headers=admin).json()["items"][-1]
         assert case["input"] == [
@@ -168,15 +168,10 @@ def test_a_case_from_a_restricted_chat_keeps_its_tier_and_never_reaches_a_lower_
         chat = http.post("/api/v1/chats", json={"classification": "restricted"}, headers=admin)
         assert chat.status_code == 201 and chat.json()["classification"] == "restricted", chat.text
         for message in ("The vault code is 4471-ORCHID.", "Repeat the vault code."):
-            started = http.post(
-                f"/api/v1/chats/{chat.json()['id']}/runs", json={"message": message, "model": "high:m"}, headers=admin
-            )
-            assert started.status_code == 202, started.text
-            with http.stream("GET", started.json()["events_url"], headers=admin) as stream:
-                assert any('"RUN_FINISHED"' in line for line in stream.iter_lines())
+            run_id = _turn(http, admin, chat.json()["id"], message)
         dataset = http.post("/api/v1/evals/datasets", headers=admin, json={"name": "from chats", "cases": []}).json()
         cases_url = f"/api/v1/evals/datasets/{dataset['id']}/cases"
-        added = http.post(cases_url, headers=admin, json={"run_id": started.json()["run_id"]})
+        added = http.post(cases_url, headers=admin, json={"run_id": run_id})
         assert added.status_code == 200, added.text
         [case] = http.get(f"/api/v1/evals/datasets/{dataset['id']}", headers=admin).json()["items"]
         assert (case["content_tier"], case["untrusted"]) == (2, False), case

@@ -12,8 +12,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from personal_agent.bus import entry_ids
-from personal_agent.bus.base import BusEntry, BusUnavailable, Published, published_reply, writer_behind
+from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
+from personal_agent.bus.publishing import Publishing
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
 # Every waiting SSE client holds one connection for its XREAD BLOCK, so the pool must be large, and its socket
@@ -47,7 +48,7 @@ async def _answering(what: str) -> AsyncIterator[None]:
         raise behind from None
 
 
-class RedisStreamsBus:
+class RedisStreamsBus(Publishing):
     """EventBus over a Redis protocol server."""
 
     def __init__(self, url: str, *, command_timeout_s: float = COMMAND_TIMEOUT_SECONDS) -> None:
@@ -72,33 +73,11 @@ class RedisStreamsBus:
         self._reader: Any = client(MAX_BLOCK_SECONDS + 15)
         self._publish = self._client.register_script(PUBLISH_BATCH)  # EVALSHA, loading the script on NOSCRIPT
 
-    async def publish(
-        self, stream: str, data: str, *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
-    ) -> str:
-        ids = await self.publish_batch(
-            stream, [data], retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
-        )
-        return ids[0]
-
-    async def publish_batch(
-        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
-    ) -> list[str]:
-        published = await self.publish_items(
-            stream, data, retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
-        )
-        return published.ids
-
-    async def publish_items(
-        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str, seq: int
-    ) -> Published:
-        if not data:
-            return Published([], None)
-        entry_ids.check(data)
+    async def _run_publish(self, stream: str, args: list[str | int]) -> list[object]:
         # One EVALSHA (`publish_scripts`): one command, one XADD (the batch is one entry) and one reply per batch;
         # atomic, so a relay blocked in XREAD wakes once for the whole batch.
         async with _answering("publish"):
-            reply = await self._publish(keys=[stream], args=[maxlen, retention_seconds, writer, seq, *data])
-        return published_reply(reply)
+            return list(await self._publish(keys=[stream], args=args))
 
     async def read(
         self, stream: str, after: str, *, block_ms: int, count: int = 100, patience_ms: int = 0

@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 import httpx
 
 from personal_agent.bus import entry_ids
-from personal_agent.bus.base import BusEntry, BusUnavailable, Published, published_reply, writer_behind
+from personal_agent.bus.base import BusEntry, BusUnavailable, writer_behind
 from personal_agent.bus.publish_scripts import PUBLISH_BATCH
+from personal_agent.bus.publishing import Publishing
 from personal_agent.bus.slot_scripts import ACQUIRE, RENEW
 
 T = TypeVar("T")
@@ -41,7 +42,7 @@ def _entries(items: Any) -> list[tuple[str, str]]:
     return entries
 
 
-class UpstashBus:
+class UpstashBus(Publishing):
     """EventBus over the Upstash REST API (`upstash-redis`).
 
     REST has no blocking read, so `read` polls XREAD, sleeping `poll_initial_s` doubling up to
@@ -89,33 +90,11 @@ class UpstashBus:
         except (httpx.HTTPError, ValueError) as exc:  # transport failure, or a body that is not JSON (a 5xx page)
             raise UpstashUnavailable(f"{where} failed: {type(exc).__name__}: {exc}") from exc
 
-    async def publish(
-        self, stream: str, data: str, *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
-    ) -> str:
-        ids = await self.publish_batch(
-            stream, [data], retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
-        )
-        return ids[0]
-
-    async def publish_batch(
-        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str = "", seq: int = 0
-    ) -> list[str]:
-        published = await self.publish_items(
-            stream, data, retention_seconds=retention_seconds, maxlen=maxlen, writer=writer, seq=seq
-        )
-        return published.ids
-
-    async def publish_items(
-        self, stream: str, data: list[str], *, retention_seconds: int, maxlen: int, writer: str, seq: int
-    ) -> Published:
+    async def _run_publish(self, stream: str, args: list[str | int]) -> list[object]:
         # XADDs with approximate trimming and the retention EXPIRE in one script: atomic, one REST request, and
         # (unlike /multi-exec) a rejected request surfaces as a plain `{"error": ...}` the client raises.
-        if not data:
-            return Published([], None)
-        entry_ids.check(data)
-        args = [str(maxlen), str(retention_seconds), writer, str(seq), *data]
-        reply = await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=args))
-        return published_reply(reply)
+        text = [str(arg) for arg in args]
+        return list(await self._call("publish", self._client.eval(PUBLISH_BATCH, keys=[stream], args=text)))
 
     async def _xread(self, stream: str, after: str, count: int) -> list[BusEntry]:
         result = await self._call("read", self._client.xread({stream: after}, count=count))
